@@ -1,0 +1,40 @@
+"""Bandwidth formulas, as in nccl-tests (doc/PERFORMANCE.md), in one table.
+
+``algbw = S / t`` with ``S`` the bytes each rank contributes (here: per device) and
+``t`` the operation time; ``busbw = algbw * factor(n)`` for ``n`` ranks (devices),
+the factor making busbw comparable with the hardware's peak link bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+#: collective -> bus-bandwidth factor as a function of the number of ranks
+BUS_FACTOR: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+
+#: podscale suite -> collective it performs (suites absent here are not collectives)
+SUITE_COLLECTIVE: dict[str, str] = {"psum": "all_reduce"}
+
+
+def algbw(nbytes: float, seconds: float) -> float:
+    """Algorithm bandwidth in bytes/s."""
+    return nbytes / seconds if seconds > 0 else float("nan")
+
+
+def busbw(collective: str, nbytes: float, seconds: float, ranks: int) -> float:
+    """Bus bandwidth in bytes/s of ``collective`` over ``ranks`` ranks."""
+    return algbw(nbytes, seconds) * BUS_FACTOR[collective](ranks)
+
+
+def bus_factor(suite: str, ranks: int) -> float | None:
+    """busbw/algbw for a suite, or None when the suite is not a collective."""
+    collective = SUITE_COLLECTIVE.get(suite)
+    return None if collective is None else BUS_FACTOR[collective](ranks)

@@ -1,0 +1,136 @@
+"""The ``podscale`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from podscale.cases import (
+    DTYPES,
+    SUITES,
+    VARIANTS,
+    SuiteSpec,
+    parse_int_list,
+    parse_names,
+    parse_size,
+)
+from podscale.errors import PodscaleError, UsageError
+
+STUDY = dict(sizes="4K,64K,1M", hosts="1,2,4", devices_per_host="1,2", iters=20)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(message)
+
+
+def _grid_args(p: argparse.ArgumentParser, defaults: dict) -> None:
+    p.add_argument("--sizes", default=defaults.get("sizes", "4K,64K,1M"),
+                   help="elements per process, comma-separated (K/M/G suffixes or 2**N)")
+    p.add_argument("--hosts", default=defaults.get("hosts", "1,2"),
+                   help="process (simulated host) counts")
+    p.add_argument("--devices-per-host", default=defaults.get("devices_per_host", "1,2"),
+                   help="CPU devices per process")
+    p.add_argument("--dtypes", default="float32", help=f"of {', '.join(DTYPES)}")
+    p.add_argument("--variants", default="pmap,shard_map", help=f"of {', '.join(VARIANTS)}")
+    p.add_argument("--iters", type=int, default=defaults.get("iters", 20))
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--sync", choices=["each", "once"], default="each",
+                   help="barrier before each timed iteration, or once before the loop")
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--name", default=None, help="run name (default: the suites)")
+    p.add_argument("--case-timeout", type=float, default=300.0,
+                   help="stop the run when no process makes progress for this many seconds")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="podscale", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = sub.add_parser("run", help="run suites over a grid of sizes and device layouts")
+    run.add_argument("suites", help=f"comma-separated suites of: {', '.join(SUITES)}")
+    _grid_args(run, {})
+    study = sub.add_parser("study", help="the default local scaling study (dot and psum)")
+    _grid_args(study, STUDY)
+    seed = sub.add_parser("seed", help="run the reference program (listing 7.30) and check it")
+    seed.add_argument("--hosts", type=int, default=2)
+    seed.add_argument("--devices-per-host", type=int, default=4)
+    seed.add_argument("--out", type=Path, default=Path("results"))
+    seed.add_argument("--case-timeout", type=float, default=300.0)
+    show = sub.add_parser("show", help="print the result table of a run")
+    show.add_argument("run_dir", type=Path)
+    return parser
+
+
+def spec_from_args(args: argparse.Namespace, suites: list[str]) -> SuiteSpec:
+    return SuiteSpec(
+        suites=suites,
+        sizes=[parse_size(s) for s in args.sizes.split(",") if s.strip()],
+        hosts=parse_int_list(args.hosts, "hosts"),
+        devices_per_host=parse_int_list(args.devices_per_host, "devices-per-host"),
+        dtypes=parse_names(args.dtypes, "dtype", DTYPES),
+        variants=parse_names(args.variants, "variant", VARIANTS),
+        iters=args.iters,
+        warmup=args.warmup,
+        extra={"sync_each": args.sync == "each"},
+    )
+
+
+def show(run_dir: Path) -> None:
+    from analysis import load_run, summarize
+    from analysis.table import render
+
+    manifest, samples, cases, _ = load_run(run_dir)
+    print(f"# run {manifest.run_id} ({manifest.status})")
+    if cases.empty:
+        print("# no case completed")
+        return
+    print(render(summarize(samples, cases)))
+
+
+def cmd_run(args: argparse.Namespace, suites: list[str]) -> int:
+    from podscale.cases import expand
+    from podscale.runner import execute
+
+    spec = spec_from_args(args, suites)
+    expand(spec)  # validate every case before starting any process
+    run_dir = execute(spec, args.out, args.name or "-".join(suites),
+                      case_timeout=args.case_timeout)
+    show(run_dir)
+    print(f"# results: {run_dir}")
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from podscale.runner import execute
+    from podscale.seedcheck import report
+
+    if 1_000_000 % args.devices_per_host:
+        raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
+    spec = SuiteSpec(suites=["dot"], hosts=[args.hosts], devices_per_host=[args.devices_per_host])
+    run_dir = execute(spec, args.out, "seed", case_timeout=args.case_timeout, mode="seed",
+                      progress=lambda m: None)
+    return report(run_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "run":
+            return cmd_run(args, parse_names(args.suites, "suite", SUITES))
+        if args.command == "study":
+            return cmd_run(args, ["dot", "psum"])
+        if args.command == "seed":
+            return cmd_seed(args)
+        show(args.run_dir)
+        return 0
+    except PodscaleError as exc:
+        print(f"podscale: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("podscale: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

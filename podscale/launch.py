@@ -1,0 +1,164 @@
+"""Local launcher: one real OS process per simulated host, supervised.
+
+Every process runs ``python -m podscale.worker PLAN`` with a coordinator on
+127.0.0.1. The supervisor stops the whole layout as soon as one process fails or
+no process makes progress for ``case_timeout`` seconds, kills every process group it
+started (no orphans), and names the culprit with its last line of output.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from podscale.cases import Layout
+from podscale.errors import WorkerFailed
+
+_SOURCE_ROOT = str(Path(__file__).resolve().parents[1])
+NOISE = ("[Gloo]",)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def last_line(path: Path) -> str:
+    """The last meaningful line a worker printed (the error, for a traceback)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return "(no output)"
+    for line in reversed(lines):
+        if line.strip() and not line.startswith(NOISE):
+            return line.strip()[:300]
+    return "(no output)"
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+@dataclass
+class Worker:
+    index: int
+    popen: subprocess.Popen
+    log: Path
+
+
+def worker_env(layout: Layout, index: int, port: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PODSCALE_CPU_DEVICES=str(layout.devices_per_host),
+        PODSCALE_NUM_PROCESSES=str(layout.hosts),
+        PODSCALE_PROCESS_ID=str(index),
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p),
+    )
+    if layout.hosts > 1:
+        env["PODSCALE_COORDINATOR"] = f"127.0.0.1:{port}"
+    else:
+        env.pop("PODSCALE_COORDINATOR", None)
+    return env
+
+
+def terminate(workers: Sequence[Worker], grace: float = 3.0) -> None:
+    """SIGTERM every worker's process group, then SIGKILL what is left after ``grace``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for w in workers:
+            try:
+                os.killpg(w.popen.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        for w in workers:
+            try:
+                w.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        if all(w.popen.poll() is not None for w in workers):
+            return
+
+
+def _progress(workers: Sequence[Worker], watched: Sequence[Path]) -> int:
+    total = 0
+    for path in [w.log for w in workers] + list(watched):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def supervise(
+    workers: Sequence[Worker], label: str, case_timeout: float, watched: Sequence[Path] = ()
+) -> None:
+    """Wait for all workers; raise :class:`WorkerFailed` on the first failure or hang."""
+    seen, since = -1, time.monotonic()
+    while True:
+        codes = [w.popen.poll() for w in workers]
+        for w, code in zip(workers, codes):
+            if code not in (None, 0):
+                raise WorkerFailed(
+                    f"{label}: process {w.index} {describe_exit(code)}; "
+                    f"last output: {last_line(w.log)} (log: {w.log})"
+                )
+        if all(code == 0 for code in codes):
+            return
+        now, progress = time.monotonic(), _progress(workers, watched)
+        if progress != seen:
+            seen, since = progress, now
+        elif now - since > case_timeout:
+            stuck = [w for w, code in zip(workers, codes) if code is None]
+            w = stuck[0]
+            raise WorkerFailed(
+                f"{label}: no progress for {case_timeout:g}s; still running: process "
+                f"{', '.join(str(s.index) for s in stuck)}; process {w.index} last output: "
+                f"{last_line(w.log)} (log: {w.log})"
+            )
+        time.sleep(0.05)
+
+
+def run_local(
+    layout: Layout,
+    plan: Path,
+    logs: Path,
+    *,
+    case_timeout: float,
+    watched: Sequence[Path] = (),
+) -> list[Path]:
+    """Run ``plan`` on ``layout.hosts`` local processes; return their log files."""
+    logs.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    workers: list[Worker] = []
+    try:
+        for i in range(layout.hosts):
+            log = logs / f"process-{i}.log"
+            with log.open("w", encoding="utf-8") as fh:
+                popen = subprocess.Popen(
+                    [sys.executable, "-m", "podscale.worker", str(plan)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    env=worker_env(layout, i, port),
+                    start_new_session=True,
+                )
+            workers.append(Worker(i, popen, log))
+        supervise(workers, f"layout {layout.key}", case_timeout, watched)
+    finally:
+        terminate(workers)
+    return [w.log for w in workers]

@@ -1,0 +1,152 @@
+"""A run: its directory, manifest and per-layout plans, executed layout by layout.
+
+Run directory::
+
+    run.json                       manifest (schema podscale.run/1)
+    plans/<layout>.json            what every process of a layout runs
+    records/<layout>/process-<i>.jsonl
+    logs/<layout>/process-<i>.log
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from podscale.cases import Case, Layout, SuiteSpec, expand, group_by_layout
+from podscale.errors import UsageError, WorkerFailed
+from podscale.launch import run_local
+from podscale.records import Manifest, write_manifest
+
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(SOURCE_ROOT), *args], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def environment() -> dict:
+    """Launcher-side metadata; device kind and counts come from each worker's env record."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "versions": {d: _version(d) for d in ("podscale", "jax", "jaxlib", "numpy", "pandas")},
+    }
+
+
+def new_run_dir(out: Path, name: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(out) / f"{stamp}-{name}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    path.mkdir(parents=True)
+    return path
+
+
+def _write_plan(run_dir: Path, layout: Layout, cases: list[Case], spec: SuiteSpec, **extra) -> Path:
+    plan = {
+        "run_dir": str(run_dir.resolve()),
+        "layout": layout.key,
+        "iters": spec.iters,
+        "warmup": spec.warmup,
+        "cases": [c.to_dict() for c in cases],
+        **spec.extra,
+        **extra,
+    }
+    path = run_dir / "plans" / f"{layout.key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan, indent=1))
+    return path
+
+
+def execute(
+    spec: SuiteSpec,
+    out: Path,
+    name: str,
+    *,
+    case_timeout: float = 300.0,
+    mode: str = "bench",
+    progress=print,
+) -> Path:
+    """Run every layout of ``spec``; the manifest records how the run ended."""
+    cases = expand(spec) if mode == "bench" else []
+    layouts = (
+        group_by_layout(cases)
+        if mode == "bench"
+        else {Layout(h, d): [] for h in spec.hosts for d in spec.devices_per_host}
+    )
+    try:
+        run_dir = new_run_dir(out, name)
+    except OSError as exc:
+        raise UsageError(f"cannot create run directory under {out}: {exc.strerror}") from None
+    manifest = Manifest(
+        run_id=run_dir.name,
+        created=_now(),
+        command=list(sys.argv),
+        spec={**asdict(spec), "mode": mode, "case_timeout": case_timeout},
+        layouts=[layout.key for layout in layouts],
+        environment=environment(),
+    )
+    write_manifest(run_dir, manifest)
+    status, error = "failed", None
+    try:
+        for layout, group in layouts.items():
+            started = time.monotonic()
+            progress(
+                f"# layout {layout.key}: {layout.hosts} process(es) x "
+                f"{layout.devices_per_host} device(s), {len(group)} case(s)"
+            )
+            plan = _write_plan(run_dir, layout, group, spec, mode=mode)
+            run_local(
+                layout,
+                plan,
+                run_dir / "logs" / layout.key,
+                case_timeout=case_timeout,
+                watched=[run_dir / "records" / layout.key / f"process-{i}.jsonl"
+                         for i in range(layout.hosts)],
+            )
+            progress(f"#   done in {time.monotonic() - started:.1f}s")
+        status = "complete"
+    except WorkerFailed as exc:
+        error = str(exc)
+        raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
+    except KeyboardInterrupt:
+        status, error = "interrupted", "interrupted by the user"
+        raise WorkerFailed(f"interrupted; records so far kept in {run_dir}") from None
+    finally:
+        write_manifest(run_dir, replace(manifest, status=status, error=error, finished=_now()))
+    return run_dir

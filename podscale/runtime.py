@@ -1,0 +1,91 @@
+"""Start JAX in a worker: CPU simulation settings, ``jax.distributed.initialize``, barriers.
+
+Environment read here (set by podscale's local launcher; absent on a real cluster):
+
+- ``PODSCALE_CPU_DEVICES``: simulate this many CPU devices per process, with gloo collectives.
+- ``PODSCALE_COORDINATOR``, ``PODSCALE_NUM_PROCESSES``, ``PODSCALE_PROCESS_ID``: explicit
+  coordinator on loopback. Without them and with ``PODSCALE_CLUSTER=auto`` (or any multi-host
+  environment JAX recognises), ``jax.distributed.initialize()`` auto-detects the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from podscale.records import EnvRecord
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a worker knows about the JAX world it runs in."""
+
+    process: int
+    process_count: int
+    local_device_count: int
+    device_count: int
+
+    def barrier(self, name: str = "podscale") -> None:
+        if self.process_count > 1:
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices(name)
+
+
+def start() -> Runtime:
+    """Configure JAX from the environment and join the distributed job."""
+    import jax
+
+    cpu_devices = os.environ.get("PODSCALE_CPU_DEVICES")
+    if cpu_devices:
+        jax.config.update("jax_platforms", "cpu")
+        jax.config.update("jax_num_cpu_devices", int(cpu_devices))
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    coordinator = os.environ.get("PODSCALE_COORDINATOR")
+    if coordinator:
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            coordinator_bind_address=coordinator,
+            num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
+            process_id=int(os.environ["PODSCALE_PROCESS_ID"]),
+            initialization_timeout=int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120")),
+        )
+    elif os.environ.get("PODSCALE_CLUSTER") == "auto":
+        jax.distributed.initialize()
+    return Runtime(
+        process=jax.process_index(),
+        process_count=jax.process_count(),
+        local_device_count=jax.local_device_count(),
+        device_count=jax.device_count(),
+    )
+
+
+def environment(rt: Runtime, **extra: Any) -> EnvRecord:
+    """The :class:`EnvRecord` of this process."""
+    import jax
+    import jaxlib
+
+    dev = jax.local_devices()[0]
+    return EnvRecord(
+        process=rt.process,
+        process_count=rt.process_count,
+        local_device_count=rt.local_device_count,
+        global_device_count=rt.device_count,
+        platform=dev.platform,
+        device_kind=dev.device_kind,
+        jax=jax.__version__,
+        jaxlib=jaxlib.__version__,
+        hostname=socket.gethostname(),
+        pid=os.getpid(),
+        xla_flags=os.environ.get("XLA_FLAGS", ""),
+        extra=dict(extra),
+    )
+
+
+def shutdown(rt: Runtime) -> None:
+    if rt.process_count > 1:
+        import jax
+
+        jax.distributed.shutdown()

@@ -1,0 +1,83 @@
+"""The worker: the program every process runs, locally or on a real cluster.
+
+``python -m podscale.worker PLAN.json`` joins the distributed job (see
+:mod:`podscale.runtime`), runs each case of the plan and appends raw records to
+``records/<layout>/process-<i>.jsonl`` under the run directory.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from podscale.cases import Case
+from podscale.records import CaseRecord, RecordWriter, Sample
+from podscale.timing import measure
+
+
+def say(rt, message: str) -> None:
+    print(f"[podscale p{rt.process}] {message}", flush=True)
+
+
+def run_case(case: Case, plan: dict, rt, writer: RecordWriter) -> None:
+    import suites
+
+    say(rt, f"case {case.id}: prepare")
+    prepared = suites.prepare(case, rt)
+    step = prepared.compile()
+    samples = [Sample(case.id, rt.process, "compile", 0, prepared.compile_seconds)]
+    say(rt, f"case {case.id}: measure")
+    for t in measure(
+        step,
+        clock=time.perf_counter,
+        barrier=lambda: rt.barrier(f"case {case.id}"),
+        warmup=plan["warmup"],
+        iters=plan["iters"],
+        sync_each=plan.get("sync_each", True),
+    ):
+        samples.append(Sample(case.id, rt.process, t.phase, t.iteration, t.seconds))
+    check = prepared.check(step())
+    record = CaseRecord(
+        case_id=case.id,
+        process=rt.process,
+        params=case.to_dict(),
+        bytes_per_process=prepared.bytes_per_process,
+        flops_per_process=prepared.flops_per_process,
+        bytes_per_device=prepared.bytes_per_device,
+        checked=check.checked,
+        wrong=check.wrong,
+        max_error=check.max_error,
+        result=check.result,
+    )
+    writer.write(record, *samples)
+    say(rt, f"case {case.id}: done, {check.wrong} wrong of {check.checked}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from podscale import runtime
+
+    rt = runtime.start()
+    run_dir = Path(plan["run_dir"])
+    if plan.get("mode") == "seed":
+        from suites import seed
+
+        seed.main(rt, run_dir)
+        runtime.shutdown(rt)
+        return 0
+    writer = RecordWriter(run_dir / "records" / plan["layout"] / f"process-{rt.process}.jsonl")
+    writer.write(runtime.environment(rt, layout=plan["layout"]))
+    say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
+    for params in plan["cases"]:
+        run_case(Case(**params), plan, rt, writer)
+    writer.close()
+    rt.barrier("podscale done")
+    runtime.shutdown(rt)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Shared machinery for the workloads: inputs, the two API variants, checks.
+
+A workload gives a per-device ``body`` that uses the mapped axis ``"p"``, host-local
+inputs of shape ``(local_devices, ...)`` and a float64 reference. Both variants run
+the same body: legacy ``jax.pmap`` over local shards, and ``jax.jit(jax.shard_map)``
+over a one-axis :class:`jax.sharding.Mesh` of all global devices.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+AXIS = "p"
+EPS = {"float32": 2.0**-23, "bfloat16": 2.0**-7, "float16": 2.0**-10}
+
+
+def seed_for(process: int) -> int:
+    """The reference workload's per-process seed."""
+    return 42 + 10 * process
+
+
+class Workload(Protocol):
+    def inputs(self, case, process: int) -> tuple[np.ndarray, ...]: ...
+    def body(self, *blocks): ...
+    def reference(self, case, local: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+        """(expected float64, error scale, summands per output element)."""
+        ...
+    def work(self, case) -> tuple[int, int, int]:
+        """(bytes per process, flops per process, bytes per device)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Check:
+    checked: int
+    wrong: int
+    max_error: float
+    result: float
+
+
+@dataclass
+class Prepared:
+    """A case ready to run: ``compile()`` returns the blocking step; ``check(out)``."""
+
+    compile: Callable[[], Callable[[], Any]]
+    check: Callable[[Any], Check]
+    bytes_per_process: int
+    flops_per_process: int
+    bytes_per_device: int
+    compile_seconds: float = 0.0
+
+
+def cast(a: np.ndarray, dtype: str) -> np.ndarray:
+    import jax.numpy as jnp
+
+    return np.asarray(jnp.asarray(a, dtype=dtype))
+
+
+def _place(case, local: tuple[np.ndarray, ...]):
+    """Put host-local inputs on devices the way the variant expects them."""
+    import jax
+    from jax.experimental import multihost_utils
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    if case.variant == "pmap":
+        ident = jax.pmap(lambda a: a)
+        return None, tuple(ident(a) for a in local)
+    mesh = Mesh(np.array(jax.devices()), (AXIS,))
+    return mesh, tuple(
+        multihost_utils.host_local_array_to_global_array(a, mesh, P(AXIS)) for a in local
+    )
+
+
+def _function(case, body: Callable, mesh):
+    import jax
+    from jax.sharding import PartitionSpec as P
+
+    if case.variant == "pmap":
+        return jax.pmap(body, axis_name=AXIS)
+
+    def blockwise(*blocks):
+        return body(*(b[0] for b in blocks))[None]
+
+    return jax.jit(jax.shard_map(blockwise, mesh=mesh, in_specs=P(AXIS), out_specs=P(AXIS)))
+
+
+def _host_local(case, out, mesh) -> np.ndarray:
+    if case.variant == "pmap":
+        return np.asarray(out)
+    from jax.experimental import multihost_utils
+    from jax.sharding import PartitionSpec as P
+
+    return np.asarray(multihost_utils.global_array_to_host_local_array(out, mesh, P(AXIS)))
+
+
+def prepare_case(wl: Workload, case, rt) -> Prepared:
+    local = wl.inputs(case, rt.process)
+    mesh, args = _place(case, local)
+    fn = _function(case, wl.body, mesh)
+    expected, scale, terms = wl.reference(case, local)
+    nbytes, flops, dev_bytes = wl.work(case)
+    prepared = Prepared(lambda: None, lambda out: None, nbytes, flops, dev_bytes)
+
+    def compile_step() -> Callable[[], Any]:
+        # jit: ahead-of-time lower+compile. pmap's AOT executables reject host-local
+        # arrays in multi-process runs, so its compile sample is the first call.
+        start = time.perf_counter()
+        if case.variant == "pmap":
+            fn(*args).block_until_ready()
+            compiled = fn
+        else:
+            compiled = fn.lower(*args).compile()
+        prepared.compile_seconds = time.perf_counter() - start
+        return lambda: compiled(*args).block_until_ready()
+
+    def check(out) -> Check:
+        got = _host_local(case, out, mesh).astype(np.float64)
+        err = np.abs(got - expected)
+        tol = 4 * EPS[case.dtype] * max(terms, 1) * scale + 1e-30
+        return Check(
+            checked=int(got.size),
+            wrong=int(np.count_nonzero(~(err <= tol))),
+            max_error=float(np.max(err / np.maximum(scale, 1e-30))) if got.size else 0.0,
+            result=float(np.sum(got)),
+        )
+
+    prepared.compile = compile_step
+    prepared.check = check
+    return prepared

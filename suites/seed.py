@@ -1,0 +1,59 @@
+"""The reference program (JAX in Action, listing 7.30), run unchanged on every process.
+
+Prints the listing's lines and also writes ``seed/process-<i>.json`` with the global
+and local sums so the launcher can check them against each other in float64.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suites.common import seed_for
+
+
+def main(rt, run_dir: Path) -> None:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    print("== Running worker: ", jax.process_index(), flush=True)
+    rng_key = jax.random.PRNGKey(seed_for(jax.process_index()))
+    vs = jax.random.normal(rng_key, shape=(2_000_000, 3))
+    v1s, v2s = vs[:1_000_000, :], vs[1_000_000:, :]
+    ldc = jax.local_device_count()
+    lead = jax.process_index() == 0
+    if lead:
+        print("-- global device count:", jax.device_count())
+        print("-- local device count:", ldc)
+        print("-- JAX version:", jax.__version__)
+    v1sp = v1s.reshape((ldc, v1s.shape[0] // ldc, v1s.shape[1]))
+    v2sp = v2s.reshape((ldc, v2s.shape[0] // ldc, v2s.shape[1]))
+    if lead:
+        print("-- v1sp shape: ", v1sp.shape)
+    dots = jax.pmap(jax.vmap(jnp.vdot))(v1sp, v2sp)
+    if lead:
+        print("-- dots shape: ", dots.shape)
+    global_sum = jax.pmap(lambda x: jax.lax.psum(jnp.sum(x), axis_name="p"), axis_name="p")(dots)
+    if lead:
+        print("-- global_sum shape: ", global_sum.shape)
+    print(f"== Worker {jax.process_index()} global sum: {global_sum}")
+    dots = dots.reshape(dots.shape[0] * dots.shape[1])
+    if lead:
+        print("-- result shape: ", dots.shape)
+    local_sum = jnp.sum(dots)
+    print(f"== Worker {jax.process_index()} local sum: {local_sum}")
+    out = run_dir / "seed" / f"process-{jax.process_index()}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "process": jax.process_index(),
+                "global_sum": [float(v) for v in np.asarray(global_sum)],
+                "local_sum": float(local_sum),
+                "abs_sum": float(jnp.sum(jnp.abs(dots))),
+                "dots": int(dots.shape[0]),
+            }
+        )
+    )
+    print(f"== Worker {jax.process_index()} done", flush=True)

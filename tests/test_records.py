@@ -1,0 +1,51 @@
+import json
+
+import pytest
+
+from podscale.errors import UsageError
+from podscale.records import (
+    CaseRecord,
+    Manifest,
+    RecordWriter,
+    Sample,
+    read_manifest,
+    read_records,
+    write_manifest,
+)
+
+
+def test_roundtrip_and_torn_last_line(tmp_path):
+    path = tmp_path / "process-0.jsonl"
+    w = RecordWriter(path)
+    s = Sample("dot/x", 0, "timed", 3, 0.25)
+    c = CaseRecord("dot/x", 0, {"suite": "dot"}, 10, 20, 5, 4, 0, 0.0, 1.5)
+    w.write(s, c)
+    w.close()
+    with path.open("a") as fh:
+        fh.write('{"type": "sample", "case_')  # a killed writer's half line
+    assert read_records(path) == [s, c]
+
+
+def test_validation():
+    with pytest.raises(ValueError):
+        Sample("c", 0, "bogus", 0, 1.0)
+    with pytest.raises(ValueError):
+        Sample("c", 0, "timed", 0, float("nan"))
+    with pytest.raises(ValueError):
+        CaseRecord("c", 0, {}, 1, 1, 1, checked=2, wrong=3, max_error=0.0)
+
+
+def test_foreign_files(tmp_path):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"hello": 1}\n{"type": "sample"}\n')
+    with pytest.raises(UsageError, match="not a podscale record"):
+        read_records(bad)
+    (tmp_path / "run.json").write_text(json.dumps({"schema": "other/9"}))
+    with pytest.raises(UsageError, match="schema"):
+        read_manifest(tmp_path)
+
+
+def test_manifest_roundtrip(tmp_path):
+    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1-d1"], {"git_commit": None})
+    write_manifest(tmp_path, m)
+    assert read_manifest(tmp_path) == m
