@@ -38,6 +38,9 @@ def _grid_args(p: argparse.ArgumentParser, defaults: dict) -> None:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--sync", choices=["each", "once"], default="each",
                    help="barrier before each timed iteration, or once before the loop")
+    p.add_argument("--profile", action="store_true",
+                   help="after the timed iterations, trace a separate pass per process")
+    p.add_argument("--traced-iters", type=int, default=3, help="iterations in the traced pass")
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--name", default=None, help="run name (default: the suites)")
     p.add_argument("--case-timeout", type=float, default=300.0,
@@ -57,12 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--devices-per-host", type=int, default=4)
     seed.add_argument("--out", type=Path, default=Path("results"))
     seed.add_argument("--case-timeout", type=float, default=300.0)
+    trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
+    trace.add_argument("run_dir", type=Path)
     show = sub.add_parser("show", help="print the result table of a run")
     show.add_argument("run_dir", type=Path)
     return parser
 
 
 def spec_from_args(args: argparse.Namespace, suites: list[str]) -> SuiteSpec:
+    if args.profile and args.traced_iters < 1:
+        raise UsageError(f"--traced-iters must be >= 1 with --profile, got {args.traced_iters}")
     return SuiteSpec(
         suites=suites,
         sizes=[parse_size(s) for s in args.sizes.split(",") if s.strip()],
@@ -72,7 +79,10 @@ def spec_from_args(args: argparse.Namespace, suites: list[str]) -> SuiteSpec:
         variants=parse_names(args.variants, "variant", VARIANTS),
         iters=args.iters,
         warmup=args.warmup,
-        extra={"sync_each": args.sync == "each"},
+        extra={
+            "sync_each": args.sync == "each",
+            "traced_iters": args.traced_iters if args.profile else 0,
+        },
     )
 
 
@@ -97,8 +107,29 @@ def cmd_run(args: argparse.Namespace, suites: list[str]) -> int:
     run_dir = execute(spec, args.out, args.name or "-".join(suites),
                       case_timeout=args.case_timeout)
     show(run_dir)
+    if spec.extra.get("traced_iters"):
+        trace(run_dir)
     print(f"# results: {run_dir}")
     return 0
+
+
+def trace(run_dir: Path) -> None:
+    from analysis.traces import load_traces, step_table, stragglers, write_merged
+    from analysis.traces import summary as trace_summary
+
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory")
+    loaded = load_traces(run_dir)
+    if not loaded:
+        raise UsageError(f"{run_dir}: no traces (run with --profile)")
+    table = step_table(loaded)
+    table.to_csv(run_dir / "traces" / "steps.csv", index=False)
+    lag = stragglers(table)
+    lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
+    print(trace_summary(table, lag))
+    for path in write_merged(run_dir, loaded):
+        print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
+    print(f"# XProf: tensorboard --logdir {run_dir / 'traces'}  (or: xprof {run_dir / 'traces'})")
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
@@ -122,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, ["dot", "psum"])
         if args.command == "seed":
             return cmd_seed(args)
+        if args.command == "trace":
+            trace(args.run_dir)
+            return 0
         show(args.run_dir)
         return 0
     except PodscaleError as exc:

@@ -21,7 +21,8 @@ def say(rt, message: str) -> None:
     print(f"[podscale p{rt.process}] {message}", flush=True)
 
 
-def run_case(case: Case, plan: dict, rt, writer: RecordWriter) -> None:
+def run_case(case: Case, plan: dict, rt, writer: RecordWriter):
+    """Compile, warm up, time and check one case; return its step for a traced pass."""
     import suites
 
     say(rt, f"case {case.id}: prepare")
@@ -53,6 +54,7 @@ def run_case(case: Case, plan: dict, rt, writer: RecordWriter) -> None:
     )
     writer.write(record, *samples)
     say(rt, f"case {case.id}: done, {check.wrong} wrong of {check.checked}")
+    return step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,8 +73,18 @@ def main(argv: list[str] | None = None) -> int:
     writer = RecordWriter(run_dir / "records" / plan["layout"] / f"process-{rt.process}.jsonl")
     writer.write(runtime.environment(rt, layout=plan["layout"]))
     say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
+    traced_iters = int(plan.get("traced_iters", 0))
+    steps = []
     for params in plan["cases"]:
-        run_case(Case(**params), plan, rt, writer)
+        case = Case(**params)
+        step = run_case(case, plan, rt, writer)
+        if traced_iters:
+            steps.append((case.id, step))
+    if steps:
+        from podscale.tracing import traced_pass
+
+        say(rt, f"traced pass: {len(steps)} cases x {traced_iters} iterations")
+        traced_pass(steps, rt, run_dir, plan["layout"], traced_iters, writer)
     writer.close()
     rt.barrier("podscale done")
     runtime.shutdown(rt)

@@ -1,0 +1,210 @@
+"""Profiler traces -> pandas, a merged cross-process timeline, and stragglers.
+
+XSpace files are converted with XProf's own converter (``trace_viewer`` tool of
+``xprof.convert.raw_to_tool_data``); everything after that works on the Chrome
+trace-event JSON it returns, so the parsing is testable on a small shipped trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SYNC_MARK = "podscale_sync"  # same literal as podscale.tracing.SYNC_MARK
+COLLECTIVE = re.compile(
+    r"all[-_]?reduce|psum|all[-_]?gather|reduce[-_]scatter|all[-_]to[-_]all|"
+    r"collective[-_]permute|ppermute|allreduce|send|recv",
+    re.IGNORECASE,
+)
+STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us",
+                "collective_us", "host_us", "ops", "collective_start_us"]
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence the converter's C++ logging (it writes to fd 2 directly)."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def convert(xplane: Path) -> dict:
+    """Chrome trace-event JSON of one XSpace file, via XProf's trace_viewer converter."""
+    from xprof.convert import raw_to_tool_data
+
+    with _quiet_stderr():
+        data, _ = raw_to_tool_data.xspace_to_tool_data([str(xplane)], "trace_viewer", {})
+    if data is None:
+        raise ValueError(f"{xplane}: XProf could not convert this trace")
+    return json.loads(data)
+
+
+def events(trace: dict) -> pd.DataFrame:
+    """Complete ('X') events with their thread names, times in microseconds."""
+    names = {(e.get("pid"), e.get("tid")): e["args"]["name"]
+             for e in trace.get("traceEvents", [])
+             if e.get("ph") == "M" and e.get("name") in ("thread_name", "process_name")}
+    rows = [
+        {"pid": e.get("pid"), "tid": e.get("tid"), "name": e.get("name", ""),
+         "ts": float(e["ts"]), "dur": float(e.get("dur", 0.0)), "args": e.get("args") or {},
+         "thread": names.get((e.get("pid"), e.get("tid")), "")}
+        for e in trace.get("traceEvents", []) if e.get("ph") == "X" and "ts" in e
+    ]
+    return pd.DataFrame(rows, columns=["pid", "tid", "name", "ts", "dur", "args", "thread"])
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, -np.inf
+    for a, b in sorted(intervals):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def _is_op(args: dict, name: str) -> bool:
+    return ("hlo_module" in args or "hlo_op" in args) and not name.startswith("end:")
+
+
+def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFrame:
+    """One row per annotated step: wall, device (union of XLA op time), collective and host
+    time (wall - device), and when the first collective op started (aligned by offset)."""
+    marks = ev[ev["args"].map(lambda a: "step_num" in a)]
+    ops = ev[[_is_op(a, n) for a, n in zip(ev["args"], ev["name"])]]
+    rows = []
+    for _, m in marks.iterrows():
+        case_id = str(m["args"].get("step_name", m["name"])).rsplit(" ", 1)[0]
+        lo, hi = m["ts"], m["ts"] + m["dur"]
+        inside = ops[(ops["ts"] >= lo) & (ops["ts"] < hi)]
+        spans = [(t, min(t + d, hi)) for t, d in zip(inside["ts"], inside["dur"])]
+        coll = inside[inside["name"].str.contains(COLLECTIVE)]
+        cspans = [(t, min(t + d, hi)) for t, d in zip(coll["ts"], coll["dur"])]
+        device = _union(spans)
+        rows.append({
+            "process": process, "case_id": case_id, "step": int(m["args"]["step_num"]),
+            "start_us": lo + offset_us, "wall_us": m["dur"], "device_us": device,
+            "collective_us": _union(cspans), "host_us": max(m["dur"] - device, 0.0),
+            "ops": len(inside),
+            "collective_start_us": (coll["ts"].min() + offset_us) if len(coll) else np.nan,
+        })
+    return pd.DataFrame(rows, columns=STEP_COLUMNS)
+
+
+def offset(ev: pd.DataFrame, anchor_unix_us: float | None) -> float:
+    """Shift that puts this trace on the shared wall clock, from the sync annotation."""
+    mark = ev[ev["name"] == SYNC_MARK]
+    if anchor_unix_us is None or mark.empty:
+        return 0.0
+    return anchor_unix_us - float(mark["ts"].iloc[0])
+
+
+def _xplanes(run_dir: Path) -> list[tuple[str, int, Path]]:
+    out = []
+    for path in sorted(Path(run_dir).glob("traces/*/plugins/profile/*/process-*.xplane.pb")):
+        layout = path.parents[3].name
+        out.append((layout, int(path.name.split(".")[0].split("-")[1]), path))
+    return out
+
+
+def load_traces(run_dir: Path) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
+    """(layout, process) -> (events, offset to shared wall clock in us)."""
+    loaded = {}
+    for layout, proc, path in _xplanes(run_dir):
+        sync = path.parents[3] / f"process-{proc}.sync.json"
+        anchor = json.loads(sync.read_text())["anchor_unix_us"] if sync.exists() else None
+        ev = events(convert(path))
+        loaded[(layout, proc)] = (ev, offset(ev, anchor))
+    return loaded
+
+
+def step_table(loaded: dict) -> pd.DataFrame:
+    """Per layout, process, case and step: times from the traces (see :func:`steps`)."""
+    parts = []
+    for (layout, proc), (ev, off) in loaded.items():
+        df = steps(ev, proc, off)
+        df.insert(0, "layout", layout)
+        parts.append(df)
+    if not parts:
+        return pd.DataFrame(columns=["layout", *STEP_COLUMNS])
+    return pd.concat(parts, ignore_index=True)
+
+
+def stragglers(table: pd.DataFrame) -> pd.DataFrame:
+    """Per case and step: which process reached the collective last, and how late."""
+    t = table.dropna(subset=["collective_start_us"]).reset_index(drop=True)
+    rows = []
+    for (layout, case_id, step), g in t.groupby(["layout", "case_id", "step"]):
+        if len(g) < 2:
+            continue
+        start = g["collective_start_us"]
+        rows.append({"layout": layout, "case_id": case_id, "step": step,
+                     "last_process": int(g.loc[start.idxmax(), "process"]),
+                     "lag_us": float(start.max() - start.min()), "processes": len(g)})
+    return pd.DataFrame(rows, columns=["layout", "case_id", "step", "last_process", "lag_us",
+                                       "processes"])
+
+
+def merge(loaded: dict, layout: str) -> dict:
+    """One Chrome/Perfetto trace with a track (pid) per process, aligned in time."""
+    parts = {p: v for (lay, p), v in loaded.items() if lay == layout}
+    base = min((ev["ts"].min() + off for ev, off in parts.values() if len(ev)), default=0.0)
+    out: list[dict] = []
+    for proc, (ev, off) in sorted(parts.items()):
+        pid = proc + 1
+        out.append({"ph": "M", "name": "process_name", "pid": pid,
+                    "args": {"name": f"process {proc}"}})
+        out.append({"ph": "M", "name": "process_sort_index", "pid": pid,
+                    "args": {"sort_index": proc}})
+        tids: dict = {}
+        for row in ev.itertuples(index=False):
+            tid = tids.setdefault((row.pid, row.tid), (len(tids) + 1, row.thread))[0]
+            out.append({"ph": "X", "pid": pid, "tid": tid, "name": row.name,
+                        "ts": row.ts + off - base, "dur": row.dur, "args": row.args})
+        for tid, thread in tids.values():
+            out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                        "args": {"name": thread or f"thread {tid}"}})
+    return {"displayTimeUnit": "ns", "traceEvents": out,
+            "metadata": {"podscale": {"layout": layout, "aligned_on": SYNC_MARK}}}
+
+
+def write_merged(run_dir: Path, loaded: dict | None = None) -> list[Path]:
+    """Write ``traces/<layout>/merged.trace.json`` for every traced layout."""
+    loaded = load_traces(run_dir) if loaded is None else loaded
+    paths = []
+    for layout in sorted({lay for lay, _ in loaded}):
+        path = Path(run_dir) / "traces" / layout / "merged.trace.json"
+        path.write_text(json.dumps(merge(loaded, layout)))
+        paths.append(path)
+    return paths
+
+
+def summary(table: pd.DataFrame, lag: pd.DataFrame) -> str:
+    """Text summary: per case, medians over steps and processes, and the worst straggler."""
+    if table.empty:
+        return "# traces: no annotated steps found"
+    g = table.groupby(["layout", "case_id"])
+    per = g[["wall_us", "device_us", "collective_us", "host_us"]].median()
+    lines = ["# traced steps (medians over steps and processes, us)",
+             "#  layout  case                                     wall   device  collect     host"]
+    for (layout, case_id), r in per.iterrows():
+        lines.append(f"  {layout:>6}  {case_id:<38} {r.wall_us:8.1f} {r.device_us:8.1f} "
+                     f"{r.collective_us:8.1f} {r.host_us:8.1f}")
+    if not lag.empty:
+        lines.append("# stragglers: process last at the collective, median lag over steps (us)")
+        for (layout, case_id), g in lag.groupby(["layout", "case_id"]):
+            last = g["last_process"].mode().iloc[0]
+            lines.append(f"  {layout:>6}  {case_id:<38} last: process {last} "
+                         f"({(g['last_process'] == last).sum()}/{len(g)} steps), "
+                         f"lag {g['lag_us'].median():.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The traced pass: a JAX profiler trace per process, separate from timed iterations.
+
+Each process traces into a private directory, then moves its XSpace to
+``traces/<layout>/plugins/profile/<run_id>/process-<i>.xplane.pb`` so that
+``tensorboard --logdir traces`` / XProf shows one session with one host per process.
+A ``process-<i>.sync.json`` sidecar holds the wall-clock time of a ``podscale_sync``
+annotation taken right after a barrier; analysis aligns the processes' traces on it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from podscale.records import RecordWriter, Sample
+from podscale.timing import measure
+
+SYNC_MARK = "podscale_sync"
+
+
+def trace_dir(run_dir: Path, layout: str) -> Path:
+    return run_dir / "traces" / layout
+
+
+def traced_pass(
+    steps: Iterable[tuple[str, Callable[[], Any]]],
+    rt,
+    run_dir: Path,
+    layout: str,
+    iters: int,
+    writer: RecordWriter,
+) -> Path:
+    """Run ``iters`` annotated iterations of every step under the profiler."""
+    import jax
+
+    base = trace_dir(run_dir, layout)
+    tmp = base / f".tmp-process-{rt.process}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = 2
+    rt.barrier("podscale trace start")
+    jax.profiler.start_trace(str(tmp), profiler_options=options)
+    try:
+        rt.barrier("podscale trace sync")
+        with jax.profiler.TraceAnnotation(SYNC_MARK):
+            anchor_ns = time.time_ns()
+        for case_id, step in steps:
+            for t in measure(
+                step,
+                clock=time.perf_counter,
+                barrier=lambda c=case_id: rt.barrier(f"traced {c}"),
+                warmup=0,
+                iters=iters,
+                phase="traced",
+                around=lambda i, c=case_id: jax.profiler.StepTraceAnnotation(c, step_num=i),
+            ):
+                writer.write(Sample(case_id, rt.process, t.phase, t.iteration, t.seconds))
+    finally:
+        jax.profiler.stop_trace()
+    (xspace,) = tmp.glob("plugins/profile/*/*.xplane.pb")
+    session = base / "plugins" / "profile" / run_dir.name
+    session.mkdir(parents=True, exist_ok=True)
+    dest = session / f"process-{rt.process}.xplane.pb"
+    shutil.move(str(xspace), dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    (base / f"process-{rt.process}.sync.json").write_text(
+        json.dumps({"process": rt.process, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3})
+    )
+    return dest

@@ -1,0 +1,99 @@
+"""Trace parsing: a pure test on a small shipped trace, and a real 2-process --profile run."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import load_run
+from analysis.traces import (
+    convert,
+    events,
+    load_traces,
+    merge,
+    offset,
+    step_table,
+    steps,
+    stragglers,
+)
+from tests.conftest import only_run, podscale
+
+DATA = Path(__file__).parent / "data" / "small_trace.json"
+
+
+def test_parser_on_small_trace():
+    ev = events(json.loads(DATA.read_text()))
+    assert offset(ev, 1010.0) == 1000.0
+    table = steps(ev, process=3, offset_us=1000.0)
+    assert list(table["step"]) == [0, 1]
+    s0, s1 = table.iloc[0], table.iloc[1]
+    assert s0.case_id == "psum/pmap/float32/n8/h2xd2" and s0.process == 3
+    assert s0.wall_us == 50 and s0.device_us == 30  # union of [105,115] and [115,135]
+    assert s0.collective_us == 20 and s0.host_us == 20 and s0.ops == 3  # 'end:' is not an op
+    assert s0.collective_start_us == 1115.0 and s0.start_us == 1100.0
+    assert s1.device_us == 30 and s1.collective_us == 30  # clipped at the step's end
+
+
+def test_stragglers_and_merge():
+    ev = events(json.loads(DATA.read_text()))
+    a, b = steps(ev, 0, 0.0), steps(ev, 1, 7.0)  # process 1 runs 7us later
+    table = pd.concat([a.assign(layout="h2-d2"), b.assign(layout="h2-d2")])
+    lag = stragglers(table)
+    assert list(lag["last_process"]) == [1, 1] and list(lag["lag_us"]) == [7.0, 7.0]
+    merged = merge({("h2-d2", 0): (ev, 0.0), ("h2-d2", 1): (ev, 7.0)}, "h2-d2")
+    json.dumps(merged)
+    names = {e["pid"]: e["args"]["name"] for e in merged["traceEvents"]
+             if e["name"] == "process_name"}
+    assert names == {1: "process 0", 2: "process 1"}
+    first = {pid: min(e["ts"] for e in merged["traceEvents"] if e["pid"] == pid and e["ph"] == "X")
+             for pid in names}
+    assert first[2] - first[1] == pytest.approx(7.0)
+
+
+@pytest.fixture(scope="module")
+def profiled_run(tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("prof")
+    res = podscale("run", "dot,psum", "--hosts", "2", "--devices-per-host", "2", "--sizes", "8K",
+                   "--variants", "shard_map", "--iters", "4", "--profile", "--traced-iters", "3",
+                   "--out", str(out))
+    assert res.returncode == 0, res.stderr + res.stdout
+    return only_run(out), res.stdout
+
+
+def test_profiled_run_traces(profiled_run):
+    run, stdout = profiled_run
+    xplanes = sorted(run.glob("traces/h2-d2/plugins/profile/*/process-*.xplane.pb"))
+    assert [p.name for p in xplanes] == ["process-0.xplane.pb", "process-1.xplane.pb"]
+    for p in xplanes:  # XProf's own converters read them
+        assert convert(p)["traceEvents"]
+    from xprof.convert import raw_to_tool_data
+
+    data, _ = raw_to_tool_data.xspace_to_tool_data([str(xplanes[0])], "framework_op_stats", {})
+    assert data
+    assert "stragglers" in stdout and "merged timeline" in stdout
+
+
+def test_trace_table_consistent_with_measured(profiled_run):
+    run, _ = profiled_run
+    table = step_table(load_traces(run))
+    assert len(table) == 2 * 2 * 3  # processes x cases x traced iterations
+    _, samples, _, _ = load_run(run)
+    traced = samples[samples.phase == "traced"].set_index(["process", "case_id", "iteration"])
+    assert len(traced) == 12 and not (samples.phase == "timed").sum() == 0
+    for r in table.itertuples():
+        measured = traced.loc[(r.process, r.case_id, r.step), "seconds"] * 1e6
+        assert 0.8 * measured <= r.wall_us <= measured + 2000
+        assert 0 < r.device_us <= r.wall_us + 1e-6
+        assert r.host_us == pytest.approx(r.wall_us - r.device_us)
+    psum = table[table.case_id.str.startswith("psum")]
+    assert (psum.collective_us > 0).all()
+
+
+def test_merged_timeline_one_track_per_process(profiled_run):
+    run, _ = profiled_run
+    merged = json.loads((run / "traces" / "h2-d2" / "merged.trace.json").read_text())
+    tracks = {e["args"]["name"] for e in merged["traceEvents"] if e["name"] == "process_name"}
+    assert tracks == {"process 0", "process 1"}
+    steps_csv = pd.read_csv(run / "traces" / "steps.csv")
+    assert set(steps_csv.process) == {0, 1}
