@@ -44,6 +44,16 @@ def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame,
     return manifest, samples, case_df, envs
 
 
+def load_many(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(samples, cases) of several runs concatenated, each row tagged with its run_id."""
+    samples, cases = [], []
+    for run_dir in run_dirs:
+        manifest, s, c, _ = load_run(run_dir)
+        samples.append(s.assign(run_id=manifest.run_id))
+        cases.append(c.assign(run_id=manifest.run_id))
+    return pd.concat(samples, ignore_index=True), pd.concat(cases, ignore_index=True)
+
+
 def load(run_dir: str | Path) -> pd.DataFrame:
     """One row per raw sample, joined with its case parameters and the run id."""
     manifest, samples, cases, _ = load_run(run_dir)

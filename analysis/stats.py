@@ -1,10 +1,14 @@
 """Statistics derived from raw samples, each labelled by how it was aggregated.
 
 The headline time of a case is ``time_s``: the median over timed iterations of the
-maximum over processes (the slowest process decides when a step is done).
+per-iteration aggregate over processes — the max by default (the slowest process
+decides when a step is done); ``across="mean"`` or ``"min"`` give the alternatives.
+Rank statistics follow OSU/nccl-tests: each process's median, then min/avg/max.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -12,19 +16,59 @@ import pandas as pd
 from analysis.bandwidth import algbw, bus_factor
 from analysis.load import CASE_COLUMNS
 
-#: column -> how it is derived (shown in reports)
-LABELS = {
-    "time_s": "median over timed iterations of the max over processes",
-    "time_min_s": "min over timed iterations of the max over processes",
-    "time_p90_s": "90th percentile over timed iterations of the max over processes",
-    "skew_s": "median over timed iterations of (max - min) over processes",
-    "compile_s": "max over processes of lower+compile time",
-    "gbps": "bytes per process / time_s, in GB/s (1e9 bytes/s)",
-    "algbw": "bytes per device / time_s, in GB/s (nccl-tests algbw)",
-    "busbw": "algbw x bus factor of the collective over all devices (nccl-tests busbw)",
-    "gflops": "flops per process / time_s, in GFLOP/s",
-    "wrong": "sum over processes of output elements outside tolerance",
-}
+ACROSS = ("max", "mean", "min")
+
+
+def labels(across: str = "max") -> dict[str, str]:
+    """Column -> how it is derived (shown in reports)."""
+    agg = f"the {across} over processes"
+    return {
+        "time_s": f"median over timed iterations of {agg}",
+        "iqr_s": f"interquartile range over timed iterations of {agg}",
+        "p90_s": f"90th percentile over timed iterations of {agg}",
+        "p99_s": f"99th percentile over timed iterations of {agg}",
+        "cv": f"coefficient of variation (std/mean) over timed iterations of {agg}",
+        "ci_lo_s": "95% distribution-free confidence interval of time_s, lower bound",
+        "ci_hi_s": "95% distribution-free confidence interval of time_s, upper bound",
+        "rank_min_s": "min over processes of each process's median timed iteration",
+        "rank_avg_s": "mean over processes of each process's median timed iteration",
+        "rank_max_s": "max over processes of each process's median timed iteration",
+        "skew_s": "median over timed iterations of (max - min) over processes",
+        "compile_s": "max over processes of the compile phase (lower+compile, or first call)",
+        "gbps": "bytes per process / time_s, GB/s (1e9 bytes/s)",
+        "algbw": "bytes per device / time_s, GB/s (nccl-tests algbw)",
+        "busbw": "algbw x bus factor of the collective over all devices (nccl-tests busbw)",
+        "gflops": "flops per process / time_s, GFLOP/s",
+        "wrong": "sum over processes of output elements outside tolerance",
+    }
+
+
+LABELS = labels()
+
+
+def median_ci(values: np.ndarray, z: float = 1.96) -> tuple[float, float]:
+    """Distribution-free CI of the median from order statistics (normal approximation
+    to the binomial); the full range when there are too few values."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    if n == 0:
+        return (math.nan, math.nan)
+    half = z * math.sqrt(n) / 2
+    lo, hi = math.floor(n / 2 - half), math.ceil(n / 2 + half)
+    return float(x[max(lo, 0)]), float(x[min(hi, n - 1)])
+
+
+def describe(values) -> dict[str, float]:
+    """Robust summary of one sample of times."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return {k: math.nan for k in ("median", "iqr", "p90", "p99", "cv", "ci_lo", "ci_hi")}
+    q1, med, q3, p90, p99 = np.percentile(x, [25, 50, 75, 90, 99])
+    mean = x.mean()
+    lo, hi = median_ci(x)
+    return {"median": med, "iqr": q3 - q1, "p90": p90, "p99": p99,
+            "cv": float(x.std(ddof=1) / mean) if x.size > 1 and mean > 0 else 0.0,
+            "ci_lo": lo, "ci_hi": hi}
 
 
 def per_iteration(samples: pd.DataFrame, phase: str = "timed") -> pd.DataFrame:
@@ -34,23 +78,28 @@ def per_iteration(samples: pd.DataFrame, phase: str = "timed") -> pd.DataFrame:
     return g.agg(t_max="max", t_min="min", t_mean="mean", processes="count").reset_index()
 
 
-def summarize(samples: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
-    """One row per case with labelled statistics (see :data:`LABELS`)."""
-    it = per_iteration(samples)
-    it["spread"] = it["t_max"] - it["t_min"]
-    g = it.groupby("case_id")
-    stats = pd.DataFrame(
-        {
-            "time_s": g["t_max"].median(),
-            "time_min_s": g["t_max"].min(),
-            "time_p90_s": g["t_max"].quantile(0.9),
-            "skew_s": g["spread"].median(),
-            "iters": g["t_max"].count(),
-            "processes": g["processes"].max(),
+def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
+    rows = {}
+    for case_id, g in it.groupby("case_id"):
+        d = describe(g[col])
+        rows[case_id] = {
+            "time_s": d["median"], "iqr_s": d["iqr"], "p90_s": d["p90"], "p99_s": d["p99"],
+            "cv": d["cv"], "ci_lo_s": d["ci_lo"], "ci_hi_s": d["ci_hi"],
+            "time_min_s": g[col].min(), "skew_s": (g["t_max"] - g["t_min"]).median(),
+            "iters": len(g), "processes": g["processes"].max(),
         }
-    )
-    comp = samples[samples["phase"] == "compile"].groupby("case_id")["seconds"].max()
-    stats["compile_s"] = comp
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max") -> pd.DataFrame:
+    """One row per case with labelled statistics (see :func:`labels`)."""
+    if across not in ACROSS:
+        raise ValueError(f"across must be one of {ACROSS}, got {across!r}")
+    stats = _case_stats(per_iteration(samples), f"t_{across}")
+    timed = samples[samples["phase"] == "timed"]
+    ranks = timed.groupby(["case_id", "process"])["seconds"].median().groupby("case_id")
+    stats = stats.join(ranks.agg(rank_min_s="min", rank_avg_s="mean", rank_max_s="max"))
+    stats["compile_s"] = samples[samples["phase"] == "compile"].groupby("case_id")["seconds"].max()
     agg = cases.groupby("case_id").agg(
         **{c: (c, "first") for c in CASE_COLUMNS},
         bytes_per_process=("bytes_per_process", "first"),
@@ -64,11 +113,35 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
     out["gbps"] = out["bytes_per_process"] / out["time_s"] / 1e9
     out["gflops"] = out["flops_per_process"] / out["time_s"] / 1e9
     out["algbw"] = [algbw(b, t) / 1e9 for b, t in zip(out["bytes_per_device"], out["time_s"])]
-    factors = [
-        bus_factor(s, h * d)
-        for s, h, d in zip(out["suite"], out["hosts"], out["devices_per_host"])
-    ]
+    factors = [bus_factor(s, h * d)
+               for s, h, d in zip(out["suite"], out["hosts"], out["devices_per_host"])]
     out["busbw"] = [a * f if f is not None else np.nan for a, f in zip(out["algbw"], factors)]
+    out["across"] = across
+    if "run_id" in samples.columns:
+        out.insert(0, "run_id", samples["run_id"].iloc[0] if len(samples) else None)
     return out.sort_values(
         ["suite", "variant", "dtype", "hosts", "devices_per_host", "size"]
     ).reset_index(drop=True)
+
+
+def scaling(summary: pd.DataFrame) -> pd.DataFrame:
+    """Weak and strong scaling efficiency vs host count, per suite/variant/dtype/layout.
+
+    Sizes are per process, so the same size at H hosts is weak scaling:
+    ``eff = T(1 host) / T(H)``. Strong scaling keeps the total fixed — size ``S*…/H``
+    per process at H hosts against ``S`` at one host: ``eff = T(1) / (H * T(H))``.
+    """
+    keys = ["suite", "variant", "dtype", "devices_per_host"]
+    rows = []
+    for k, g in summary.groupby(keys):
+        base = g[g["hosts"] == 1].set_index("size")["time_s"]
+        for r in g.itertuples():
+            if r.size in base.index:
+                rows.append({**dict(zip(keys, k)), "kind": "weak", "hosts": r.hosts,
+                             "size": r.size, "efficiency": base[r.size] / r.time_s})
+            total = r.size * r.hosts
+            if r.hosts > 1 and total in base.index:
+                rows.append({**dict(zip(keys, k)), "kind": "strong", "hosts": r.hosts,
+                             "size": total, "efficiency": base[total] / (r.hosts * r.time_s)})
+    cols = [*keys, "kind", "hosts", "size", "efficiency"]
+    return pd.DataFrame(rows, columns=cols)

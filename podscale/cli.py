@@ -60,6 +60,23 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--devices-per-host", type=int, default=4)
     seed.add_argument("--out", type=Path, default=Path("results"))
     seed.add_argument("--case-timeout", type=float, default=300.0)
+    report = sub.add_parser("report", help="write an HTML report and a Markdown summary")
+    report.add_argument("run_dir", type=Path)
+    report.add_argument("--out", type=Path, default=None, help="default: RUN_DIR/report")
+    report.add_argument("--across", choices=["max", "mean", "min"], default="max",
+                        help="aggregate over processes per iteration (default: max)")
+    compare = sub.add_parser("compare", help="regression table between two runs")
+    compare.add_argument("run_a", type=Path)
+    compare.add_argument("run_b", type=Path)
+    compare.add_argument("--threshold", type=float, default=0.05,
+                         help="relative change that counts (default 0.05)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    compare.add_argument("--force", action="store_true",
+                         help="compare even when the environments differ")
+    compare.add_argument("--out", type=Path, default=None,
+                         help="write the table here (default: RUN_B/compare-<A>.csv/.txt)")
+    compare.add_argument("--fail-on-regression", action="store_true",
+                         help="exit 1 when any case is slower")
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     show = sub.add_parser("show", help="print the result table of a run")
@@ -98,7 +115,7 @@ def show(run_dir: Path) -> None:
     print(render(summarize(samples, cases)))
 
 
-def cmd_run(args: argparse.Namespace, suites: list[str]) -> int:
+def cmd_run(args: argparse.Namespace, suites: list[str], report: bool = False) -> int:
     from podscale.cases import expand
     from podscale.runner import execute
 
@@ -109,6 +126,8 @@ def cmd_run(args: argparse.Namespace, suites: list[str]) -> int:
     show(run_dir)
     if spec.extra.get("traced_iters"):
         trace(run_dir)
+    if report:
+        cmd_report(run_dir, None, "max")
     print(f"# results: {run_dir}")
     return 0
 
@@ -144,15 +163,46 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return report(run_dir)
 
 
+def cmd_report(run_dir: Path, out: Path | None, across: str) -> int:
+    from analysis.report import write_report
+
+    html_path, md_path = write_report(run_dir, out, across)
+    print(f"# report: {html_path}")
+    print(f"# summary: {md_path}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from analysis.compare import compare, render
+
+    if args.threshold < 0 or not 0 < args.alpha < 1:
+        raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+    table, notes = compare(args.run_a, args.run_b, threshold=args.threshold, alpha=args.alpha,
+                           force=args.force)
+    text = render(table, notes, args.run_a.name, args.run_b.name, args.threshold)
+    print(text)
+    out = args.out or args.run_b / f"compare-{args.run_a.name}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out.with_suffix(".csv"), index=False)
+    out.with_suffix(".txt").write_text(text + "\n")
+    print(f"# written: {out.with_suffix('.csv')}")
+    slower = (table["verdict"] == "slower").any()
+    return 1 if slower and args.fail_on_regression else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
             return cmd_run(args, parse_names(args.suites, "suite", SUITES))
         if args.command == "study":
-            return cmd_run(args, ["dot", "psum"])
+            return cmd_run(args, ["dot", "psum"], report=True)
         if args.command == "seed":
             return cmd_seed(args)
+        if args.command == "report":
+            return cmd_report(args.run_dir, args.out, args.across)
+        if args.command == "compare":
+            return cmd_compare(args)
         if args.command == "trace":
             trace(args.run_dir)
             return 0

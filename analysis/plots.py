@@ -1,0 +1,143 @@
+"""Seaborn figures for reports. Each returns a matplotlib Figure, or None when the data
+has nothing to show (for example no multi-host cases for a skew plot)."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+sns.set_theme(style="whitegrid", context="notebook")
+
+
+def png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _human(n: float, _pos=None) -> str:
+    for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= div:
+            return f"{n / div:g}{unit}"
+    return f"{n:g}"
+
+
+def _size_axis(g) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    for ax in g.axes.flat:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(LogLocator(base=4))
+        ax.xaxis.set_major_formatter(FuncFormatter(_human))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+
+
+def _layout(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["layout"] = [f"{h}x{d}" for h, d in zip(df["hosts"], df["devices_per_host"])]
+    return df
+
+
+def time_vs_size(summary: pd.DataFrame):
+    df = _layout(summary).assign(time_us=summary["time_s"] * 1e6)
+    g = sns.relplot(data=df, x="size", y="time_us", hue="hosts", style="devices_per_host",
+                    col="suite", row="variant", kind="line", marker="o", palette="viridis",
+                    facet_kws={"sharey": False}, height=3.2, aspect=1.3)
+    g.set(yscale="log")
+    _size_axis(g)
+    g.set_axis_labels("elements per process", "time (us)")
+    g.figure.suptitle("Time vs size (median over iterations of max over processes)", y=1.02)
+    return g.figure
+
+
+def bandwidth_vs_size(summary: pd.DataFrame):
+    df = summary.copy()
+    df["bandwidth"] = df["busbw"].where(df["busbw"].notna(), df["gbps"])
+    df["metric"] = ["busbw" if pd.notna(b) else "GB/s per process" for b in df["busbw"]]
+    g = sns.relplot(data=df, x="size", y="bandwidth", hue="hosts", style="devices_per_host",
+                    col="suite", row="variant", kind="line", marker="o", palette="viridis",
+                    facet_kws={"sharey": False}, height=3.2, aspect=1.3)
+    _size_axis(g)
+    g.set_axis_labels("elements per process", "GB/s (psum: busbw, dot: per process)")
+    g.figure.suptitle("Bandwidth vs size", y=1.02)
+    return g.figure
+
+
+def scaling_efficiency(scaling: pd.DataFrame):
+    weak = scaling[scaling["kind"] == "weak"]
+    if weak.empty or weak["hosts"].nunique() < 2:
+        return None
+    weak = weak.assign(size=weak["size"].map(str), dev=weak["devices_per_host"].map(str))
+    g = sns.relplot(data=weak, x="hosts", y="efficiency", hue="size", style="dev",
+                    col="suite", row="variant", kind="line", marker="o", palette="rocket",
+                    height=3.2, aspect=1.3)
+    for ax in g.axes.flat:
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_xticks(sorted(weak["hosts"].unique()))
+    g.figure.suptitle("Weak scaling efficiency T(1)/T(H), same size per process", y=1.02)
+    return g.figure
+
+
+def process_skew(samples: pd.DataFrame, summary: pd.DataFrame):
+    multi = summary[summary["hosts"] > 1]
+    if multi.empty:
+        return None
+    timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(multi["case_id"])]
+    per = timed.groupby(["case_id", "process"])["seconds"].median().reset_index()
+    per = per.merge(multi[["case_id", "suite", "variant", "size", "hosts"]], on="case_id")
+    fastest = per.groupby("case_id")["seconds"].transform("min")
+    per["slowdown"] = per["seconds"] / fastest
+    g = sns.catplot(data=per, x="process", y="slowdown", hue="size", col="suite",
+                    row="variant", kind="strip", palette="mako", height=3.0, aspect=1.3,
+                    dodge=True)
+    g.set_axis_labels("process", "median time / fastest process")
+    g.figure.suptitle("Per-process skew (multi-host cases)", y=1.02)
+    return g.figure
+
+
+def variant_comparison(summary: pd.DataFrame):
+    keys = ["suite", "dtype", "size", "hosts", "devices_per_host"]
+    wide = summary.pivot_table(index=keys, columns="variant", values="time_s").reset_index()
+    if not {"pmap", "shard_map"} <= set(wide.columns):
+        return None
+    wide["ratio"] = wide["shard_map"] / wide["pmap"]
+    wide = _layout(wide)
+    wide["size"] = wide["size"].map(_human)
+    g = sns.catplot(data=wide, x="size", y="ratio", hue="layout", col="suite", kind="bar",
+                    palette="crest", height=3.2, aspect=1.4)
+    for ax in g.axes.flat:
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    g.set_axis_labels("elements per process", "time shard_map / time pmap")
+    g.figure.suptitle("pmap vs shard_map (below 1: shard_map faster)", y=1.02)
+    return g.figure
+
+
+def compile_times(summary: pd.DataFrame):
+    df = _layout(summary).assign(compile_ms=summary["compile_s"] * 1e3)
+    g = sns.catplot(data=df, x="layout", y="compile_ms", hue="variant", col="suite",
+                    kind="bar", palette="pastel", height=3.2, aspect=1.3)
+    g.set_axis_labels("hosts x devices per host", "compile (ms, max over processes)")
+    g.figure.suptitle("Compile times", y=1.02)
+    return g.figure
+
+
+def trace_breakdown(steps: pd.DataFrame):
+    if steps.empty:
+        return None
+    med = steps.groupby("case_id")[["device_us", "collective_us", "host_us"]].median()
+    med["compute_us"] = (med["device_us"] - med["collective_us"]).clip(lower=0)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(med) + 1.5))
+    med[["compute_us", "collective_us", "host_us"]].plot.barh(stacked=True, ax=ax,
+                                                              color=["#4c72b0", "#dd8452",
+                                                                     "#8c8c8c"])
+    ax.set_xlabel("us per step (median over steps and processes)")
+    ax.set_ylabel("")
+    ax.set_title("Trace-derived time per step: device compute, collective, host")
+    return fig

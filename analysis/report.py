@@ -1,0 +1,162 @@
+"""Generated reports: one self-contained HTML file (plots embedded) and a Markdown summary."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import plots
+from analysis.load import load_run
+from analysis.stats import labels, scaling, summarize
+
+TABLE_COLUMNS = {
+    "variant": "variant", "dtype": "dtype", "size": "size", "hosts": "hosts",
+    "devices_per_host": "dev/host", "time_s": "time (us)", "iqr_s": "IQR (us)",
+    "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
+    "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
+    "busbw": "busbw", "compile_s": "compile (ms)", "wrong": "#wrong",
+}
+_US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
+
+
+def _fmt_table(summary: pd.DataFrame) -> pd.DataFrame:
+    df = summary[[c for c in TABLE_COLUMNS if c in summary.columns]].copy()
+    for c in _US:
+        df[c] = df[c] * 1e6
+    df["compile_s"] = df["compile_s"] * 1e3
+    df = df.rename(columns=TABLE_COLUMNS)
+    return df.map(lambda v: f"{v:.4g}" if isinstance(v, float) else v)
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.to_numpy()]
+    esc = [[c.replace("|", "\\|") for c in row] for row in cells]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])
+
+
+def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
+    env = dict(manifest.environment)
+    versions = env.pop("versions", {}) or {}
+    rows = [(k, v) for k, v in env.items()] + [(f"version: {k}", v) for k, v in versions.items()]
+    if not envs.empty:
+        for col in ("platform", "device_kind", "jax", "jaxlib", "hostname", "xla_flags"):
+            rows.append((f"workers: {col}", ", ".join(sorted({str(v) for v in envs[col]}))))
+        rows.append(("workers: process counts", ", ".join(
+            str(v) for v in sorted(set(envs["process_count"])))))
+        rows.append(("workers: global device counts", ", ".join(
+            str(v) for v in sorted(set(envs["global_device_count"])))))
+    rows += [("run status", manifest.status), ("command", " ".join(manifest.command))]
+    if manifest.error:
+        rows.append(("error", manifest.error))
+    return pd.DataFrame(rows, columns=["key", "value"])
+
+
+def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    steps, lag = run_dir / "traces" / "steps.csv", run_dir / "traces" / "stragglers.csv"
+    if not steps.exists() and any(run_dir.glob("traces/*/plugins/profile/*/*.xplane.pb")):
+        from analysis.traces import load_traces, step_table, stragglers
+
+        table = step_table(load_traces(run_dir))
+        return table, stragglers(table)
+    if not steps.exists():
+        return pd.DataFrame(), pd.DataFrame()
+    return pd.read_csv(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
+
+
+class _Doc:
+    """Collects HTML and Markdown side by side; every string is escaped once, here."""
+
+    def __init__(self, title: str) -> None:
+        self.title, self.html, self.md = title, [], [f"# {title}", ""]
+
+    def heading(self, text: str, note: str = "") -> None:
+        self.html.append(f"<h2>{html.escape(text)}</h2>")
+        self.md += [f"## {text}", ""]
+        if note:
+            self.html.append(f"<p class='note'>{html.escape(note)}</p>")
+            self.md += [note, ""]
+
+    def table(self, df: pd.DataFrame, md: bool = True) -> None:
+        self.html.append(df.to_html(index=False, escape=True, border=0, classes="tbl"))
+        if md:
+            self.md += [markdown_table(df), ""]
+
+    def figure(self, fig, alt: str) -> None:
+        if fig is None:
+            return
+        data = base64.b64encode(plots.png(fig)).decode()
+        self.html.append(f"<figure><img alt='{html.escape(alt, quote=True)}' "
+                         f"src='data:image/png;base64,{data}'/></figure>")
+
+    def render(self) -> str:
+        style = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
+                 ".tbl{border-collapse:collapse;font-size:12px}.tbl td,.tbl th{padding:2px 8px;"
+                 "border-bottom:1px solid #ddd;text-align:right}.note{color:#555}"
+                 "img{max-width:100%}")
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+                f"{html.escape(self.title)}</title><style>{style}</style></head><body>"
+                f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
+
+
+def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
+    manifest, samples, cases, envs = load_run(run_dir)
+    doc = _Doc(f"podscale report: {manifest.run_id}")
+    doc.heading("Environment")
+    doc.table(environment_table(manifest, envs))
+    if cases.empty:
+        doc.heading("Results", "No case completed in this run.")
+        return doc
+    summary = summarize(samples, cases, across=across)
+    doc.heading("Time and bandwidth vs size")
+    doc.figure(plots.time_vs_size(summary), "time vs size")
+    doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
+    for suite, part in summary.groupby("suite"):
+        doc.heading(f"Suite {suite}", f"time: {labels(across)['time_s']}; sizes are elements "
+                                      "per process; bandwidths in GB/s.")
+        doc.table(_fmt_table(part))
+    eff = scaling(summary)
+    doc.heading("Scaling efficiency vs hosts",
+                "weak: same size per process, T(1)/T(H); strong: same total size, "
+                "T(1)/(H*T(H)), where the grid has the matching sizes")
+    doc.figure(plots.scaling_efficiency(eff), "scaling efficiency")
+    if not eff.empty:
+        doc.table(eff.assign(efficiency=eff["efficiency"].round(3)))
+    doc.heading("Per-process skew")
+    doc.figure(plots.process_skew(samples, summary), "per-process skew")
+    doc.heading("pmap vs shard_map")
+    doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
+    doc.heading("Compile times")
+    doc.figure(plots.compile_times(summary), "compile times")
+    steps, lag = _trace_tables(run_dir)
+    if not steps.empty:
+        doc.heading("Trace-derived device time", "from the separate traced pass (XProf traces)")
+        doc.figure(plots.trace_breakdown(steps), "trace breakdown")
+        med = steps.groupby(["layout", "case_id"])[
+            ["wall_us", "device_us", "collective_us", "host_us"]].median().round(1)
+        doc.table(med.reset_index())
+        if not lag.empty:
+            doc.heading("Stragglers", "per step: process last at the collective, and its lag")
+            doc.table(lag.round(1), md=False)
+    for section in extra_sections:
+        section(doc)
+    doc.heading("How statistics are derived")
+    doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
+    return doc
+
+
+def write_report(run_dir: Path, out: Path | None = None, across: str = "max",
+                 extra_sections=()) -> tuple[Path, Path]:
+    """Write ``report/index.html`` and ``report/summary.md`` for a run."""
+    run_dir = Path(run_dir)
+    out = Path(out) if out else run_dir / "report"
+    doc = build(run_dir, across, extra_sections)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "index.html").write_text(doc.render(), encoding="utf-8")
+    (out / "summary.md").write_text("\n".join(doc.md) + "\n", encoding="utf-8")
+    (out / "report.json").write_text(json.dumps({"run_dir": str(run_dir), "across": across}))
+    return out / "index.html", out / "summary.md"

@@ -1,0 +1,108 @@
+"""Reports and comparisons, from synthetic records and from a real small run."""
+
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from analysis import load_run
+from analysis.compare import compare
+from analysis.report import write_report
+from analysis.stats import describe, median_ci, scaling, summarize
+from podscale.errors import UsageError
+from tests.conftest import podscale
+from tests.synth import make_run
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_describe_and_ci():
+    x = np.arange(1, 101, dtype=float)
+    d = describe(x)
+    assert d["median"] == 50.5 and d["iqr"] == pytest.approx(49.5)
+    lo, hi = median_ci(x)
+    assert lo < 50.5 < hi and hi - lo < 25
+    assert median_ci([3.0]) == (3.0, 3.0)
+
+
+def test_summary_aggregations_and_scaling(tmp_path):
+    run = make_run(tmp_path / "a")
+    _, samples, cases, _ = load_run(run)
+    mx, mn = summarize(samples, cases, "max"), summarize(samples, cases, "min")
+    assert (mx["time_s"] >= mn["time_s"]).all()
+    two = mx[mx.hosts == 2]
+    assert (two["rank_max_s"] > two["rank_min_s"]).all()  # process 1 is 5% slower
+    assert (two["skew_s"] > 0).all()
+    eff = scaling(mx)
+    weak = eff[(eff.kind == "weak") & (eff.hosts == 2)]
+    assert weak["efficiency"].between(0.6, 0.9).all()  # planted: 1.3x slower at 2 hosts
+    strong = eff[eff.kind == "strong"]
+    assert set(strong["size"]) == {2048, 4096}  # 1024 and 2048 per process at 2 hosts
+    with pytest.raises(ValueError):
+        summarize(samples, cases, "median")
+
+
+def test_compare_flags_planted_slowdown(tmp_path):
+    a = make_run(tmp_path / "a", seed=1)
+    b = make_run(tmp_path / "b", seed=2, slowdown=2.0)
+    table, _ = compare(a, b)
+    assert (table["verdict"] == "slower").all()
+    assert table["ratio"].between(1.9, 2.1).all()
+    same, _ = compare(a, a)
+    assert (same["verdict"] == "~").all() and (same["ratio"] == 1.0).all()
+    faster, _ = compare(b, a)
+    assert (faster["verdict"] == "faster").all()
+
+
+def test_compare_refuses_different_environments(tmp_path):
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b", cpu_count=64)
+    with pytest.raises(UsageError, match="not comparable.*cpu_count"):
+        compare(a, b)
+    table, notes = compare(a, b, force=True)
+    assert any("cpu_count" in n for n in notes) and len(table)
+    res = podscale("compare", str(a), str(b))
+    assert res.returncode == 2 and "use --force" in res.stderr
+    res = podscale("compare", str(a), str(make_run(tmp_path / "c", slowdown=2)),
+                   "--fail-on-regression")
+    assert res.returncode == 1 and "slower" in res.stdout
+
+
+def test_synthetic_report_escapes(tmp_path):
+    run = make_run(tmp_path / "r")
+    html_path, md_path = write_report(run)
+    text = html_path.read_text()
+    assert "<synthetic" not in text and "&lt;synthetic &amp; 'run'&gt;" in text
+    assert text.count("data:image/png;base64,") >= 5
+    md = md_path.read_text()
+    assert "## Suite dot" in md and "## Environment" in md
+
+
+def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
+    res = podscale("report", str(small_run), "--out", str(tmp_path / "rep"))
+    assert res.returncode == 0, res.stderr
+    html_path = tmp_path / "rep" / "index.html"
+    text = html_path.read_text()
+    for section in ("Environment", "Suite dot", "Suite psum", "Scaling efficiency",
+                    "pmap vs shard_map", "Compile times", "Per-process skew"):
+        assert section in text
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (make test installs it)")
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tempfile.mkdtemp()}", "--window-size=1400,3000",
+         f"--screenshot={shot}", html_path.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )
+    from matplotlib.image import imread
+
+    img = imread(shot)
+    assert img.shape[0] == 3000 and img.shape[1] == 1400
+    # plots are in colour: a text-only page would be (near) greyscale
+    rgb = img[..., :3]
+    colourful = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 0.2
+    assert colourful.mean() > 0.001  # a text-only page has ~0 colourful pixels
