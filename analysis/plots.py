@@ -141,3 +141,20 @@ def trace_breakdown(steps: pd.DataFrame):
     ax.set_ylabel("")
     ax.set_title("Trace-derived time per step: device compute, collective, host")
     return fig
+
+
+def asv_history(df: pd.DataFrame):
+    df = df.sort_values("date").copy()
+    order = list(dict.fromkeys(df["commit"]))
+    df["commit_index"] = df["commit"].map(order.index)
+    first = df.groupby(["benchmark", "params"])["value"].transform("first")
+    df["relative"] = df["value"] / first
+    df["benchmark"] = df["benchmark"].str.replace("benchmarks.", "", regex=False)
+    g = sns.relplot(data=df, x="commit_index", y="relative", hue="params", col="benchmark",
+                    col_wrap=3, kind="line", marker="o", height=3.0, aspect=1.3, legend=False)
+    for ax in g.axes.flat:
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels([c[:7] for c in order], rotation=45)
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    g.set_axis_labels("commit", "value / earliest commit")
+    return g.figure

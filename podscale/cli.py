@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write an HTML report and a Markdown summary")
     report.add_argument("run_dir", type=Path)
     report.add_argument("--out", type=Path, default=None, help="default: RUN_DIR/report")
+    report.add_argument("--asv", type=Path, default=None, metavar="RESULTS_DIR",
+                        help="add asv history from this results dir (e.g. .asv/results)")
     report.add_argument("--across", choices=["max", "mean", "min"], default="max",
                         help="aggregate over processes per iteration (default: max)")
     compare = sub.add_parser("compare", help="regression table between two runs")
@@ -163,10 +165,15 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return report(run_dir)
 
 
-def cmd_report(run_dir: Path, out: Path | None, across: str) -> int:
+def cmd_report(run_dir: Path, out: Path | None, across: str, asv: Path | None = None) -> int:
     from analysis.report import write_report
 
-    html_path, md_path = write_report(run_dir, out, across)
+    sections = []
+    if asv is not None:
+        from analysis.asvresults import history_section
+
+        sections.append(history_section(asv))
+    html_path, md_path = write_report(run_dir, out, across, sections)
     print(f"# report: {html_path}")
     print(f"# summary: {md_path}")
     return 0
@@ -200,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "seed":
             return cmd_seed(args)
         if args.command == "report":
-            return cmd_report(args.run_dir, args.out, args.across)
+            return cmd_report(args.run_dir, args.out, args.across, args.asv)
         if args.command == "compare":
             return cmd_compare(args)
         if args.command == "trace":

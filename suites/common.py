@@ -61,7 +61,25 @@ def cast(a: np.ndarray, dtype: str) -> np.ndarray:
     return np.asarray(jnp.asarray(a, dtype=dtype))
 
 
-def _place(case, local: tuple[np.ndarray, ...]):
+def case_devices(case) -> list:
+    """The global devices a case runs on: the first ``devices_per_host`` local devices of
+    every process, so one set of processes can serve every smaller layout."""
+    import jax
+
+    if jax.process_count() != case.hosts:
+        raise ValueError(f"case {case.id} needs {case.hosts} processes, "
+                         f"this job has {jax.process_count()}")
+    by_process: dict[int, list] = {}
+    for d in sorted(jax.devices(), key=lambda d: (d.process_index, d.id)):
+        by_process.setdefault(d.process_index, []).append(d)
+    have = min(len(v) for v in by_process.values())
+    if have < case.devices_per_host:
+        raise ValueError(f"case {case.id} needs {case.devices_per_host} devices per process, "
+                         f"processes have {have}")
+    return [d for p in sorted(by_process) for d in by_process[p][: case.devices_per_host]]
+
+
+def _place(case, local: tuple[np.ndarray, ...], devices: list):
     """Put host-local inputs on devices the way the variant expects them."""
     import jax
     from jax.experimental import multihost_utils
@@ -69,20 +87,20 @@ def _place(case, local: tuple[np.ndarray, ...]):
     from jax.sharding import PartitionSpec as P
 
     if case.variant == "pmap":
-        ident = jax.pmap(lambda a: a)
+        ident = jax.pmap(lambda a: a, devices=devices)
         return None, tuple(ident(a) for a in local)
-    mesh = Mesh(np.array(jax.devices()), (AXIS,))
+    mesh = Mesh(np.array(devices), (AXIS,))
     return mesh, tuple(
         multihost_utils.host_local_array_to_global_array(a, mesh, P(AXIS)) for a in local
     )
 
 
-def _function(case, body: Callable, mesh):
+def _function(case, body: Callable, mesh, devices: list):
     import jax
     from jax.sharding import PartitionSpec as P
 
     if case.variant == "pmap":
-        return jax.pmap(body, axis_name=AXIS)
+        return jax.pmap(body, axis_name=AXIS, devices=devices)
 
     def blockwise(*blocks):
         return body(*(b[0] for b in blocks))[None]
@@ -100,9 +118,10 @@ def _host_local(case, out, mesh) -> np.ndarray:
 
 
 def prepare_case(wl: Workload, case, rt) -> Prepared:
+    devices = case_devices(case)
     local = wl.inputs(case, rt.process)
-    mesh, args = _place(case, local)
-    fn = _function(case, wl.body, mesh)
+    mesh, args = _place(case, local, devices)
+    fn = _function(case, wl.body, mesh, devices)
     expected, scale, terms = wl.reference(case, local)
     nbytes, flops, dev_bytes = wl.work(case)
     prepared = Prepared(lambda: None, lambda out: None, nbytes, flops, dev_bytes)

@@ -1,0 +1,99 @@
+"""asv benchmarks over podscale's suites.
+
+``time_*``: single-process cases measured by asv itself (one process, a subset of its
+``MAX_DEVICES`` CPU devices per case). ``track_*``: multi-process cases — podscale
+launches simulated hosts and these return its measured median time or bandwidth.
+JAX is imported in ``setup``, never at module import; XLA flags are set here, before
+JAX starts (asv runs each benchmark in a fresh spawned process, see asv.conf.json).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+MAX_DEVICES = 4
+_FLAG = f"--xla_force_host_platform_device_count={MAX_DEVICES}"
+if _FLAG not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_FLAG}".strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+SIZES = [4096, 65536, 1 << 20]
+
+
+class _SingleProcess:
+    params = (SIZES, [1, 2, 4], ["pmap", "shard_map"])
+    param_names = ["size", "devices", "variant"]
+    suite = ""
+    timeout = 120
+
+    def setup(self, size, devices, variant):
+        import suites
+        from podscale import runtime
+        from podscale.cases import Case
+
+        case = Case(self.suite, variant, "float32", size, 1, devices)
+        self.prepared = suites.prepare(case, runtime.start())
+        self.step = self.prepared.compile()
+        out = self.step()
+        if self.prepared.check(out).wrong:
+            raise RuntimeError(f"{case.id}: wrong results")
+
+
+class TimeDot(_SingleProcess):
+    suite = "dot"
+
+    def time_dot(self, size, devices, variant):
+        self.step()
+
+
+class TimePsum(_SingleProcess):
+    suite = "psum"
+
+    def time_psum(self, size, devices, variant):
+        self.step()
+
+
+class TrackMultiHost:
+    """Two simulated hosts (real processes, gloo collectives), measured by podscale."""
+
+    params = (["pmap", "shard_map"], [1, 2])
+    param_names = ["variant", "devices_per_host"]
+    timeout = 600
+    size = 65536
+    hosts = 2
+
+    def setup_cache(self):
+        from analysis import load_run, summarize
+        from podscale.cases import SuiteSpec
+        from podscale.runner import execute
+
+        spec = SuiteSpec(suites=["dot", "psum"], sizes=[self.size], hosts=[self.hosts],
+                         devices_per_host=self.params[1], variants=self.params[0], iters=10)
+        with tempfile.TemporaryDirectory() as out:
+            run = execute(spec, Path(out), "asv", case_timeout=300, progress=lambda m: None)
+            _, samples, cases, _ = load_run(run)
+            table = summarize(samples, cases)
+        return {(r.suite, r.variant, r.devices_per_host): (r.time_s, r.gbps, r.busbw)
+                for r in table.itertuples()}
+
+    def track_psum_time(self, cache, variant, devices_per_host):
+        return cache[("psum", variant, devices_per_host)][0]
+
+    track_psum_time.unit = "seconds"
+
+    def track_psum_busbw(self, cache, variant, devices_per_host):
+        return cache[("psum", variant, devices_per_host)][2]
+
+    track_psum_busbw.unit = "GB/s"
+
+    def track_dot_time(self, cache, variant, devices_per_host):
+        return cache[("dot", variant, devices_per_host)][0]
+
+    track_dot_time.unit = "seconds"
+
+    def track_dot_gbps(self, cache, variant, devices_per_host):
+        return cache[("dot", variant, devices_per_host)][1]
+
+    track_dot_gbps.unit = "GB/s"
