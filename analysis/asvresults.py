@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +27,7 @@ def load_asv(results_dir: str | Path) -> pd.DataFrame:
     rows = []
     for root, filename, machine in asv_results.iter_results_paths(str(results_dir)):
         res = asv_results.Results.load(str(Path(root) / filename), machine_name=machine)
-        date = datetime.fromtimestamp(res.date / 1000, tz=timezone.utc) if res.date else None
+        date = datetime.fromtimestamp(res.date / 1000, tz=UTC) if res.date else None
         for key in res.get_all_result_keys():
             params = res.get_result_params(key)
             names = meta.get(key, {}).get("param_names", [f"p{i}" for i in range(len(params))])

@@ -17,7 +17,11 @@ from podscale.cases import (
 )
 from podscale.errors import PodscaleError, UsageError
 
-STUDY = dict(sizes="4K,64K,1M", hosts="1,2,4", devices_per_host="1,2", iters=20)
+MAX_LOCAL_PROCESSES = 256
+STUDY_FILE = Path(__file__).resolve().parents[1] / "suites" / "study.toml"
+GRID_DEFAULTS = {"suites": "dot,psum", "sizes": "4K,64K,1M", "hosts": "1,2",
+                 "devices_per_host": "1,2", "dtypes": "float32", "variants": "pmap,shard_map",
+                 "iters": 20, "warmup": 3, "sync": "each", "traced_iters": 3}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,36 +29,43 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _grid_args(p: argparse.ArgumentParser, defaults: dict) -> None:
-    p.add_argument("--sizes", default=defaults.get("sizes", "4K,64K,1M"),
-                   help="elements per process, comma-separated (K/M/G suffixes or 2**N)")
-    p.add_argument("--hosts", default=defaults.get("hosts", "1,2"),
-                   help="process (simulated host) counts")
-    p.add_argument("--devices-per-host", default=defaults.get("devices_per_host", "1,2"),
-                   help="CPU devices per process")
-    p.add_argument("--dtypes", default="float32", help=f"of {', '.join(DTYPES)}")
-    p.add_argument("--variants", default="pmap,shard_map", help=f"of {', '.join(VARIANTS)}")
-    p.add_argument("--iters", type=int, default=defaults.get("iters", 20))
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--sync", choices=["each", "once"], default="each",
-                   help="barrier before each timed iteration, or once before the loop")
+def _grid_args(p: argparse.ArgumentParser) -> None:
+    """Grid options; None means: from --suite-file, else GRID_DEFAULTS."""
+    p.add_argument("--suite-file", type=Path, default=None,
+                   help="TOML parameter grid (see suites/study.toml); options below override")
+    p.add_argument("--sizes", help="elements per process, comma-separated (K/M/G or 2**N)")
+    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
+    p.add_argument("--devices-per-host", dest="devices_per_host",
+                   help="CPU devices per process, e.g. 1,2,4")
+    p.add_argument("--dtypes", help=f"of {', '.join(DTYPES)}")
+    p.add_argument("--variants", help=f"of {', '.join(VARIANTS)}")
+    p.add_argument("--iters", type=int)
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--sync", choices=["each", "once"],
+                   help="barrier before each timed iteration (default), or once before the loop")
     p.add_argument("--profile", action="store_true",
                    help="after the timed iterations, trace a separate pass per process")
-    p.add_argument("--traced-iters", type=int, default=3, help="iterations in the traced pass")
+    p.add_argument("--traced-iters", dest="traced_iters", type=int,
+                   help="iterations in the traced pass (default 3)")
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--name", default=None, help="run name (default: the suites)")
     p.add_argument("--case-timeout", type=float, default=300.0,
                    help="stop the run when no process makes progress for this many seconds")
+    p.add_argument("--coordinator-port", type=int, default=0,
+                   help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
+                        "is replaced by a free one)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="podscale", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run suites over a grid of sizes and device layouts")
-    run.add_argument("suites", help=f"comma-separated suites of: {', '.join(SUITES)}")
-    _grid_args(run, {})
-    study = sub.add_parser("study", help="the default local scaling study (dot and psum)")
-    _grid_args(study, STUDY)
+    run.add_argument("suites", nargs="?", default=None,
+                     help=f"comma-separated suites of: {', '.join(SUITES)} (or --suite-file)")
+    _grid_args(run)
+    study = sub.add_parser("study", help="the default local scaling study and its report "
+                                         "(grid: suites/study.toml)")
+    _grid_args(study)
     seed = sub.add_parser("seed", help="run the reference program (listing 7.30) and check it")
     seed.add_argument("--hosts", type=int, default=2)
     seed.add_argument("--devices-per-host", type=int, default=4)
@@ -86,21 +97,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def spec_from_args(args: argparse.Namespace, suites: list[str]) -> SuiteSpec:
-    if args.profile and args.traced_iters < 1:
-        raise UsageError(f"--traced-iters must be >= 1 with --profile, got {args.traced_iters}")
+def grid(args: argparse.Namespace, default_file: Path | None = None) -> dict:
+    """Grid values: command line, else the suite file, else GRID_DEFAULTS."""
+    from podscale import suitefile
+
+    path = args.suite_file or default_file
+    values = dict(GRID_DEFAULTS, **(suitefile.load(path) if path else {}))
+    for key in GRID_DEFAULTS:
+        if getattr(args, key, None) is not None:
+            values[key] = getattr(args, key)
+    return values
+
+
+def spec_from_args(args: argparse.Namespace, default_file: Path | None = None) -> SuiteSpec:
+    g = grid(args, default_file)
+    if args.profile and g["traced_iters"] < 1:
+        raise UsageError(f"--traced-iters must be >= 1 with --profile, got {g['traced_iters']}")
     return SuiteSpec(
-        suites=suites,
-        sizes=[parse_size(s) for s in args.sizes.split(",") if s.strip()],
-        hosts=parse_int_list(args.hosts, "hosts"),
-        devices_per_host=parse_int_list(args.devices_per_host, "devices-per-host"),
-        dtypes=parse_names(args.dtypes, "dtype", DTYPES),
-        variants=parse_names(args.variants, "variant", VARIANTS),
-        iters=args.iters,
-        warmup=args.warmup,
+        suites=parse_names(g["suites"], "suite", SUITES),
+        sizes=[parse_size(s) for s in str(g["sizes"]).split(",") if s.strip()],
+        hosts=parse_int_list(str(g["hosts"]), "hosts"),
+        devices_per_host=parse_int_list(str(g["devices_per_host"]), "devices-per-host"),
+        dtypes=parse_names(g["dtypes"], "dtype", DTYPES),
+        variants=parse_names(g["variants"], "variant", VARIANTS),
+        iters=g["iters"],
+        warmup=g["warmup"],
         extra={
-            "sync_each": args.sync == "each",
-            "traced_iters": args.traced_iters if args.profile else 0,
+            "sync_each": g["sync"] == "each",
+            "traced_iters": g["traced_iters"] if args.profile else 0,
         },
     )
 
@@ -117,14 +141,22 @@ def show(run_dir: Path) -> None:
     print(render(summarize(samples, cases)))
 
 
-def cmd_run(args: argparse.Namespace, suites: list[str], report: bool = False) -> int:
+def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
+            report: bool = False) -> int:
     from podscale.cases import expand
     from podscale.runner import execute
 
-    spec = spec_from_args(args, suites)
+    spec = spec_from_args(args, default_file)
     expand(spec)  # validate every case before starting any process
-    run_dir = execute(spec, args.out, args.name or "-".join(suites),
-                      case_timeout=args.case_timeout)
+    if not 0 <= args.coordinator_port < 65536:
+        raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
+    if args.case_timeout <= 0:
+        raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
+    if max(spec.hosts) > MAX_LOCAL_PROCESSES:
+        raise UsageError(f"{max(spec.hosts)} hosts: the local launcher starts at most "
+                         f"{MAX_LOCAL_PROCESSES} processes")
+    run_dir = execute(spec, args.out, args.name or "-".join(spec.suites),
+                      case_timeout=args.case_timeout, port=args.coordinator_port)
     show(run_dir)
     if spec.extra.get("traced_iters"):
         trace(run_dir)
@@ -201,9 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
-            return cmd_run(args, parse_names(args.suites, "suite", SUITES))
+            if args.suites is None and args.suite_file is None:
+                raise UsageError("name the suites (e.g. dot,psum) or give --suite-file")
+            return cmd_run(args)
         if args.command == "study":
-            return cmd_run(args, ["dot", "psum"], report=True)
+            args.name = args.name or "study"
+            return cmd_run(args, STUDY_FILE, report=True)
         if args.command == "seed":
             return cmd_seed(args)
         if args.command == "report":

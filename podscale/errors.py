@@ -19,3 +19,9 @@ class WorkerFailed(PodscaleError):
     """A worker process exited non-zero, hung, or the run was interrupted."""
 
     exit_code = 3
+
+
+class Interrupted(WorkerFailed):
+    """The user interrupted the run (Ctrl-C); every worker was stopped."""
+
+    exit_code = 130

@@ -19,17 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podscale.cases import Layout
-from podscale.errors import WorkerFailed
+from podscale.errors import UsageError, WorkerFailed
 
 _SOURCE_ROOT = str(Path(__file__).resolve().parents[1])
 NOISE = ("[Gloo]",)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
+    """``wanted`` if nothing uses it on ``host`` (0: any), else a free port chosen by the OS."""
+    for port in ((wanted, 0) if wanted else (0,)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                print(f"podscale: coordinator port {port} is busy; choosing another",
+                      file=sys.stderr)
+                continue
+            return s.getsockname()[1]
+    raise OSError("no free port")  # pragma: no cover - binding port 0 cannot fail this way
 
 
 def last_line(path: Path) -> str:
@@ -42,6 +49,13 @@ def last_line(path: Path) -> str:
         if line.strip() and not line.startswith(NOISE):
             return line.strip()[:300]
     return "(no output)"
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def describe_exit(code: int) -> str:
@@ -76,7 +90,7 @@ def worker_env(layout: Layout, index: int, port: int) -> dict[str, str]:
     return env
 
 
-def terminate(workers: Sequence[Worker], grace: float = 3.0) -> None:
+def terminate(workers: Sequence[Worker], grace: float = 2.0) -> None:
     """SIGTERM every worker's process group, then SIGKILL what is left after ``grace``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for w in workers:
@@ -111,12 +125,18 @@ def supervise(
     seen, since = -1, time.monotonic()
     while True:
         codes = [w.popen.poll() for w in workers]
-        for w, code in zip(workers, codes):
-            if code not in (None, 0):
-                raise WorkerFailed(
-                    f"{label}: process {w.index} {describe_exit(code)}; "
-                    f"last output: {last_line(w.log)} (log: {w.log})"
-                )
+        failed = [(w, c) for w, c in zip(workers, codes) if c not in (None, 0)]
+        if failed:
+            # the cause is a worker killed by a signal, else the one that failed first
+            # (its last output predates the errors of peers that lost their connection)
+            w, code = min(failed, key=lambda f: (f[1] > 0, _mtime(f[0].log), f[0].index))
+            line = last_line(w.log)
+            if code == 2 and line.startswith("podscale: error: "):
+                raise UsageError(f"{label}: process {w.index}: {line[len('podscale: error: '):]}")
+            raise WorkerFailed(
+                f"{label}: process {w.index} {describe_exit(code)}; "
+                f"last output: {line} (log: {w.log})"
+            )
         if all(code == 0 for code in codes):
             return
         now, progress = time.monotonic(), _progress(workers, watched)
@@ -124,11 +144,11 @@ def supervise(
             seen, since = progress, now
         elif now - since > case_timeout:
             stuck = [w for w, code in zip(workers, codes) if code is None]
-            w = stuck[0]
+            lasts = "; ".join(f"process {w.index}: {last_line(w.log)}" for w in stuck)
             raise WorkerFailed(
-                f"{label}: no progress for {case_timeout:g}s; still running: process "
-                f"{', '.join(str(s.index) for s in stuck)}; process {w.index} last output: "
-                f"{last_line(w.log)} (log: {w.log})"
+                f"{label}: no progress for {case_timeout:g}s (case timeout), stopped "
+                f"{len(stuck)} running process(es); last output: {lasts} "
+                f"(logs: {stuck[0].log.parent})"
             )
         time.sleep(0.05)
 
@@ -140,10 +160,11 @@ def run_local(
     *,
     case_timeout: float,
     watched: Sequence[Path] = (),
+    port: int = 0,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files."""
     logs.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = free_port(wanted=port) if layout.hosts > 1 else 0
     workers: list[Worker] = []
     try:
         for i in range(layout.hosts):

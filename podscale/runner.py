@@ -18,12 +18,12 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
 from podscale.cases import Case, Layout, SuiteSpec, expand, group_by_layout
-from podscale.errors import UsageError, WorkerFailed
+from podscale.errors import Interrupted, UsageError, WorkerFailed
 from podscale.launch import run_local
 from podscale.records import Manifest, write_manifest
 
@@ -31,7 +31,7 @@ SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _git(*args: str) -> str | None:
@@ -81,6 +81,8 @@ def _write_plan(run_dir: Path, layout: Layout, cases: list[Case], spec: SuiteSpe
     plan = {
         "run_dir": str(run_dir.resolve()),
         "layout": layout.key,
+        "hosts": layout.hosts,
+        "devices_per_host": layout.devices_per_host,
         "iters": spec.iters,
         "warmup": spec.warmup,
         "cases": [c.to_dict() for c in cases],
@@ -101,6 +103,7 @@ def execute(
     case_timeout: float = 300.0,
     mode: str = "bench",
     progress=print,
+    port: int = 0,
 ) -> Path:
     """Run every layout of ``spec``; the manifest records how the run ended."""
     cases = expand(spec) if mode == "bench" else []
@@ -136,6 +139,7 @@ def execute(
                 plan,
                 run_dir / "logs" / layout.key,
                 case_timeout=case_timeout,
+                port=port,
                 watched=[run_dir / "records" / layout.key / f"process-{i}.jsonl"
                          for i in range(layout.hosts)],
             )
@@ -144,9 +148,13 @@ def execute(
     except WorkerFailed as exc:
         error = str(exc)
         raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
+    except UsageError as exc:
+        error = str(exc)
+        raise UsageError(f"{exc}; records so far kept in {run_dir}") from None
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
-        raise WorkerFailed(f"interrupted; records so far kept in {run_dir}") from None
+        raise Interrupted(f"interrupted; all workers stopped; records so far kept in {run_dir}") \
+            from None
     finally:
         write_manifest(run_dir, replace(manifest, status=status, error=error, finished=_now()))
     return run_dir

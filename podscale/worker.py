@@ -8,17 +8,55 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from podscale.cases import Case
 from podscale.records import CaseRecord, RecordWriter, Sample
 from podscale.timing import measure
 
+EXIT_USAGE = 2
+
 
 def say(rt, message: str) -> None:
     print(f"[podscale p{rt.process}] {message}", flush=True)
+
+
+def inject_fault(rt, index: int) -> None:
+    """Fault injection for testing the supervisor: ``PODSCALE_FAULT=KIND@PROCESS:CASE``
+    with KIND one of raise, exit, hang, kill, triggered at the start of case CASE."""
+    spec = os.environ.get("PODSCALE_FAULT", "")
+    if not spec:
+        return
+    kind, _, where = spec.partition("@")
+    process, _, case = where.partition(":")
+    if int(process) != rt.process or int(case or 0) != index:
+        return
+    say(rt, f"injected fault: {kind}")
+    if kind == "raise":
+        raise RuntimeError(f"injected failure in process {rt.process}")
+    if kind == "exit":
+        os._exit(7)
+    if kind == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "hang":
+        while True:
+            time.sleep(3600)
+
+
+def check_layout(rt, plan: dict) -> str | None:
+    """Why this job cannot run the plan's layout, or None."""
+    hosts, dph = plan.get("hosts"), plan.get("devices_per_host")
+    if hosts is not None and rt.process_count != hosts:
+        return f"layout {plan['layout']} needs {hosts} processes, the job has {rt.process_count}"
+    if dph is not None and rt.local_device_count < dph:
+        return (f"layout {plan['layout']} needs {dph} devices per process, process "
+                f"{rt.process} has {rt.local_device_count}")
+    return None
 
 
 def run_case(case: Case, plan: dict, rt, writer: RecordWriter):
@@ -63,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     from podscale import runtime
 
     rt = runtime.start()
+    problem = check_layout(rt, plan)
+    if problem:
+        print(f"podscale: error: {problem}", flush=True)
+        return EXIT_USAGE
     run_dir = Path(plan["run_dir"])
     if plan.get("mode") == "seed":
         from suites import seed
@@ -75,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
     traced_iters = int(plan.get("traced_iters", 0))
     steps = []
-    for params in plan["cases"]:
+    for index, params in enumerate(plan["cases"]):
         case = Case(**params)
+        inject_fault(rt, index)
         step = run_case(case, plan, rt, writer)
         if traced_iters:
             steps.append((case.id, step))
@@ -91,5 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def entry() -> None:
+    """Run :func:`main`; on any exception print it and leave at once, without the exit
+    handlers (JAX's distributed shutdown would wait for peers that will never come)."""
+    try:
+        code = main()
+    except BaseException:
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,0 +1,157 @@
+"""A failed, killed, hung or interrupted worker stops the whole run promptly, names the
+process, leaves no orphans and keeps the records already written."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis import load_run
+from podscale.records import read_manifest
+from tests.conftest import ROOT, only_run, podscale
+
+RUN = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K,8K,16K",
+       "--variants", "pmap,shard_map", "--iters", "3", "--warmup", "1"]
+
+
+def start(out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "podscale.cli", *RUN, "--out", str(out), *extra],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})}, start_new_session=True,
+    )
+
+
+def wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.05)
+
+
+def worker_pids(run: Path) -> dict[int, int]:
+    pids = {}
+    for path in run.glob("records/*/process-*.jsonl"):
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            if rec["type"] == "env":
+                pids[rec["process"]] = rec["pid"]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def cases_done(run: Path, process: int) -> int:
+    path = run / "records" / "h2-d1" / f"process-{process}.jsonl"
+    return path.read_text().count('"type": "case"') if path.exists() else 0
+
+
+def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed") -> None:
+    assert len(pids) == 2
+    wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=5)
+    manifest, samples, cases, _ = load_run(run)
+    assert manifest.status == status and manifest.error
+    assert len(cases) >= 1 and len(samples) > 0  # records already written are kept
+
+
+def test_killed_worker_stops_run(tmp_path):
+    proc = start(tmp_path)
+    wait_for(lambda: any(tmp_path.iterdir()))
+    run = only_run(tmp_path)
+    wait_for(lambda: cases_done(run, 1) >= 1 and len(worker_pids(run)) == 2)
+    pids = worker_pids(run)
+    os.kill(pids[1], signal.SIGKILL)
+    killed = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - killed < 10
+    assert proc.returncode == 3
+    assert "process 1 killed by SIGKILL" in err and "last output:" in err
+    assert len(err.strip().splitlines()) == 1
+    assert_clean_failure(run, pids)
+
+
+def test_raising_worker_is_named(tmp_path):
+    t0 = time.monotonic()
+    res = podscale(*RUN, "--out", str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "raise@1:2"})
+    assert res.returncode == 3
+    assert "process 1 exited with code 1" in res.stderr
+    assert "RuntimeError: injected failure in process 1" in res.stderr
+    assert time.monotonic() - t0 < 60
+    run = only_run(tmp_path)
+    assert_clean_failure(run, worker_pids(run))
+    assert cases_done(run, 0) == 2  # cases 0 and 1 completed before the fault
+
+
+def test_hung_worker_hits_case_timeout(tmp_path):
+    t0 = time.monotonic()
+    res = podscale(*RUN, "--out", str(tmp_path), "--case-timeout", "4",
+                   env={**os.environ, "PODSCALE_FAULT": "hang@1:1"})
+    assert res.returncode == 3
+    assert "no progress for 4s (case timeout)" in res.stderr
+    assert "process 1: [podscale p1] injected fault: hang" in res.stderr
+    assert time.monotonic() - t0 < 60
+    run = only_run(tmp_path)
+    assert_clean_failure(run, worker_pids(run))
+
+
+def test_ctrl_c_shuts_down_cleanly(tmp_path):
+    proc = start(tmp_path)
+    wait_for(lambda: any(tmp_path.iterdir()))
+    run = only_run(tmp_path)
+    wait_for(lambda: cases_done(run, 0) >= 1 and len(worker_pids(run)) == 2)
+    pids = worker_pids(run)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does to the foreground group
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err
+    assert_clean_failure(run, pids, status="interrupted")
+
+
+def test_busy_coordinator_port_is_avoided(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        busy = s.getsockname()[1]
+        res = podscale("run", "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "1K",
+                       "--iters", "2", "--coordinator-port", str(busy), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert f"coordinator port {busy} is busy" in res.stderr
+    assert read_manifest(only_run(tmp_path)).status == "complete"
+
+
+@pytest.mark.parametrize("content", ["not json at all\n", '{"type": "sample", "case_id": 1}\n'])
+def test_corrupted_records_are_a_clean_error(small_run, tmp_path, content):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(small_run, copy)
+    victim = sorted(copy.glob("records/*/process-0.jsonl"))[0]
+    victim.write_text(content + victim.read_text())
+    for cmd in (["show", str(copy)], ["report", str(copy)], ["compare", str(small_run), str(copy)]):
+        res = podscale(*cmd)
+        assert res.returncode == 2, res.stderr
+        assert "not a podscale record" in res.stderr and "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_foreign_run_directory(tmp_path):
+    (tmp_path / "run.json").write_text('{"schema": "someone-else/3"}')
+    res = podscale("show", str(tmp_path))
+    assert res.returncode == 2 and "schema 'someone-else/3'" in res.stderr
+    (tmp_path / "run.json").write_text("{broken")
+    res = podscale("report", str(tmp_path))
+    assert res.returncode == 2 and "unreadable manifest" in res.stderr
