@@ -3,7 +3,7 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup study test chromium
+.PHONY: setup study test system-deps
 
 $(BIN)/podscale: pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,11 +16,16 @@ setup: $(BIN)/podscale
 study: setup
 	$(BIN)/podscale study
 
-# Headless Chromium renders the generated HTML report in the tests (Debian's package).
-chromium:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
-	  echo "chromium could not be installed; the report screenshot test will skip"
+# Debian packages the tests use for real: headless Chromium renders the HTML report;
+# Open MPI (mpirun) and Slurm + munge run the cluster launchers on this machine.
+DEBS := chromium openmpi-bin slurm-wlm munge
+system-deps:
+	@missing=""; for c in chromium mpirun slurmctld munged; do \
+	  command -v $$c >/dev/null 2>&1 || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBS) \
+	    >/dev/null; } || echo "could not install $(DEBS); the tests that need them will skip"; \
+	fi
 
-test: setup chromium
+test: setup system-deps
 	$(BIN)/python -m pytest -q

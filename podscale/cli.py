@@ -54,6 +54,32 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--coordinator-port", type=int, default=0,
                    help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
                         "is replaced by a free one)")
+    _launcher_args(p)
+
+
+def _launcher_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--launcher", choices=["local", "mpirun", "srun"], default="local",
+                   help="local: one process per simulated host on this machine; mpirun/srun: "
+                        "that launcher starts the workers, which auto-detect the cluster")
+    p.add_argument("--launcher-args", default="",
+                   help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
+    p.add_argument("--platform", choices=["cpu", "auto"], default=None,
+                   help="cpu: simulate --devices-per-host CPU devices per process with gloo "
+                        "(default with --launcher local); auto: whatever JAX finds")
+
+
+def _launch_kwargs(args: argparse.Namespace) -> dict:
+    import shlex
+
+    platform = args.platform or ("cpu" if args.launcher == "local" else "auto")
+    if args.launcher == "local" and platform != "cpu":
+        raise UsageError("the local launcher simulates hosts on the CPU; use --platform cpu")
+    try:
+        extra = shlex.split(args.launcher_args)
+    except ValueError as exc:
+        raise UsageError(f"bad --launcher-args: {exc}") from None
+    return {"launcher": args.launcher, "launcher_args": extra,
+            "simulate_cpu": platform == "cpu"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--devices-per-host", type=int, default=4)
     seed.add_argument("--out", type=Path, default=Path("results"))
     seed.add_argument("--case-timeout", type=float, default=300.0)
+    _launcher_args(seed)
     report = sub.add_parser("report", help="write an HTML report and a Markdown summary")
     report.add_argument("run_dir", type=Path)
     report.add_argument("--out", type=Path, default=None, help="default: RUN_DIR/report")
@@ -90,6 +117,38 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write the table here (default: RUN_B/compare-<A>.csv/.txt)")
     compare.add_argument("--fail-on-regression", action="store_true",
                          help="exit 1 when any case is slower")
+    host = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "
+                                         "TPU VMs, Kubernetes): join it and run the grid")
+    host.add_argument("--run-dir", type=Path, required=True,
+                      help="the run directory (same path on every host; shared, or see --gather)")
+    host.add_argument("--gather", action="store_true",
+                      help="process 0 gathers every process's records (no shared filesystem)")
+    _grid_args(host)
+    tpu = sub.add_parser("tpu", help="run `podscale worker` on every TPU VM of a pod via gcloud")
+    tpu.add_argument("--tpu", required=True, help="TPU VM name")
+    tpu.add_argument("--zone", required=True)
+    tpu.add_argument("--project", default=None)
+    tpu.add_argument("--run-dir", default="results/tpu-run")
+    tpu.add_argument("--setup", default=None,
+                     help="shell command run first on each worker, e.g. 'cd ~/podscale'")
+    tpu.add_argument("--dry-run", action="store_true", help="print the gcloud command only")
+    tpu.add_argument("worker_args", nargs=argparse.REMAINDER,
+                     help="after --: arguments for podscale worker (grid options)")
+    k8s = sub.add_parser("k8s", help="print a Kubernetes Indexed Job running podscale worker")
+    k8s.add_argument("--hosts", type=int, required=True)
+    k8s.add_argument("--image", required=True)
+    k8s.add_argument("--name", default="podscale")
+    k8s.add_argument("--namespace", default="default")
+    k8s.add_argument("--run-dir", default="/results/podscale-run")
+    k8s.add_argument("--gpus-per-host", type=int, default=0)
+    k8s.add_argument("worker_args", nargs=argparse.REMAINDER)
+    sbatch = sub.add_parser("sbatch", help="print an sbatch script running podscale via srun")
+    sbatch.add_argument("--nodes", type=int, required=True)
+    sbatch.add_argument("--time", default="01:00:00")
+    sbatch.add_argument("--partition", default=None)
+    sbatch.add_argument("--gpus-per-node", type=int, default=None)
+    sbatch.add_argument("run_args", nargs=argparse.REMAINDER,
+                        help="after --: arguments for podscale run (suites and grid options)")
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     show = sub.add_parser("show", help="print the result table of a run")
@@ -156,7 +215,8 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
         raise UsageError(f"{max(spec.hosts)} hosts: the local launcher starts at most "
                          f"{MAX_LOCAL_PROCESSES} processes")
     run_dir = execute(spec, args.out, args.name or "-".join(spec.suites),
-                      case_timeout=args.case_timeout, port=args.coordinator_port)
+                      case_timeout=args.case_timeout, port=args.coordinator_port,
+                      **_launch_kwargs(args))
     show(run_dir)
     if spec.extra.get("traced_iters"):
         trace(run_dir)
@@ -193,7 +253,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
         raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
     spec = SuiteSpec(suites=["dot"], hosts=[args.hosts], devices_per_host=[args.devices_per_host])
     run_dir = execute(spec, args.out, "seed", case_timeout=args.case_timeout, mode="seed",
-                      progress=lambda m: None)
+                      progress=lambda m: None, **_launch_kwargs(args))
     return report(run_dir)
 
 
@@ -229,6 +289,50 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if slower and args.fail_on_regression else 0
 
 
+def _rest(words: list[str]) -> list[str]:
+    return words[1:] if words[:1] == ["--"] else words
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from podscale.worker import host_main
+
+    spec = spec_from_args(args)
+    cpu = max(spec.devices_per_host) if args.platform == "cpu" else None
+    return host_main(spec, args.run_dir, gather=args.gather, cpu_devices=cpu)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    import shlex
+    import shutil
+    import subprocess
+
+    from podscale import generators
+
+    if args.command == "sbatch":
+        if args.nodes < 1:
+            raise UsageError("--nodes must be >= 1")
+        print(generators.sbatch_script(args.nodes, _rest(args.run_args), time_limit=args.time,
+                                       partition=args.partition,
+                                       devices_per_host=args.gpus_per_node), end="")
+        return 0
+    if args.command == "k8s":
+        if args.hosts < 1:
+            raise UsageError("--hosts must be >= 1")
+        res = {"nvidia.com/gpu": args.gpus_per_host} if args.gpus_per_host else None
+        print(generators.k8s_manifest(args.name, args.image, args.hosts, args.run_dir,
+                                      _rest(args.worker_args), namespace=args.namespace,
+                                      resources=res), end="")
+        return 0
+    argv = generators.tpu_command(args.tpu, args.zone, args.project, args.run_dir,
+                                  _rest(args.worker_args), args.setup)
+    if args.dry_run:
+        print(shlex.join(argv))
+        return 0
+    if shutil.which("gcloud") is None:
+        raise UsageError("gcloud not found on PATH (use --dry-run to print the command)")
+    return subprocess.call(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -245,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args.run_dir, args.out, args.across, args.asv)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "worker":
+            return cmd_worker(args)
+        if args.command in ("tpu", "k8s", "sbatch"):
+            return cmd_generate(args)
         if args.command == "trace":
             trace(args.run_dir)
             return 0

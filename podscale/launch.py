@@ -69,9 +69,19 @@ def describe_exit(code: int) -> str:
 
 @dataclass
 class Worker:
+    """One supervised child: a worker process, or an external launcher (mpirun, srun)
+    whose combined, rank-tagged output says which process failed."""
+
     index: int
     popen: subprocess.Popen
     log: Path
+
+    def culprit(self) -> tuple[str, str]:
+        """(who, their last meaningful line of output)."""
+        return f"process {self.index}", last_line(self.log)
+
+    def failure(self, code: int) -> str:
+        return describe_exit(code)
 
 
 def worker_env(layout: Layout, index: int, port: int) -> dict[str, str]:
@@ -130,12 +140,11 @@ def supervise(
             # the cause is a worker killed by a signal, else the one that failed first
             # (its last output predates the errors of peers that lost their connection)
             w, code = min(failed, key=lambda f: (f[1] > 0, _mtime(f[0].log), f[0].index))
-            line = last_line(w.log)
-            if code == 2 and line.startswith("podscale: error: "):
-                raise UsageError(f"{label}: process {w.index}: {line[len('podscale: error: '):]}")
+            who, line = w.culprit()
+            if line.startswith("podscale: error: "):
+                raise UsageError(f"{label}: {who}: {line[len('podscale: error: '):]}")
             raise WorkerFailed(
-                f"{label}: process {w.index} {describe_exit(code)}; "
-                f"last output: {line} (log: {w.log})"
+                f"{label}: {who} {w.failure(code)}; last output: {line} (log: {w.log})"
             )
         if all(code == 0 for code in codes):
             return
@@ -144,7 +153,7 @@ def supervise(
             seen, since = progress, now
         elif now - since > case_timeout:
             stuck = [w for w, code in zip(workers, codes) if code is None]
-            lasts = "; ".join(f"process {w.index}: {last_line(w.log)}" for w in stuck)
+            lasts = "; ".join("{}: {}".format(*w.culprit()) for w in stuck)
             raise WorkerFailed(
                 f"{label}: no progress for {case_timeout:g}s (case timeout), stopped "
                 f"{len(stuck)} running process(es); last output: {lasts} "

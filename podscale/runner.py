@@ -17,12 +17,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
 from podscale.cases import Case, Layout, SuiteSpec, expand, group_by_layout
+from podscale.cluster import run_external
 from podscale.errors import Interrupted, UsageError, WorkerFailed
 from podscale.launch import run_local
 from podscale.records import Manifest, write_manifest
@@ -30,7 +32,7 @@ from podscale.records import Manifest, write_manifest
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -104,6 +106,9 @@ def execute(
     mode: str = "bench",
     progress=print,
     port: int = 0,
+    launcher: str = "local",
+    launcher_args: Sequence[str] = (),
+    simulate_cpu: bool = True,
 ) -> Path:
     """Run every layout of ``spec``; the manifest records how the run ended."""
     cases = expand(spec) if mode == "bench" else []
@@ -118,9 +123,10 @@ def execute(
         raise UsageError(f"cannot create run directory under {out}: {exc.strerror}") from None
     manifest = Manifest(
         run_id=run_dir.name,
-        created=_now(),
+        created=now(),
         command=list(sys.argv),
-        spec={**asdict(spec), "mode": mode, "case_timeout": case_timeout},
+        spec={**asdict(spec), "mode": mode, "case_timeout": case_timeout,
+              "launcher": launcher, "launcher_args": list(launcher_args)},
         layouts=[layout.key for layout in layouts],
         environment=environment(),
     )
@@ -134,15 +140,16 @@ def execute(
                 f"{layout.devices_per_host} device(s), {len(group)} case(s)"
             )
             plan = _write_plan(run_dir, layout, group, spec, mode=mode)
-            run_local(
-                layout,
-                plan,
-                run_dir / "logs" / layout.key,
-                case_timeout=case_timeout,
-                port=port,
-                watched=[run_dir / "records" / layout.key / f"process-{i}.jsonl"
-                         for i in range(layout.hosts)],
-            )
+            watched = [run_dir / "records" / layout.key / f"process-{i}.jsonl"
+                       for i in range(layout.hosts)]
+            logs = run_dir / "logs" / layout.key
+            if launcher == "local":
+                run_local(layout, plan, logs, case_timeout=case_timeout, port=port,
+                          watched=watched)
+            else:
+                run_external(launcher, layout, plan, logs, case_timeout=case_timeout,
+                             launcher_args=launcher_args, simulate_cpu=simulate_cpu,
+                             watched=watched)
             progress(f"#   done in {time.monotonic() - started:.1f}s")
         status = "complete"
     except WorkerFailed as exc:
@@ -156,5 +163,5 @@ def execute(
         raise Interrupted(f"interrupted; all workers stopped; records so far kept in {run_dir}") \
             from None
     finally:
-        write_manifest(run_dir, replace(manifest, status=status, error=error, finished=_now()))
+        write_manifest(run_dir, replace(manifest, status=status, error=error, finished=now()))
     return run_dir

@@ -45,9 +45,11 @@ def start() -> Runtime:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     coordinator = os.environ.get("PODSCALE_COORDINATOR")
     if coordinator:
+        host = coordinator.rsplit(":", 1)[0]
         jax.distributed.initialize(
             coordinator_address=coordinator,
-            coordinator_bind_address=coordinator,
+            # simulated hosts: bind to loopback only; real hosts: JAX's default ([::]:port)
+            coordinator_bind_address=coordinator if host in ("127.0.0.1", "localhost") else None,
             num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
             process_id=int(os.environ["PODSCALE_PROCESS_ID"]),
             initialization_timeout=int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120")),

@@ -5,16 +5,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from podscale.cluster import split_by_rank
 from podscale.launch import NOISE
 
 
 def report(run_dir: Path) -> int:
     """Echo every process's listing lines; 0 if every global sum matches, else 1."""
     layout = sorted((run_dir / "logs").iterdir())[0]
-    for log in sorted(layout.glob("process-*.log"), key=lambda p: int(p.stem.split("-")[1])):
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.strip() and not line.startswith(NOISE):
-                print(line)
+    by_rank: dict[int, list[str]] = {}
+    for log in layout.glob("*.log"):
+        text = log.read_text(encoding="utf-8", errors="replace")
+        if log.stem.startswith("process-"):
+            by_rank[int(log.stem.split("-")[1])] = [
+                line for line in text.splitlines() if line.strip() and not line.startswith(NOISE)
+            ]
+        else:  # mpirun.log / srun.log: rank-tagged
+            by_rank.update(split_by_rank(text, log.stem))
+    for rank in sorted(by_rank):
+        print("\n".join(by_rank[rank]))
     results = [json.loads(p.read_text()) for p in sorted((run_dir / "seed").glob("*.json"))]
     total = sum(r["local_sum"] for r in results)  # float64 sum of the workers' local sums
     scale = sum(r["abs_sum"] for r in results)

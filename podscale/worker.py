@@ -15,8 +15,9 @@ import time
 import traceback
 from pathlib import Path
 
+from podscale import runtime
 from podscale.cases import Case
-from podscale.records import CaseRecord, RecordWriter, Sample
+from podscale.records import CaseRecord, GatheringWriter, RecordWriter, Sample
 from podscale.timing import measure
 
 EXIT_USAGE = 2
@@ -95,25 +96,16 @@ def run_case(case: Case, plan: dict, rt, writer: RecordWriter):
     return step
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    from podscale import runtime
-
-    rt = runtime.start()
-    problem = check_layout(rt, plan)
-    if problem:
-        print(f"podscale: error: {problem}", flush=True)
-        return EXIT_USAGE
+def run_plan(plan: dict, rt) -> None:
+    """Run one layout's plan on an initialised runtime (all processes together)."""
     run_dir = Path(plan["run_dir"])
-    if plan.get("mode") == "seed":
-        from suites import seed
-
-        seed.main(rt, run_dir)
-        runtime.shutdown(rt)
-        return 0
-    writer = RecordWriter(run_dir / "records" / plan["layout"] / f"process-{rt.process}.jsonl")
+    records = run_dir / "records" / plan["layout"]
+    if plan.get("gather"):
+        writer = GatheringWriter(records, rt.process)
+    else:
+        writer = RecordWriter(records / f"process-{rt.process}.jsonl")
     writer.write(runtime.environment(rt, layout=plan["layout"]))
+    writer.flush()
     say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
     traced_iters = int(plan.get("traced_iters", 0))
     steps = []
@@ -121,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         case = Case(**params)
         inject_fault(rt, index)
         step = run_case(case, plan, rt, writer)
+        writer.flush()
         if traced_iters:
             steps.append((case.id, step))
     if steps:
@@ -129,7 +122,70 @@ def main(argv: list[str] | None = None) -> int:
         say(rt, f"traced pass: {len(steps)} cases x {traced_iters} iterations")
         traced_pass(steps, rt, run_dir, plan["layout"], traced_iters, writer)
     writer.close()
-    rt.barrier("podscale done")
+    rt.barrier(f"podscale {plan['layout']} done")
+
+
+def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> int:
+    """``podscale worker``: what every host of a cluster job runs. Joins the job, then runs
+    every case of ``spec`` whose host count is the job's process count, one layout per
+    devices-per-host value on the same processes (device subsets). Process 0 writes the
+    manifest; with ``gather`` it also writes every process's records."""
+    from dataclasses import replace
+
+    from podscale.cases import expand, group_by_layout
+    from podscale.records import Manifest, write_manifest
+    from podscale.runner import environment, now
+
+    if cpu_devices:
+        os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
+    if not os.environ.get("PODSCALE_COORDINATOR"):
+        os.environ.setdefault("PODSCALE_CLUSTER", "auto")
+    rt = runtime.start()
+    spec = replace(spec, hosts=[rt.process_count])
+    layouts = group_by_layout(expand(spec))
+    manifest = Manifest(run_id=run_dir.name, created=now(), command=list(sys.argv),
+                        spec={"grid": repr(spec), "launcher": "podscale worker"},
+                        layouts=[k.key for k in layouts], environment=environment())
+    if rt.process == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_manifest(run_dir, manifest)
+    status, error = "failed", None
+    try:
+        for layout, cases in layouts.items():
+            plan = {"run_dir": str(run_dir), "layout": layout.key, "hosts": layout.hosts,
+                    "devices_per_host": layout.devices_per_host, "iters": spec.iters,
+                    "warmup": spec.warmup, "cases": [c.to_dict() for c in cases],
+                    "gather": gather, **spec.extra}
+            problem = check_layout(rt, plan)
+            if problem:
+                print(f"podscale: error: {problem}", flush=True)
+                error = problem
+                return EXIT_USAGE
+            run_plan(plan, rt)
+        status = "complete"
+    finally:
+        if rt.process == 0:
+            write_manifest(run_dir, replace(manifest, status=status, error=error,
+                                            finished=now()))
+    runtime.shutdown(rt)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m podscale.worker PLAN.json``: join the job and run one layout's plan."""
+    argv = sys.argv[1:] if argv is None else argv
+    plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    rt = runtime.start()
+    problem = check_layout(rt, plan)
+    if problem:
+        print(f"podscale: error: {problem}", flush=True)
+        return EXIT_USAGE
+    if plan.get("mode") == "seed":
+        from suites import seed
+
+        seed.main(rt, Path(plan["run_dir"]))
+    else:
+        run_plan(plan, rt)
     runtime.shutdown(rt)
     return 0
 

@@ -1,0 +1,126 @@
+"""Launchers beyond the local one — all start the same worker on every host.
+
+- ``mpirun`` (Open MPI) and ``srun`` (inside a Slurm allocation): podscale runs the
+  launcher per layout and supervises it; workers join with ``jax.distributed.initialize()``
+  auto-detecting the cluster from the launcher's environment.
+- Generators for clusters podscale does not drive itself: an sbatch script, the
+  ``gcloud compute tpus tpu-vm ssh --worker=all`` command for TPU VM pods, and a
+  Kubernetes Indexed Job. They run ``podscale worker`` on every host.
+
+No shell strings are built from user input except where a remote shell is the interface
+(gcloud's ``--command``, the sbatch script), and there every word is ``shlex``-quoted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from podscale.cases import Layout
+from podscale.errors import UsageError
+from podscale.launch import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
+
+LAUNCHERS = ("local", "mpirun", "srun")
+_MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:\s?(.*)$")
+_SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")
+_MPI_FIRST = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
+_SRUN_FIRST = re.compile(r"task (\d+): (?:Exited|Killed|Terminated|Segmentation)")
+_ERROR = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception|Interrupt)|podscale: error)\b")
+
+
+class LauncherProcess(Worker):
+    """mpirun/srun as one supervised child; its output is tagged with the rank."""
+
+    kind: str = "mpirun"
+
+    def failure(self, code: int) -> str:
+        return f"failed ({self.kind} {describe_exit(code)})"
+
+    def culprit(self) -> tuple[str, str]:
+        """The failing rank (from the launcher's own report) and its error line: stdout and
+        stderr are forwarded separately, so an exception line is preferred to the last."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return self.kind, "(no output)"
+        first = _MPI_FIRST if self.kind == "mpirun" else _SRUN_FIRST
+        by_rank = split_by_rank(text, self.kind)
+        m = first.search(text)
+        rank = int(m.group(1)) if m else None
+        if rank not in by_rank:
+            rank = max(by_rank, key=lambda r: len(by_rank[r]), default=None)
+        if rank is None:
+            return self.kind, "(no output)"
+        lines = by_rank[rank]
+        errors = [line for line in lines if _ERROR.search(line)]
+        return f"process {rank}", (errors or lines)[-1].strip()[:300]
+
+
+def split_by_rank(text: str, kind: str) -> dict[int, list[str]]:
+    """A launcher's combined log, as each rank's own lines (noise dropped)."""
+    tag = _MPI_TAG if kind == "mpirun" else _SRUN_TAG
+    out: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        t = tag.match(line)
+        if t and t.group(2).strip() and not t.group(2).startswith(NOISE):
+            out.setdefault(int(t.group(1)), []).append(t.group(2))
+    return out
+
+
+def launcher_argv(launcher: str, hosts: int, extra: Sequence[str]) -> list[str]:
+    """The launcher's own words: start ``hosts`` copies of what follows."""
+    if launcher == "mpirun":
+        return ["mpirun", "-np", str(hosts), "--tag-output", *extra]
+    if launcher == "srun":
+        return ["srun", "-n", str(hosts), "--kill-on-bad-exit=1", "--label", *extra]
+    raise UsageError(f"unknown launcher {launcher!r} (known: {', '.join(LAUNCHERS)})")
+
+
+def worker_env(layout: Layout, simulate_cpu: bool) -> dict[str, str]:
+    local_only = ("PODSCALE_COORDINATOR", "PODSCALE_NUM_PROCESSES", "PODSCALE_PROCESS_ID",
+                  "PODSCALE_CPU_DEVICES")
+    env = {k: v for k, v in os.environ.items() if k not in local_only}
+    env.update(PODSCALE_CLUSTER="auto", PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p))
+    if simulate_cpu:
+        env["PODSCALE_CPU_DEVICES"] = str(layout.devices_per_host)
+    return env
+
+
+def run_external(
+    launcher: str,
+    layout: Layout,
+    plan: Path,
+    logs: Path,
+    *,
+    case_timeout: float,
+    launcher_args: Sequence[str] = (),
+    simulate_cpu: bool = False,
+    watched: Sequence[Path] = (),
+) -> list[Path]:
+    """Run ``plan`` on ``layout.hosts`` processes started by ``launcher``."""
+    if shutil.which(launcher) is None:
+        raise UsageError(f"launcher {launcher!r} not found on PATH")
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{launcher}.log"
+    argv = [*launcher_argv(launcher, layout.hosts, launcher_args),
+            sys.executable, "-m", "podscale.worker", str(plan)]
+    with log.open("w", encoding="utf-8") as fh:
+        fh.write(f"# {shlex.join(argv)}\n")
+        fh.flush()
+        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh,
+                                 stderr=subprocess.STDOUT, env=worker_env(layout, simulate_cpu),
+                                 start_new_session=True)
+    proc = LauncherProcess(0, popen, log)
+    proc.kind = launcher
+    try:
+        supervise([proc], f"layout {layout.key} ({launcher})", case_timeout, watched)
+    finally:
+        terminate([proc])
+    return [log]

@@ -1,0 +1,173 @@
+"""Cluster launchers for real on this machine: Open MPI's mpirun and a single-node Slurm
+cluster; generators for sbatch, TPU VM pods and Kubernetes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis import load_run
+from tests.conftest import ROOT, only_run, podscale
+
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+GRID = ["--hosts", "2", "--devices-per-host", "2", "--sizes", "4K", "--iters", "3",
+        "--warmup", "1", "--platform", "cpu"]
+needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                  reason="Open MPI's mpirun not installed (make test installs it)")
+
+
+def env(**extra: str) -> dict:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return {**os.environ, "PATH": path, **extra}
+
+
+@needs_mpirun
+def test_mpirun_run_and_fault(tmp_path):
+    res = podscale("run", "dot,psum", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "a"),
+                   env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stderr + res.stdout
+    manifest, _, cases, envs = load_run(only_run(tmp_path / "a"))
+    assert manifest.status == "complete" and manifest.spec["launcher"] == "mpirun"
+    assert set(envs["process_count"]) == {2} and (cases["wrong"] == 0).all()
+    res = podscale("run", "dot", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "b"),
+                   env=env(**MPI_ENV, PODSCALE_FAULT="raise@1:0"))
+    assert res.returncode == 3
+    assert "(mpirun): process 1 failed (mpirun exited with code 1)" in res.stderr
+    assert "injected failure in process 1" in res.stderr
+
+
+@needs_mpirun
+def test_mpirun_hosts_run_podscale_worker_with_gather(tmp_path):
+    run_dir = tmp_path / "run"
+    cmd = ["mpirun", "-np", "2", "--tag-output", sys.executable, "-m", "podscale.cli", "worker",
+           "--run-dir", str(run_dir), "--gather", "--platform", "cpu", "--sizes", "4K",
+           "--devices-per-host", "1,2", "--iters", "3", "--variants", "shard_map"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stdout[-3000:]
+    manifest, samples, cases, _ = load_run(run_dir)
+    assert manifest.status == "complete"
+    assert sorted(manifest.layouts) == ["h2-d1", "h2-d2"]  # device subsets, same processes
+    # process 0 wrote process 1's records, gathered with multihost_utils
+    assert set(cases["process"]) == {0, 1} and set(samples["process"]) == {0, 1}
+
+
+@needs_mpirun
+def test_mpirun_seed(tmp_path):
+    res = podscale("seed", "--hosts", "2", "--devices-per-host", "4", "--launcher", "mpirun",
+                   "--platform", "cpu", "--out", str(tmp_path), env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "## seed check passed" in res.stdout and "-- global device count: 8" in res.stdout
+
+
+def free_port_pair() -> int:
+    """A port p with p and p+1 free on loopback (slurmctld and slurmd)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no free port pair")
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    if shutil.which("slurmctld") is None or shutil.which("munged") is None:
+        pytest.skip("Slurm (slurm-wlm) and munge are not installed (make test installs them)")
+    if os.geteuid() != 0:
+        pytest.skip("starting slurmctld/slurmd/munged for a local test cluster needs root")
+    state = tmp_path_factory.mktemp("slurm")
+    port = free_port_pair()
+    up = subprocess.run(["bash", str(ROOT / "tests/cluster/slurm-up.sh"), str(state)],
+                        capture_output=True, text=True, timeout=120,
+                        env={**os.environ, "PODSCALE_SLURM_PORT": str(port)})
+    if up.returncode != 0:
+        pytest.fail(f"single-node Slurm did not start: {up.stderr}")
+    yield {"SLURM_CONF": up.stdout.strip()}
+    subprocess.run(["bash", str(ROOT / "tests/cluster/slurm-down.sh"), str(state)])
+
+
+def test_srun_in_single_node_slurm(slurm, tmp_path):
+    res = podscale("run", "dot,psum", *GRID, "--launcher", "srun", "--out", str(tmp_path),
+                   env=env(**slurm))
+    assert res.returncode == 0, res.stderr + res.stdout
+    manifest, _, cases, envs = load_run(only_run(tmp_path))
+    assert manifest.status == "complete" and set(envs["process_count"]) == {2}
+    assert (cases["wrong"] == 0).all()
+    res = podscale("run", "psum", *GRID, "--launcher", "srun", "--out", str(tmp_path / "f"),
+                   env=env(**slurm, PODSCALE_FAULT="exit@0:0"))
+    assert res.returncode == 3 and "(srun): process 0 failed (srun exited" in res.stderr
+    assert "injected fault: exit" in res.stderr
+
+
+def test_generated_sbatch_script_runs(slurm, tmp_path):
+    out = tmp_path / "out"
+    res = podscale("sbatch", "--nodes", "1", "--time", "00:10:00", "--", "psum", "--hosts", "1",
+                   "--devices-per-host", "2", "--sizes", "1K", "--iters", "2", "--platform", "cpu",
+                   "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    script = tmp_path / "job.sh"
+    script.write_text(res.stdout)
+    assert "#SBATCH --nodes=1" in res.stdout and "--launcher srun" in res.stdout
+    sub = subprocess.run(["sbatch", "--wait", f"--chdir={tmp_path}", str(script)],
+                         capture_output=True, text=True, timeout=300, env=env(**slurm))
+    logs = "".join(p.read_text() for p in tmp_path.glob("podscale-*.out"))
+    assert sub.returncode == 0, sub.stderr + logs
+    assert load_run(only_run(out))[0].status == "complete"
+
+
+def test_tpu_command_dry_run_quotes_everything():
+    evil = "pod; rm -rf /"
+    res = podscale("tpu", "--tpu", evil, "--zone", "us-central2-b", "--project", "p",
+                   "--setup", "cd ~/podscale", "--dry-run", "--", "--sizes", "1M",
+                   "--name", "$(whoami)")
+    assert res.returncode == 0, res.stderr
+    argv = shlex.split(res.stdout)
+    assert argv[:7] == ["gcloud", "compute", "tpus", "tpu-vm", "ssh", evil, "--zone=us-central2-b"]
+    assert "--worker=all" in argv
+    remote = argv[-1].removeprefix("--command=")
+    assert remote.startswith("cd ~/podscale && ")
+    words = shlex.split(remote.split(" && ", 1)[1])
+    assert words == ["podscale", "worker", "--run-dir", "results/tpu-run", "--sizes", "1M",
+                     "--name", "$(whoami)"]
+
+
+def test_k8s_manifest():
+    res = podscale("k8s", "--hosts", "4", "--image", "ghcr.io/x/podscale:1", "--gpus-per-host",
+                   "8", "--", "--sizes", "1M", "--devices-per-host", "8")
+    assert res.returncode == 0, res.stderr
+    service, job = list(yaml.safe_load_all(res.stdout))
+    assert service["kind"] == "Service" and service["spec"]["clusterIP"] == "None"
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == 4
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["podscale", "worker"]
+    env_vars = {e["name"]: e for e in container["env"]}
+    assert env_vars["PODSCALE_NUM_PROCESSES"]["value"] == "4"
+    assert env_vars["PODSCALE_COORDINATOR"]["value"].startswith("podscale-0.podscale.")
+    assert "job-completion-index" in json.dumps(env_vars["PODSCALE_PROCESS_ID"])
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+
+
+def test_unknown_launcher_and_missing_gcloud(tmp_path):
+    res = podscale("run", "dot", "--launcher", "pbs", "--out", str(tmp_path))
+    assert res.returncode == 2 and "invalid choice" in res.stderr
+    res = podscale("tpu", "--tpu", "x", "--zone", "z", env={**os.environ, "PATH": "/nonexistent"})
+    assert res.returncode == 2 and "gcloud not found" in res.stderr
