@@ -68,6 +68,23 @@ def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.read_csv(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
 
 
+def memory_ceiling(summary: pd.DataFrame, envs: pd.DataFrame) -> pd.DataFrame:
+    """Dot cases' GB/s per process as a fraction of the measured memory ceiling."""
+    if envs.empty or "extra" not in envs:
+        return pd.DataFrame()
+    envs = envs.assign(memcpy=envs["extra"].map(lambda e: (e or {}).get("memcpy_gbps")),
+                       layout=envs["extra"].map(lambda e: (e or {}).get("layout")))
+    ceil = envs.dropna(subset=["memcpy"]).groupby("layout")["memcpy"].median()
+    dot = summary[summary["suite"] == "dot"].copy()
+    if dot.empty or ceil.empty:
+        return pd.DataFrame()
+    dot["layout"] = [f"h{h}-d{d}" for h, d in zip(dot["hosts"], dot["devices_per_host"])]
+    dot["ceiling"] = dot["layout"].map(ceil)
+    dot["fraction"] = dot["gbps"] / dot["ceiling"]
+    out = dot[["variant", "dtype", "size", "layout", "gbps", "ceiling", "fraction"]]
+    return out.rename(columns={"gbps": "dot GB/s", "ceiling": "memcpy GB/s"}).round(3)
+
+
 class _Doc:
     """Collects HTML and Markdown side by side; every string is escaped once, here."""
 
@@ -119,6 +136,12 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
         doc.heading(f"Suite {suite}", f"time: {labels(across)['time_s']}; sizes are elements "
                                       "per process; bandwidths in GB/s.")
         doc.table(_fmt_table(part))
+    ceiling = memory_ceiling(summary, envs)
+    if not ceiling.empty:
+        doc.heading("Dot bandwidth vs memory ceiling",
+                    "ceiling: numpy copy (read+write bytes / time, best of 5) measured by each "
+                    "worker at start-up in this run; median over the layout's processes")
+        doc.table(ceiling)
     eff = scaling(summary)
     doc.heading("Scaling efficiency vs hosts",
                 "weak: same size per process, T(1)/T(H); strong: same total size, "

@@ -54,6 +54,9 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--coordinator-port", type=int, default=0,
                    help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
                         "is replaced by a free one)")
+    p.add_argument("--no-reuse", dest="reuse", action="store_false",
+                   help="start fresh processes for every layout instead of running smaller "
+                        "devices-per-host layouts on device subsets of the same processes")
     _launcher_args(p)
 
 
@@ -149,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     sbatch.add_argument("--gpus-per-node", type=int, default=None)
     sbatch.add_argument("run_args", nargs=argparse.REMAINDER,
                         help="after --: arguments for podscale run (suites and grid options)")
+    selfb = sub.add_parser("bench-self", help="measure podscale itself: harness overhead, "
+                                               "sweep turnaround, scale, memory ceiling")
+    selfb.add_argument("--out", type=Path, default=None,
+                       help="write the figures as JSON (default: results/bench-self-<stamp>.json)")
+    selfb.add_argument("--max-processes", type=int, default=32)
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     show = sub.add_parser("show", help="print the result table of a run")
@@ -216,7 +224,7 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
                          f"{MAX_LOCAL_PROCESSES} processes")
     run_dir = execute(spec, args.out, args.name or "-".join(spec.suites),
                       case_timeout=args.case_timeout, port=args.coordinator_port,
-                      **_launch_kwargs(args))
+                      reuse=args.reuse, **_launch_kwargs(args))
     show(run_dir)
     if spec.extra.get("traced_iters"):
         trace(run_dir)
@@ -353,6 +361,15 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_worker(args)
         if args.command in ("tpu", "k8s", "sbatch"):
             return cmd_generate(args)
+        if args.command == "bench-self":
+            from datetime import datetime
+
+            from podscale.selfbench import run_all
+
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+            run_all(args.out or Path("results") / f"bench-self-{stamp}.json",
+                    max_processes=args.max_processes)
+            return 0
         if args.command == "trace":
             trace(args.run_dir)
             return 0

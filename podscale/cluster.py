@@ -27,7 +27,7 @@ from podscale.errors import UsageError
 from podscale.launch import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
 
 LAUNCHERS = ("local", "mpirun", "srun")
-_MPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:\s?(.*)$")
+_MPI_ANY = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 _SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")
 _MPI_FIRST = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
 _SRUN_FIRST = re.compile(r"task (\d+): (?:Exited|Killed|Terminated|Segmentation)")
@@ -63,13 +63,19 @@ class LauncherProcess(Worker):
 
 
 def split_by_rank(text: str, kind: str) -> dict[int, list[str]]:
-    """A launcher's combined log, as each rank's own lines (noise dropped)."""
-    tag = _MPI_TAG if kind == "mpirun" else _SRUN_TAG
+    """A launcher's combined log, as each rank's own lines (noise dropped). mpirun may
+    interleave two ranks' fragments on one line, so its tags are split wherever they are."""
+    if kind == "mpirun":
+        pieces = _MPI_ANY.split(text)  # [before, rank, content, rank, content, ...]
+        tagged = [(int(r), c) for r, c in zip(pieces[1::2], pieces[2::2])]
+        tagged = [(r, line) for r, c in tagged for line in c.splitlines()[:1]]
+    else:
+        tagged = [(int(t.group(1)), t.group(2)) for t in map(_SRUN_TAG.match, text.splitlines())
+                  if t]
     out: dict[int, list[str]] = {}
-    for line in text.splitlines():
-        t = tag.match(line)
-        if t and t.group(2).strip() and not t.group(2).startswith(NOISE):
-            out.setdefault(int(t.group(1)), []).append(t.group(2))
+    for rank, line in tagged:
+        if line.strip() and not line.startswith(NOISE):
+            out.setdefault(rank, []).append(line)
     return out
 
 
@@ -103,6 +109,7 @@ def run_external(
     launcher_args: Sequence[str] = (),
     simulate_cpu: bool = False,
     watched: Sequence[Path] = (),
+    label: str | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` processes started by ``launcher``."""
     if shutil.which(launcher) is None:
@@ -120,7 +127,8 @@ def run_external(
     proc = LauncherProcess(0, popen, log)
     proc.kind = launcher
     try:
-        supervise([proc], f"layout {layout.key} ({launcher})", case_timeout, watched)
+        supervise([proc], f"{label or 'layout ' + layout.key} ({launcher})", case_timeout,
+                  watched)
     finally:
         terminate([proc])
     return [log]

@@ -170,6 +170,7 @@ def run_local(
     case_timeout: float,
     watched: Sequence[Path] = (),
     port: int = 0,
+    label: str | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files."""
     logs.mkdir(parents=True, exist_ok=True)
@@ -188,7 +189,7 @@ def run_local(
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))
-        supervise(workers, f"layout {layout.key}", case_timeout, watched)
+        supervise(workers, label or f"layout {layout.key}", case_timeout, watched)
     finally:
         terminate(workers)
     return [w.log for w in workers]

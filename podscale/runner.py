@@ -79,19 +79,39 @@ def new_run_dir(out: Path, name: str) -> Path:
     return path
 
 
-def _write_plan(run_dir: Path, layout: Layout, cases: list[Case], spec: SuiteSpec, **extra) -> Path:
+def launches(layouts: dict[Layout, list[Case]], reuse: bool) -> list[tuple[Layout, dict]]:
+    """Group layouts into process launches. With ``reuse``, one launch per host count with
+    the largest devices-per-host; smaller layouts run on device subsets of the same
+    processes. Returns (launched layout, {layout: cases}) pairs."""
+    if not reuse:
+        return [(layout, {layout: cases}) for layout, cases in layouts.items()]
+    by_hosts: dict[int, dict[Layout, list[Case]]] = {}
+    for layout, cases in layouts.items():
+        by_hosts.setdefault(layout.hosts, {})[layout] = cases
+    return [(Layout(h, max(k.devices_per_host for k in group)), group)
+            for h, group in sorted(by_hosts.items())]
+
+
+def launch_label(group: dict[Layout, list[Case]]) -> str:
+    keys = [k.key for k in group]
+    return f"layout {keys[0]}" if len(keys) == 1 else f"layouts {'+'.join(keys)}"
+
+
+def write_plan(run_dir: Path, launched: Layout, group: dict[Layout, list[Case]],
+               spec: SuiteSpec, **extra) -> Path:
+    """The plan every process of one launch runs: its layouts, in order."""
     plan = {
         "run_dir": str(run_dir.resolve()),
-        "layout": layout.key,
-        "hosts": layout.hosts,
-        "devices_per_host": layout.devices_per_host,
+        "hosts": launched.hosts,
+        "devices_per_host": launched.devices_per_host,
         "iters": spec.iters,
         "warmup": spec.warmup,
-        "cases": [c.to_dict() for c in cases],
+        "layouts": [{"layout": k.key, "devices_per_host": k.devices_per_host,
+                     "cases": [c.to_dict() for c in cases]} for k, cases in group.items()],
         **spec.extra,
         **extra,
     }
-    path = run_dir / "plans" / f"{layout.key}.json"
+    path = run_dir / "plans" / f"{launched.key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(plan, indent=1))
     return path
@@ -109,6 +129,7 @@ def execute(
     launcher: str = "local",
     launcher_args: Sequence[str] = (),
     simulate_cpu: bool = True,
+    reuse: bool = True,
 ) -> Path:
     """Run every layout of ``spec``; the manifest records how the run ended."""
     cases = expand(spec) if mode == "bench" else []
@@ -133,23 +154,24 @@ def execute(
     write_manifest(run_dir, manifest)
     status, error = "failed", None
     try:
-        for layout, group in layouts.items():
+        for launched, group in launches(layouts, reuse and mode == "bench"):
             started = time.monotonic()
+            label = launch_label(group)
             progress(
-                f"# layout {layout.key}: {layout.hosts} process(es) x "
-                f"{layout.devices_per_host} device(s), {len(group)} case(s)"
+                f"# {label}: {launched.hosts} process(es) x {launched.devices_per_host} "
+                f"device(s), {sum(len(c) for c in group.values())} case(s)"
             )
-            plan = _write_plan(run_dir, layout, group, spec, mode=mode)
-            watched = [run_dir / "records" / layout.key / f"process-{i}.jsonl"
-                       for i in range(layout.hosts)]
-            logs = run_dir / "logs" / layout.key
+            plan = write_plan(run_dir, launched, group, spec, mode=mode)
+            watched = [run_dir / "records" / k.key / f"process-{i}.jsonl"
+                       for k in group for i in range(k.hosts)]
+            logs = run_dir / "logs" / launched.key
             if launcher == "local":
-                run_local(layout, plan, logs, case_timeout=case_timeout, port=port,
-                          watched=watched)
+                run_local(launched, plan, logs, case_timeout=case_timeout, port=port,
+                          watched=watched, label=label)
             else:
-                run_external(launcher, layout, plan, logs, case_timeout=case_timeout,
+                run_external(launcher, launched, plan, logs, case_timeout=case_timeout,
                              launcher_args=launcher_args, simulate_cpu=simulate_cpu,
-                             watched=watched)
+                             watched=watched, label=label)
             progress(f"#   done in {time.monotonic() - started:.1f}s")
         status = "complete"
     except WorkerFailed as exc:

@@ -64,6 +64,23 @@ def start() -> Runtime:
     )
 
 
+def memcpy_gbps(nbytes: int = 1 << 26, repeats: int = 5) -> float:
+    """Host memory bandwidth ceiling: best of ``repeats`` numpy copies, counting read+write
+    (STREAM "copy" convention), in GB/s."""
+    import time
+
+    import numpy as np
+
+    src = np.ones(nbytes // 8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - start)
+    return 2 * src.nbytes / best / 1e9
+
+
 def environment(rt: Runtime, **extra: Any) -> EnvRecord:
     """The :class:`EnvRecord` of this process."""
     import jax
@@ -82,7 +99,7 @@ def environment(rt: Runtime, **extra: Any) -> EnvRecord:
         hostname=socket.gethostname(),
         pid=os.getpid(),
         xla_flags=os.environ.get("XLA_FLAGS", ""),
-        extra=dict(extra),
+        extra={"memcpy_gbps": memcpy_gbps(), **extra},
     )
 
 

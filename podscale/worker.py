@@ -50,14 +50,20 @@ def inject_fault(rt, index: int) -> None:
 
 
 def check_layout(rt, plan: dict) -> str | None:
-    """Why this job cannot run the plan's layout, or None."""
+    """Why this job cannot run the plan's layouts, or None."""
     hosts, dph = plan.get("hosts"), plan.get("devices_per_host")
     if hosts is not None and rt.process_count != hosts:
-        return f"layout {plan['layout']} needs {hosts} processes, the job has {rt.process_count}"
+        return f"the plan needs {hosts} processes, the job has {rt.process_count}"
     if dph is not None and rt.local_device_count < dph:
-        return (f"layout {plan['layout']} needs {dph} devices per process, process "
-                f"{rt.process} has {rt.local_device_count}")
+        return (f"the plan needs {dph} devices per process, process {rt.process} has "
+                f"{rt.local_device_count}")
     return None
+
+
+def run_layouts(plan: dict, rt) -> None:
+    """Every layout of the plan, in order, on the same processes."""
+    for sub in plan["layouts"]:
+        run_plan({**plan, **sub}, rt)
 
 
 def run_case(case: Case, plan: dict, rt, writer: RecordWriter):
@@ -151,17 +157,18 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
         write_manifest(run_dir, manifest)
     status, error = "failed", None
     try:
-        for layout, cases in layouts.items():
-            plan = {"run_dir": str(run_dir), "layout": layout.key, "hosts": layout.hosts,
-                    "devices_per_host": layout.devices_per_host, "iters": spec.iters,
-                    "warmup": spec.warmup, "cases": [c.to_dict() for c in cases],
-                    "gather": gather, **spec.extra}
-            problem = check_layout(rt, plan)
-            if problem:
-                print(f"podscale: error: {problem}", flush=True)
-                error = problem
-                return EXIT_USAGE
-            run_plan(plan, rt)
+        plan = {"run_dir": str(run_dir), "hosts": rt.process_count,
+                "devices_per_host": max(spec.devices_per_host), "iters": spec.iters,
+                "warmup": spec.warmup, "gather": gather, **spec.extra,
+                "layouts": [{"layout": k.key, "devices_per_host": k.devices_per_host,
+                             "cases": [c.to_dict() for c in cases]}
+                            for k, cases in layouts.items()]}
+        problem = check_layout(rt, plan)
+        if problem:
+            print(f"podscale: error: {problem}", flush=True)
+            error = problem
+            return EXIT_USAGE
+        run_layouts(plan, rt)
         status = "complete"
     finally:
         if rt.process == 0:
@@ -185,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
         seed.main(rt, Path(plan["run_dir"]))
     else:
-        run_plan(plan, rt)
+        run_layouts(plan, rt)
     runtime.shutdown(rt)
     return 0
 

@@ -86,7 +86,8 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     html_path = tmp_path / "rep" / "index.html"
     text = html_path.read_text()
     for section in ("Environment", "Suite dot", "Suite psum", "Scaling efficiency",
-                    "pmap vs shard_map", "Compile times", "Per-process skew"):
+                    "pmap vs shard_map", "Compile times", "Per-process skew",
+                    "Dot bandwidth vs memory ceiling"):
         assert section in text
     if CHROMIUM is None:
         pytest.skip("chromium not installed (make test installs it)")

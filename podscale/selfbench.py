@@ -1,0 +1,174 @@
+"""``podscale bench-self``: measure podscale itself, side by side in one run.
+
+- harness overhead: podscale's per-iteration time of a small jitted op vs a bare
+  ``f(x).block_until_ready()`` loop timed with ``time.perf_counter`` (target <= 1.02);
+- sweep turnaround: a standard sweep's wall time vs one process start per host count plus
+  the measured time (target <= 1.5x), and vs one launch per case (target >= 5x faster);
+- scale: the largest simulated psum job that completes (target 32 processes), with startup
+  and psum latency per process count;
+- the dot product's achieved bandwidth vs a numpy-copy memory ceiling measured in the run.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from podscale.cases import Layout, SuiteSpec
+from podscale.errors import PodscaleError
+from podscale.launch import run_local
+from podscale.runner import execute, write_plan
+from podscale.timing import measure
+
+SWEEP = SuiteSpec(suites=["dot", "psum"], sizes=[4096, 16384, 65536, 262144], hosts=[1, 2, 4],
+                  devices_per_host=[1, 2, 4], variants=["shard_map"], iters=10, warmup=2)
+
+
+def harness_overhead(rounds: int = 9, iters: int = 300) -> dict:
+    """Ratio of medians: podscale's timing core vs a bare loop, interleaved in rounds."""
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda x: x * 2.0 + 1.0)
+    x = jnp.ones(1024)
+    f(x).block_until_ready()
+
+    def step():
+        return f(x).block_until_ready()
+
+    bare, harness = [], []
+    for _ in range(rounds):
+        for _ in range(iters):
+            start = time.perf_counter()
+            f(x).block_until_ready()
+            bare.append(time.perf_counter() - start)
+        harness += [t.seconds for t in measure(step, clock=time.perf_counter,
+                                               barrier=lambda: None, warmup=0, iters=iters)]
+    b, h = statistics.median(bare), statistics.median(harness)
+    return {"bare_us": b * 1e6, "podscale_us": h * 1e6, "ratio": h / b, "target": 1.02}
+
+
+def startup_seconds(hosts: int, out: Path) -> float:
+    """Wall time to start ``hosts`` processes that join the job and leave (no case)."""
+    run_dir = out / f"startup-h{hosts}"
+    run_dir.mkdir(parents=True)
+    layout = Layout(hosts, 1)
+    plan = write_plan(run_dir, layout, {}, SuiteSpec(hosts=[hosts]))
+    start = time.monotonic()
+    run_local(layout, plan, run_dir / "logs", case_timeout=300)
+    return time.monotonic() - start
+
+
+def measured_seconds(run_dir: Path) -> float:
+    """Sum over cases of the slowest process's total sample time (compile, warmup, timed)."""
+    from analysis import load_run
+
+    _, samples, _, _ = load_run(run_dir)
+    per = samples.groupby(["case_id", "process"])["seconds"].sum()
+    return float(per.groupby("case_id").max().sum())
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def turnaround(out: Path, per_case_samples: int = 1) -> dict:
+    start = time.monotonic()
+    run = execute(SWEEP, out, "sweep", progress=_quiet)
+    sweep = time.monotonic() - start
+    starts = {h: startup_seconds(h, out) for h in SWEEP.hosts}
+    measured = measured_seconds(run)
+    # one launch per case, as a seed-style script would: sampled, then extrapolated
+    per_case: dict[int, list[float]] = {h: [] for h in SWEEP.hosts}
+    for h in SWEEP.hosts:
+        for _ in range(per_case_samples):
+            one = SuiteSpec(suites=["psum"], sizes=[4096], hosts=[h], devices_per_host=[4],
+                            variants=["shard_map"], iters=SWEEP.iters, warmup=SWEEP.warmup)
+            t0 = time.monotonic()
+            execute(one, out, f"case-h{h}", progress=_quiet)
+            per_case[h].append(time.monotonic() - t0)
+    n_cases = {h: len(SWEEP.suites) * len(SWEEP.sizes) * len(SWEEP.devices_per_host)
+               * len(SWEEP.variants) * len(SWEEP.dtypes) for h in SWEEP.hosts}
+    per_case_total = sum(statistics.mean(per_case[h]) * n_cases[h] for h in SWEEP.hosts)
+    floor = sum(starts.values()) + measured
+    return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
+            "measured_s": measured, "floor_s": floor, "vs_floor": sweep / floor,
+            "per_case_launch_s": per_case_total, "speedup_vs_per_case": per_case_total / sweep,
+            "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
+
+
+def scale(out: Path, counts=(1, 2, 4, 8, 16, 32)) -> dict:
+    """psum on 1..32 single-device processes: startup and latency per process count."""
+    from analysis import load_run, summarize
+
+    curve, largest = [], 0
+    for n in counts:
+        spec = SuiteSpec(suites=["psum"], sizes=[1024], hosts=[n], devices_per_host=[1],
+                         variants=["shard_map"], iters=10, warmup=2)
+        t0 = time.monotonic()
+        try:
+            run = execute(spec, out, f"scale-h{n}", progress=_quiet, case_timeout=300)
+        except PodscaleError as exc:
+            curve.append({"processes": n, "error": str(exc)})
+            break
+        wall = time.monotonic() - t0
+        _, samples, cases, _ = load_run(run)
+        t = summarize(samples, cases)["time_s"].iloc[0]
+        curve.append({"processes": n, "wall_s": wall,
+                      "startup_s": wall - measured_seconds(run), "psum_us": t * 1e6})
+        largest = n
+    return {"largest": largest, "target": 32, "curve": curve}
+
+
+def dot_vs_memory(run: Path) -> dict:
+    """Dot GB/s per process vs the numpy-copy ceiling the workers measured in that run."""
+    from analysis import load_run, summarize
+
+    _, samples, cases, envs = load_run(run)
+    table = summarize(samples, cases)
+    dot = table[table.suite == "dot"]
+    ceiling = float(envs["extra"].map(lambda e: e.get("memcpy_gbps", float("nan"))).median())
+    best = dot.loc[dot["gbps"].idxmax()]
+    return {"memcpy_gbps": ceiling, "best_dot_gbps": float(best.gbps),
+            "best_case": best.case_id, "fraction": float(best.gbps) / ceiling}
+
+
+def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        log("# harness overhead ...")
+        result = {"harness": harness_overhead()}
+        log(f"  podscale {result['harness']['podscale_us']:.1f} us vs bare "
+            f"{result['harness']['bare_us']:.1f} us: ratio {result['harness']['ratio']:.3f} "
+            "(target <= 1.02)")
+        log("# sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x hosts 1,2,4) ...")
+        t = result["turnaround"] = turnaround(work)
+        log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
+            f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
+            f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
+        log(f"  one launch per case (extrapolated): {t['per_case_launch_s']:.0f}s: sweep is "
+            f"{t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
+        d = result["dot_vs_memory"] = dot_vs_memory(Path(t["run"]))
+        log(f"# dot bandwidth: best {d['best_dot_gbps']:.2f} GB/s per process "
+            f"({d['best_case']}) = {d['fraction']:.0%} of numpy-copy {d['memcpy_gbps']:.2f} GB/s")
+        log("# scale: psum over 1..32 simulated processes ...")
+        counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= max_processes]
+        s = result["scale"] = scale(work, counts)
+        log("  processes  wall(s)  startup(s)  psum(us)")
+        for row in s["curve"]:
+            if "error" in row:
+                log(f"  {row['processes']:9d}  failed: {row['error'][:100]}")
+            else:
+                log(f"  {row['processes']:9d}  {row['wall_s']:7.1f}  {row['startup_s']:10.1f}"
+                    f"  {row['psum_us']:8.0f}")
+        log(f"  largest completed: {s['largest']} processes (target 32)")
+        result["turnaround"].pop("run")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1))
+        log(f"# written: {out}")
+    return result
