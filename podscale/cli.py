@@ -6,22 +6,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from podscale.cases import (
-    DTYPES,
-    SUITES,
-    VARIANTS,
-    SuiteSpec,
-    parse_int_list,
-    parse_names,
-    parse_size,
+from podscale.cases import DTYPES, SUITES, VARIANTS
+from podscale.commands import (
+    STUDY_FILE,
+    cmd_compare,
+    cmd_generate,
+    cmd_report,
+    cmd_run,
+    cmd_seed,
+    cmd_worker,
+    show,
+    trace,
 )
 from podscale.errors import PodscaleError, UsageError
-
-MAX_LOCAL_PROCESSES = 256
-STUDY_FILE = Path(__file__).resolve().parents[1] / "suites" / "study.toml"
-GRID_DEFAULTS = {"suites": "dot,psum", "sizes": "4K,64K,1M", "hosts": "1,2",
-                 "devices_per_host": "1,2", "dtypes": "float32", "variants": "pmap,shard_map",
-                 "iters": 20, "warmup": 3, "sync": "each", "traced_iters": 3}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,20 +66,6 @@ def _launcher_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", choices=["cpu", "auto"], default=None,
                    help="cpu: simulate --devices-per-host CPU devices per process with gloo "
                         "(default with --launcher local); auto: whatever JAX finds")
-
-
-def _launch_kwargs(args: argparse.Namespace) -> dict:
-    import shlex
-
-    platform = args.platform or ("cpu" if args.launcher == "local" else "auto")
-    if args.launcher == "local" and platform != "cpu":
-        raise UsageError("the local launcher simulates hosts on the CPU; use --platform cpu")
-    try:
-        extra = shlex.split(args.launcher_args)
-    except ValueError as exc:
-        raise UsageError(f"bad --launcher-args: {exc}") from None
-    return {"launcher": args.launcher, "launcher_args": extra,
-            "simulate_cpu": platform == "cpu"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -162,183 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print the result table of a run")
     show.add_argument("run_dir", type=Path)
     return parser
-
-
-def grid(args: argparse.Namespace, default_file: Path | None = None) -> dict:
-    """Grid values: command line, else the suite file, else GRID_DEFAULTS."""
-    from podscale import suitefile
-
-    path = args.suite_file or default_file
-    values = dict(GRID_DEFAULTS, **(suitefile.load(path) if path else {}))
-    for key in GRID_DEFAULTS:
-        if getattr(args, key, None) is not None:
-            values[key] = getattr(args, key)
-    return values
-
-
-def spec_from_args(args: argparse.Namespace, default_file: Path | None = None) -> SuiteSpec:
-    g = grid(args, default_file)
-    if args.profile and g["traced_iters"] < 1:
-        raise UsageError(f"--traced-iters must be >= 1 with --profile, got {g['traced_iters']}")
-    return SuiteSpec(
-        suites=parse_names(g["suites"], "suite", SUITES),
-        sizes=[parse_size(s) for s in str(g["sizes"]).split(",") if s.strip()],
-        hosts=parse_int_list(str(g["hosts"]), "hosts"),
-        devices_per_host=parse_int_list(str(g["devices_per_host"]), "devices-per-host"),
-        dtypes=parse_names(g["dtypes"], "dtype", DTYPES),
-        variants=parse_names(g["variants"], "variant", VARIANTS),
-        iters=g["iters"],
-        warmup=g["warmup"],
-        extra={
-            "sync_each": g["sync"] == "each",
-            "traced_iters": g["traced_iters"] if args.profile else 0,
-        },
-    )
-
-
-def show(run_dir: Path) -> None:
-    from analysis import load_run, summarize
-    from analysis.table import render
-
-    manifest, samples, cases, _ = load_run(run_dir)
-    print(f"# run {manifest.run_id} ({manifest.status})")
-    if cases.empty:
-        print("# no case completed")
-        return
-    print(render(summarize(samples, cases)))
-
-
-def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
-            report: bool = False) -> int:
-    from podscale.cases import expand
-    from podscale.runner import execute
-
-    spec = spec_from_args(args, default_file)
-    expand(spec)  # validate every case before starting any process
-    if not 0 <= args.coordinator_port < 65536:
-        raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
-    if args.case_timeout <= 0:
-        raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
-    if max(spec.hosts) > MAX_LOCAL_PROCESSES:
-        raise UsageError(f"{max(spec.hosts)} hosts: the local launcher starts at most "
-                         f"{MAX_LOCAL_PROCESSES} processes")
-    run_dir = execute(spec, args.out, args.name or "-".join(spec.suites),
-                      case_timeout=args.case_timeout, port=args.coordinator_port,
-                      reuse=args.reuse, **_launch_kwargs(args))
-    show(run_dir)
-    if spec.extra.get("traced_iters"):
-        trace(run_dir)
-    if report:
-        cmd_report(run_dir, None, "max")
-    print(f"# results: {run_dir}")
-    return 0
-
-
-def trace(run_dir: Path) -> None:
-    from analysis.traces import load_traces, step_table, stragglers, write_merged
-    from analysis.traces import summary as trace_summary
-
-    if not run_dir.is_dir():
-        raise UsageError(f"{run_dir}: no such run directory")
-    loaded = load_traces(run_dir)
-    if not loaded:
-        raise UsageError(f"{run_dir}: no traces (run with --profile)")
-    table = step_table(loaded)
-    table.to_csv(run_dir / "traces" / "steps.csv", index=False)
-    lag = stragglers(table)
-    lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
-    print(trace_summary(table, lag))
-    for path in write_merged(run_dir, loaded):
-        print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
-    print(f"# XProf: tensorboard --logdir {run_dir / 'traces'}  (or: xprof {run_dir / 'traces'})")
-
-
-def cmd_seed(args: argparse.Namespace) -> int:
-    from podscale.runner import execute
-    from podscale.seedcheck import report
-
-    if 1_000_000 % args.devices_per_host:
-        raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
-    spec = SuiteSpec(suites=["dot"], hosts=[args.hosts], devices_per_host=[args.devices_per_host])
-    run_dir = execute(spec, args.out, "seed", case_timeout=args.case_timeout, mode="seed",
-                      progress=lambda m: None, **_launch_kwargs(args))
-    return report(run_dir)
-
-
-def cmd_report(run_dir: Path, out: Path | None, across: str, asv: Path | None = None) -> int:
-    from analysis.report import write_report
-
-    sections = []
-    if asv is not None:
-        from analysis.asvresults import history_section
-
-        sections.append(history_section(asv))
-    html_path, md_path = write_report(run_dir, out, across, sections)
-    print(f"# report: {html_path}")
-    print(f"# summary: {md_path}")
-    return 0
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from analysis.compare import compare, render
-
-    if args.threshold < 0 or not 0 < args.alpha < 1:
-        raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
-    table, notes = compare(args.run_a, args.run_b, threshold=args.threshold, alpha=args.alpha,
-                           force=args.force)
-    text = render(table, notes, args.run_a.name, args.run_b.name, args.threshold)
-    print(text)
-    out = args.out or args.run_b / f"compare-{args.run_a.name}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out.with_suffix(".csv"), index=False)
-    out.with_suffix(".txt").write_text(text + "\n")
-    print(f"# written: {out.with_suffix('.csv')}")
-    slower = (table["verdict"] == "slower").any()
-    return 1 if slower and args.fail_on_regression else 0
-
-
-def _rest(words: list[str]) -> list[str]:
-    return words[1:] if words[:1] == ["--"] else words
-
-
-def cmd_worker(args: argparse.Namespace) -> int:
-    from podscale.worker import host_main
-
-    spec = spec_from_args(args)
-    cpu = max(spec.devices_per_host) if args.platform == "cpu" else None
-    return host_main(spec, args.run_dir, gather=args.gather, cpu_devices=cpu)
-
-
-def cmd_generate(args: argparse.Namespace) -> int:
-    import shlex
-    import shutil
-    import subprocess
-
-    from podscale import generators
-
-    if args.command == "sbatch":
-        if args.nodes < 1:
-            raise UsageError("--nodes must be >= 1")
-        print(generators.sbatch_script(args.nodes, _rest(args.run_args), time_limit=args.time,
-                                       partition=args.partition,
-                                       devices_per_host=args.gpus_per_node), end="")
-        return 0
-    if args.command == "k8s":
-        if args.hosts < 1:
-            raise UsageError("--hosts must be >= 1")
-        res = {"nvidia.com/gpu": args.gpus_per_host} if args.gpus_per_host else None
-        print(generators.k8s_manifest(args.name, args.image, args.hosts, args.run_dir,
-                                      _rest(args.worker_args), namespace=args.namespace,
-                                      resources=res), end="")
-        return 0
-    argv = generators.tpu_command(args.tpu, args.zone, args.project, args.run_dir,
-                                  _rest(args.worker_args), args.setup)
-    if args.dry_run:
-        print(shlex.join(argv))
-        return 0
-    if shutil.which("gcloud") is None:
-        raise UsageError("gcloud not found on PATH (use --dry-run to print the command)")
-    return subprocess.call(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
