@@ -10,6 +10,8 @@ Environment read here (set by podscale's local launcher; absent on a real cluste
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import socket
 from dataclasses import dataclass
@@ -28,10 +30,31 @@ class Runtime:
     device_count: int
 
     def barrier(self, name: str = "podscale") -> None:
-        if self.process_count > 1:
-            from jax.experimental import multihost_utils
+        """All processes meet here. The coordination service's barrier (a gRPC round trip,
+        ~0.7 ms for 4 local processes) where JAX exposes it; otherwise
+        ``multihost_utils.sync_global_devices`` (an all-gather over every device, ~6 ms)."""
+        if self.process_count <= 1:
+            return
+        client = _coordination_client()
+        if client is not None:
+            client.wait_at_barrier(f"podscale-{next(_BARRIERS)}", BARRIER_TIMEOUT_MS)
+            return
+        from jax.experimental import multihost_utils
 
-            multihost_utils.sync_global_devices(name)
+        multihost_utils.sync_global_devices(name)
+
+
+_BARRIERS = itertools.count()
+BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout to catch
+
+
+def _coordination_client():
+    try:
+        from jax._src import distributed
+    except ImportError:  # pragma: no cover - layout of JAX internals changed
+        return None
+    client = getattr(getattr(distributed, "global_state", None), "client", None)
+    return client if hasattr(client, "wait_at_barrier") else None
 
 
 def start() -> Runtime:
@@ -64,6 +87,7 @@ def start() -> Runtime:
     )
 
 
+@functools.cache
 def memcpy_gbps(nbytes: int = 1 << 26, repeats: int = 5) -> float:
     """Host memory bandwidth ceiling: best of ``repeats`` numpy copies, counting read+write
     (STREAM "copy" convention), in GB/s."""

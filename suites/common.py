@@ -55,10 +55,17 @@ class Prepared:
     compile_seconds: float = 0.0
 
 
+def normals(process: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Standard normals (float32) from the process's seed ``42 + 10*process``. numpy's
+    generator, not ``jax.random``: no kernel to compile per shape (``podscale seed`` runs
+    the reference listing with ``jax.random`` as written)."""
+    return np.random.default_rng(seed_for(process)).standard_normal(shape, dtype=np.float32)
+
+
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
     import jax.numpy as jnp
 
-    return np.asarray(jnp.asarray(a, dtype=dtype))
+    return a.astype(jnp.dtype(dtype))
 
 
 def case_devices(case) -> list:
@@ -83,12 +90,13 @@ def _place(case, local: tuple[np.ndarray, ...], devices: list):
     """Put host-local inputs on devices the way the variant expects them."""
     import jax
     from jax.experimental import multihost_utils
-    from jax.sharding import Mesh
+    from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    if case.variant == "pmap":
-        ident = jax.pmap(lambda a: a, devices=devices)
-        return None, tuple(ident(a) for a in local)
+    if case.variant == "pmap":  # host-local arrays over this process's devices
+        here = [d for d in devices if d.process_index == jax.process_index()]
+        sharding = NamedSharding(Mesh(np.array(here), (AXIS,)), P(AXIS))
+        return None, tuple(jax.device_put(a, sharding) for a in local)
     mesh = Mesh(np.array(devices), (AXIS,))
     return mesh, tuple(
         multihost_utils.host_local_array_to_global_array(a, mesh, P(AXIS)) for a in local

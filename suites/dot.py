@@ -1,22 +1,20 @@
 """``dot``: per-process random 3-vectors, ``vmap(vdot)`` on every local device.
 
 As in the reference listing: ``2*size`` normal rows of width 3 drawn with seed
-``42 + 10*process_index``, split in two halves, reshaped to ``(local_devices, rows, 3)``.
+``42 + 10*process_index``, split in two halves, reshaped to ``(local_devices, rows, 3)``
+(drawn with numpy's generator; see :func:`suites.common.normals`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from suites.common import cast, seed_for
+from suites.common import cast, normals
 
 
 class Dot:
     def inputs(self, case, process: int) -> tuple[np.ndarray, ...]:
-        import jax
-
-        key = jax.random.PRNGKey(seed_for(process))
-        vs = np.asarray(jax.random.normal(key, shape=(2 * case.size, case.width)))
+        vs = normals(process, (2 * case.size, case.width))
         shape = (case.devices_per_host, case.per_device, case.width)
         return cast(vs[: case.size].reshape(shape), case.dtype), cast(
             vs[case.size :].reshape(shape), case.dtype
@@ -30,7 +28,8 @@ class Dot:
 
     def reference(self, case, local):
         x, y = (a.astype(np.float64) for a in local)
-        return np.einsum("drk,drk->dr", x, y), np.einsum("drk,drk->dr", abs(x), abs(y)), case.width
+        products = x * y
+        return products.sum(axis=-1), np.abs(products).sum(axis=-1), case.width
 
     def work(self, case) -> tuple[int, int, int]:
         nbytes = (2 * case.width + 1) * case.size * case.itemsize

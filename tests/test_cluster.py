@@ -171,3 +171,14 @@ def test_unknown_launcher_and_missing_gcloud(tmp_path):
     assert res.returncode == 2 and "invalid choice" in res.stderr
     res = podscale("tpu", "--tpu", "x", "--zone", "z", env={**os.environ, "PATH": "/nonexistent"})
     assert res.returncode == 2 and "gcloud not found" in res.stderr
+
+
+@needs_mpirun
+def test_impossible_layout_on_a_cluster_is_a_usage_error(tmp_path):
+    # --platform auto: JAX finds one CPU device per process, the grid asks for two
+    res = podscale("run", "dot", "--hosts", "2", "--devices-per-host", "2", "--sizes", "4K",
+                   "--launcher", "mpirun", "--platform", "auto", "--out", str(tmp_path),
+                   env=env(**MPI_ENV))
+    assert res.returncode == 2, res.stderr
+    assert "needs 2 devices per process, process" in res.stderr and "has 1" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
