@@ -29,7 +29,7 @@ def _fmt_table(summary: pd.DataFrame) -> pd.DataFrame:
         df[c] = df[c] * 1e6
     df["compile_s"] = df["compile_s"] * 1e3
     df = df.rename(columns=TABLE_COLUMNS)
-    return df.map(lambda v: f"{v:.4g}" if isinstance(v, float) else v)
+    return df.map(lambda v: ("N/A" if v != v else f"{v:.4g}") if isinstance(v, float) else v)
 
 
 def markdown_table(df: pd.DataFrame) -> str:
