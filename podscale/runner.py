@@ -97,10 +97,10 @@ def launch_label(group: dict[Layout, list[Case]]) -> str:
     return f"layout {keys[0]}" if len(keys) == 1 else f"layouts {'+'.join(keys)}"
 
 
-def write_plan(run_dir: Path, launched: Layout, group: dict[Layout, list[Case]],
-               spec: SuiteSpec, **extra) -> Path:
+def make_plan(run_dir: Path, launched: Layout, group: dict[Layout, list[Case]],
+              spec: SuiteSpec, **extra) -> dict:
     """The plan every process of one launch runs: its layouts, in order."""
-    plan = {
+    return {
         "run_dir": str(run_dir.resolve()),
         "hosts": launched.hosts,
         "devices_per_host": launched.devices_per_host,
@@ -111,6 +111,11 @@ def write_plan(run_dir: Path, launched: Layout, group: dict[Layout, list[Case]],
         **spec.extra,
         **extra,
     }
+
+
+def write_plan(run_dir: Path, launched: Layout, group: dict[Layout, list[Case]],
+               spec: SuiteSpec, **extra) -> Path:
+    plan = make_plan(run_dir, launched, group, spec, **extra)
     path = run_dir / "plans" / f"{launched.key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(plan, indent=1))

@@ -138,9 +138,9 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
     manifest; with ``gather`` it also writes every process's records."""
     from dataclasses import replace
 
-    from podscale.cases import expand, group_by_layout
+    from podscale.cases import Layout, expand, group_by_layout
     from podscale.records import Manifest, write_manifest
-    from podscale.runner import environment, now
+    from podscale.runner import environment, make_plan, now
 
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
@@ -157,12 +157,8 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
         write_manifest(run_dir, manifest)
     status, error = "failed", None
     try:
-        plan = {"run_dir": str(run_dir), "hosts": rt.process_count,
-                "devices_per_host": max(spec.devices_per_host), "iters": spec.iters,
-                "warmup": spec.warmup, "gather": gather, **spec.extra,
-                "layouts": [{"layout": k.key, "devices_per_host": k.devices_per_host,
-                             "cases": [c.to_dict() for c in cases]}
-                            for k, cases in layouts.items()]}
+        launched = Layout(rt.process_count, max(spec.devices_per_host))
+        plan = make_plan(run_dir, launched, layouts, spec, gather=gather)
         problem = check_layout(rt, plan)
         if problem:
             print(f"podscale: error: {problem}", flush=True)
