@@ -63,17 +63,25 @@ class LauncherProcess(Worker):
 
 
 def split_by_rank(text: str, kind: str) -> dict[int, list[str]]:
-    """A launcher's combined log, as each rank's own lines (noise dropped). mpirun may
-    interleave two ranks' fragments on one line, so its tags are split wherever they are."""
+    """A launcher's combined log, as each rank's own lines (noise dropped). mpirun tags
+    every write, so one line may come in several tagged fragments, interleaved with other
+    ranks' fragments: they are joined per rank until the newline."""
+    lines: list[tuple[int, str]] = []
     if kind == "mpirun":
         pieces = _MPI_ANY.split(text)  # [before, rank, content, rank, content, ...]
-        tagged = [(int(r), c) for r, c in zip(pieces[1::2], pieces[2::2])]
-        tagged = [(r, line) for r, c in tagged for line in c.splitlines()[:1]]
+        partial: dict[int, str] = {}
+        for rank_text, content in zip(pieces[1::2], pieces[2::2]):
+            rank = int(rank_text)
+            head, newline, _ = content.partition("\n")  # after it: mpirun's own lines
+            partial[rank] = partial.get(rank, "") + head
+            if newline:
+                lines.append((rank, partial.pop(rank)))
+        lines += list(partial.items())
     else:
-        tagged = [(int(t.group(1)), t.group(2)) for t in map(_SRUN_TAG.match, text.splitlines())
-                  if t]
+        lines = [(int(t.group(1)), t.group(2)) for t in map(_SRUN_TAG.match, text.splitlines())
+                 if t]
     out: dict[int, list[str]] = {}
-    for rank, line in tagged:
+    for rank, line in lines:
         if line.strip() and not line.startswith(NOISE):
             out.setdefault(rank, []).append(line)
     return out

@@ -182,3 +182,14 @@ def test_impossible_layout_on_a_cluster_is_a_usage_error(tmp_path):
     assert res.returncode == 2, res.stderr
     assert "needs 2 devices per process, process" in res.stderr and "has 1" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_split_by_rank_joins_interleaved_fragments():
+    from podscale.cluster import split_by_rank
+
+    text = ("[1,0]<stdout>:-- global device count:[1,1]<stdout>:== W[1,0]<stdout>: 8\n"
+            "[1,1]<stdout>:orker 1\n[1,0]<stderr>:RuntimeError: x\nmpirun's own line\n")
+    assert split_by_rank(text, "mpirun") == {0: ["-- global device count: 8", "RuntimeError: x"],
+                                             1: ["== Worker 1"]}
+    assert split_by_rank("0: a\n1: b\nsrun: error: x\n0: c\n", "srun") == {0: ["a", "c"],
+                                                                          1: ["b"]}
