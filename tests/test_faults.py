@@ -82,6 +82,9 @@ def test_killed_worker_stops_run(tmp_path):
     assert "process 1 killed by SIGKILL" in err and "last output:" in err
     assert len(err.strip().splitlines()) == 1
     assert_clean_failure(run, pids)
+    res = podscale("report", str(run))  # a failed run still has a report of what it kept
+    assert res.returncode == 0, res.stderr
+    assert "failed" in (run / "report" / "index.html").read_text()
 
 
 def test_raising_worker_is_named(tmp_path):

@@ -2,6 +2,7 @@
 
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -12,7 +13,7 @@ from analysis.compare import compare
 from analysis.report import write_report
 from analysis.stats import describe, median_ci, scaling, summarize
 from podscale.errors import UsageError
-from tests.conftest import podscale
+from tests.conftest import ROOT, podscale
 from tests.synth import make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -107,3 +108,14 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     rgb = img[..., :3]
     colourful = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 0.2
     assert colourful.mean() > 0.001  # a text-only page has ~0 colourful pixels
+
+
+def test_analysis_never_imports_jax(tmp_path):
+    code = ("import sys, analysis, analysis.report, analysis.traces, analysis.compare, "
+            "analysis.asvresults, analysis.plots\n"
+            "from analysis.report import write_report\n"
+            f"write_report({str(make_run(tmp_path / 'r'))!r})\n"
+            "assert 'jax' not in sys.modules and 'jaxlib' not in sys.modules, 'jax imported'\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert res.returncode == 0, res.stderr
