@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -187,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("podscale: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: one line, the traceback on request
+        if os.environ.get("PODSCALE_DEBUG"):
+            raise
+        print(f"podscale: internal error: {type(exc).__name__}: {exc} "
+              "(set PODSCALE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
