@@ -23,7 +23,8 @@ COLLECTIVE = re.compile(
     re.IGNORECASE,
 )
 STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us",
-                "collective_us", "host_us", "ops", "collective_start_us"]
+                "collective_us", "host_us", "ops", "collective_start_us", "devices",
+                "device_max_us", "device_min_us"]
 
 
 @contextlib.contextmanager
@@ -77,9 +78,15 @@ def _is_op(args: dict, name: str) -> bool:
     return ("hlo_module" in args or "hlo_op" in args) and not name.startswith("end:")
 
 
+def _device_key(args: dict, pid) -> str:
+    ordinal = args.get("device_ordinal")
+    return f"ordinal {ordinal}" if ordinal is not None else f"track {pid}"
+
+
 def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFrame:
     """One row per annotated step: wall, device (union of XLA op time), collective and host
-    time (wall - device), and when the first collective op started (aligned by offset)."""
+    time (wall - device), when the first collective op started (aligned by offset), and per
+    device (``device_ordinal``, else the trace's device track) the busiest and idlest."""
     marks = ev[ev["args"].map(lambda a: "step_num" in a)]
     ops = ev[[_is_op(a, n) for a, n in zip(ev["args"], ev["name"])]]
     rows = []
@@ -91,12 +98,17 @@ def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFram
         coll = inside[inside["name"].str.contains(COLLECTIVE)]
         cspans = [(t, min(t + d, hi)) for t, d in zip(coll["ts"], coll["dur"])]
         device = _union(spans)
+        keys = [_device_key(a, p) for a, p in zip(inside["args"], inside["pid"])]
+        per_device = [_union([(t, min(t + d, hi)) for t, d in zip(g["ts"], g["dur"])])
+                      for _, g in inside.groupby(keys)] if keys else [0.0]
         rows.append({
             "process": process, "case_id": case_id, "step": int(m["args"]["step_num"]),
             "start_us": lo + offset_us, "wall_us": m["dur"], "device_us": device,
             "collective_us": _union(cspans), "host_us": max(m["dur"] - device, 0.0),
             "ops": len(inside),
             "collective_start_us": (coll["ts"].min() + offset_us) if len(coll) else np.nan,
+            "devices": len(set(keys)),
+            "device_max_us": max(per_device), "device_min_us": min(per_device),
         })
     return pd.DataFrame(rows, columns=STEP_COLUMNS)
 

@@ -32,6 +32,7 @@ def test_parser_on_small_trace():
     assert s0.wall_us == 50 and s0.device_us == 30  # union of [105,115] and [115,135]
     assert s0.collective_us == 20 and s0.host_us == 20 and s0.ops == 3  # 'end:' is not an op
     assert s0.collective_start_us == 1115.0 and s0.start_us == 1100.0
+    assert s0.devices == 2 and s0.device_max_us == 30 and s0.device_min_us == 4
     assert s1.device_us == 30 and s1.collective_us == 30  # clipped at the step's end
 
 
