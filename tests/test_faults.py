@@ -68,12 +68,17 @@ def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed"
     assert len(cases) >= 1 and len(samples) > 0  # records already written are kept
 
 
+def started_run(out: Path, process: int) -> tuple[subprocess.Popen, Path, dict[int, int]]:
+    """A run in the background, once ``process`` has finished its first case."""
+    proc = start(out)
+    wait_for(lambda: any(out.iterdir()))
+    run = only_run(out)
+    wait_for(lambda: cases_done(run, process) >= 1 and len(worker_pids(run)) == 2)
+    return proc, run, worker_pids(run)
+
+
 def test_killed_worker_stops_run(tmp_path):
-    proc = start(tmp_path)
-    wait_for(lambda: any(tmp_path.iterdir()))
-    run = only_run(tmp_path)
-    wait_for(lambda: cases_done(run, 1) >= 1 and len(worker_pids(run)) == 2)
-    pids = worker_pids(run)
+    proc, run, pids = started_run(tmp_path, 1)
     os.kill(pids[1], signal.SIGKILL)
     killed = time.monotonic()
     _, err = proc.communicate(timeout=30)
@@ -112,11 +117,7 @@ def test_hung_worker_hits_case_timeout(tmp_path):
 
 
 def test_ctrl_c_shuts_down_cleanly(tmp_path):
-    proc = start(tmp_path)
-    wait_for(lambda: any(tmp_path.iterdir()))
-    run = only_run(tmp_path)
-    wait_for(lambda: cases_done(run, 0) >= 1 and len(worker_pids(run)) == 2)
-    pids = worker_pids(run)
+    proc, run, pids = started_run(tmp_path, 0)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does to the foreground group
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
