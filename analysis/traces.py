@@ -121,20 +121,36 @@ def offset(ev: pd.DataFrame, anchor_unix_us: float | None) -> float:
     return anchor_unix_us - float(mark["ts"].iloc[0])
 
 
-def _xplanes(run_dir: Path) -> list[tuple[str, int, Path]]:
-    out = []
-    for path in sorted(Path(run_dir).glob("traces/*/plugins/profile/*/process-*.xplane.pb")):
-        layout = path.parents[3].name
-        out.append((layout, int(path.name.split(".")[0].split("-")[1]), path))
+def _sidecars(run_dir: Path) -> dict[tuple[str, int], dict]:
+    out = {}
+    for path in Path(run_dir).glob("traces/*/process-*.sync.json"):
+        info = json.loads(path.read_text())
+        out[(path.parent.name, int(info["process"]))] = info
     return out
 
 
-def load_traces(run_dir: Path) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
-    """(layout, process) -> (events, offset to shared wall clock in us)."""
+def _xplanes(traces: Path, sync: dict) -> list[tuple[str, int, Path]]:
+    """(layout, process, file): ``process-<i>.xplane.pb`` as podscale names them, or
+    ``<host>.xplane.pb`` as JAX does (``--trace-dir``), mapped through the sidecars."""
+    hosts = {(lay, info.get("host")): p for (lay, p), info in sync.items()}
+    out = []
+    for path in sorted(Path(traces).glob("*/plugins/profile/*/*.xplane.pb")):
+        layout, stem = path.parents[3].name, path.name.removesuffix(".xplane.pb")
+        if stem.startswith("process-") and stem[8:].isdigit():
+            out.append((layout, int(stem[8:]), path))
+        elif (layout, stem) in hosts:
+            out.append((layout, hosts[(layout, stem)], path))
+    return out
+
+
+def load_traces(run_dir: Path, traces: Path | None = None
+                ) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
+    """(layout, process) -> (events, offset to shared wall clock in us). ``traces``: where
+    the XSpace files are, if not ``RUN/traces`` (a copy of a ``--trace-dir``)."""
+    sync = _sidecars(run_dir)
     loaded = {}
-    for layout, proc, path in _xplanes(run_dir):
-        sync = path.parents[3] / f"process-{proc}.sync.json"
-        anchor = json.loads(sync.read_text())["anchor_unix_us"] if sync.exists() else None
+    for layout, proc, path in _xplanes(traces or Path(run_dir) / "traces", sync):
+        anchor = sync.get((layout, proc), {}).get("anchor_unix_us")
         ev = events(convert(path))
         loaded[(layout, proc)] = (ev, offset(ev, anchor))
     return loaded

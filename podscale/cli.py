@@ -45,6 +45,9 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
                    help="after the timed iterations, trace a separate pass per process")
     p.add_argument("--traced-iters", dest="traced_iters", type=int,
                    help="iterations in the traced pass (default 3)")
+    p.add_argument("--trace-dir", default=None,
+                   help="with --profile on real hosts: each host writes its trace straight "
+                        "to DIR/<layout> (shared path or gs://), named by host")
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--name", default=None, help="run name (default: the suites)")
     p.add_argument("--case-timeout", type=float, default=300.0,
@@ -143,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     selfb.add_argument("--max-processes", type=int, default=32)
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
+    trace.add_argument("--traces", type=Path, default=None,
+                       help="where the XSpace files are (a local copy of --trace-dir); "
+                            "default RUN_DIR/traces")
     show = sub.add_parser("show", help="print the result table of a run")
     show.add_argument("run_dir", type=Path)
     return parser
@@ -178,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                     max_processes=args.max_processes)
             return 0
         if args.command == "trace":
-            trace(args.run_dir)
+            trace(args.run_dir, args.traces)
             return 0
         show(args.run_dir)
         return 0

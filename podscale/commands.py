@@ -65,6 +65,7 @@ def spec_from_args(args: argparse.Namespace, default_file: Path | None = None) -
         extra={
             "sync_each": g["sync"] == "each",
             "traced_iters": g["traced_iters"] if args.profile else 0,
+            **({"trace_dir": args.trace_dir} if args.trace_dir else {}),
         },
     )
 
@@ -92,6 +93,9 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
     if args.case_timeout <= 0:
         raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
+    if spec.extra.get("trace_dir") and args.launcher == "local" and max(spec.hosts) > 1:
+        raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
+                         "share one host (leave it out: traces go to the run directory)")
     if max(spec.hosts) > MAX_LOCAL_PROCESSES:
         raise UsageError(f"{max(spec.hosts)} hosts: the local launcher starts at most "
                          f"{MAX_LOCAL_PROCESSES} processes")
@@ -100,20 +104,25 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
                       reuse=args.reuse, **_launch_kwargs(args))
     show(run_dir)
     if spec.extra.get("traced_iters"):
-        trace(run_dir)
+        remote = spec.extra.get("trace_dir")
+        if remote and "://" in remote:
+            print(f"# traces written under {remote}; copy them here and run: podscale trace "
+                  f"{run_dir} --traces <copy>")
+        else:
+            trace(run_dir, Path(remote) if remote else None)
     if report:
         cmd_report(run_dir, None, "max")
     print(f"# results: {run_dir}")
     return 0
 
 
-def trace(run_dir: Path) -> None:
+def trace(run_dir: Path, traces: Path | None = None) -> None:
     from analysis.traces import load_traces, step_table, stragglers, write_merged
     from analysis.traces import summary as trace_summary
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
-    loaded = load_traces(run_dir)
+    loaded = load_traces(run_dir, traces)
     if not loaded:
         raise UsageError(f"{run_dir}: no traces (run with --profile)")
     table = step_table(loaded)

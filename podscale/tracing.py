@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,18 +34,27 @@ def traced_pass(
     layout: str,
     iters: int,
     writer: RecordWriter,
-) -> Path:
-    """Run ``iters`` annotated iterations of every step under the profiler."""
+    trace_root: str | None = None,
+) -> str:
+    """Run ``iters`` annotated iterations of every step under the profiler.
+
+    With ``trace_root`` (a shared path or ``gs://...``; real hosts with distinct names),
+    every host writes straight to ``<trace_root>/<layout>/plugins/profile/<run>/<host>.xplane.pb``
+    through JAX's own filesystem layer; otherwise the trace lands in the run directory."""
     import jax
 
     base = trace_dir(run_dir, layout)
+    base.mkdir(parents=True, exist_ok=True)
     tmp = base / f".tmp-process-{rt.process}"
     shutil.rmtree(tmp, ignore_errors=True)
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.host_tracer_level = 2
+    if trace_root:
+        options.session_id = run_dir.name
+    target = f"{trace_root.rstrip('/')}/{layout}" if trace_root else str(tmp)
     rt.barrier("podscale trace start")
-    jax.profiler.start_trace(str(tmp), profiler_options=options)
+    jax.profiler.start_trace(target, profiler_options=options)
     try:
         rt.barrier("podscale trace sync")
         with jax.profiler.TraceAnnotation(SYNC_MARK):
@@ -62,13 +72,16 @@ def traced_pass(
                 writer.write(Sample(case_id, rt.process, t.phase, t.iteration, t.seconds))
     finally:
         jax.profiler.stop_trace()
+    host = socket.gethostname()
+    (base / f"process-{rt.process}.sync.json").write_text(json.dumps(
+        {"process": rt.process, "host": host, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3}
+    ))
+    if trace_root:
+        return f"{target}/plugins/profile/{run_dir.name}/{host}.xplane.pb"
     (xspace,) = tmp.glob("plugins/profile/*/*.xplane.pb")
     session = base / "plugins" / "profile" / run_dir.name
     session.mkdir(parents=True, exist_ok=True)
     dest = session / f"process-{rt.process}.xplane.pb"
     shutil.move(str(xspace), dest)
     shutil.rmtree(tmp, ignore_errors=True)
-    (base / f"process-{rt.process}.sync.json").write_text(
-        json.dumps({"process": rt.process, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3})
-    )
-    return dest
+    return str(dest)

@@ -126,7 +126,8 @@ def run_plan(plan: dict, rt) -> None:
         from podscale.tracing import traced_pass
 
         say(rt, f"traced pass: {len(steps)} cases x {traced_iters} iterations")
-        traced_pass(steps, rt, run_dir, plan["layout"], traced_iters, writer)
+        traced_pass(steps, rt, run_dir, plan["layout"], traced_iters, writer,
+                    trace_root=plan.get("trace_dir"))
     writer.close()
     rt.barrier(f"podscale {plan['layout']} done")
 

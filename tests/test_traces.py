@@ -98,3 +98,19 @@ def test_merged_timeline_one_track_per_process(profiled_run):
     assert tracks == {"process 0", "process 1"}
     steps_csv = pd.read_csv(run / "traces" / "steps.csv")
     assert set(steps_csv.process) == {0, 1}
+
+
+def test_trace_dir_named_by_host(tmp_path):
+    """--trace-dir: the host writes straight to a shared path (or gs://) named by host;
+    podscale maps host names back to processes through the run's sidecars."""
+    res = podscale("run", "psum", "--hosts", "1", "--devices-per-host", "2", "--sizes", "4K",
+                   "--iters", "3", "--profile", "--trace-dir", str(tmp_path / "shared"),
+                   "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    (xplane,) = (tmp_path / "shared").glob("h1-d2/plugins/profile/*/*.xplane.pb")
+    assert not xplane.name.startswith("process-")  # JAX's own <host>.xplane.pb
+    table = step_table(load_traces(only_run(tmp_path / "out"), tmp_path / "shared"))
+    assert set(table["process"]) == {0} and len(table) == 2 * 3
+    res = podscale("run", "psum", "--hosts", "2", "--profile", "--trace-dir", "gs://b/p",
+                   "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "share one host" in res.stderr
