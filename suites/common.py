@@ -45,14 +45,45 @@ class Check:
 
 @dataclass
 class Prepared:
-    """A case ready to run: ``compile()`` returns the blocking step; ``check(out)``."""
+    """A case ready to run on this process: inputs placed, function built, reference known."""
 
-    compile: Callable[[], Callable[[], Any]]
-    check: Callable[[Any], Check]
+    case: Any
+    fn: Callable
+    args: tuple
+    mesh: Any
+    expected: np.ndarray
+    scale: np.ndarray
+    terms: int
     bytes_per_process: int
     flops_per_process: int
     bytes_per_device: int
     compile_seconds: float = 0.0
+
+    def compile(self) -> Callable[[], Any]:
+        """Compile (timed into ``compile_seconds``) and return the blocking step. jit:
+        ahead-of-time lower+compile; pmap's AOT executables reject host-local arrays in
+        multi-process runs, so its compile sample is the first call."""
+        start = time.perf_counter()
+        if self.case.variant == "pmap":
+            self.fn(*self.args).block_until_ready()
+            compiled = self.fn
+        else:
+            compiled = self.fn.lower(*self.args).compile()
+        self.compile_seconds = time.perf_counter() - start
+        args = self.args
+        return lambda: compiled(*args).block_until_ready()
+
+    def check(self, out) -> Check:
+        """Compare this process's outputs with the float64 reference."""
+        got = _host_local(self.case, out, self.mesh).astype(np.float64)
+        err = np.abs(got - self.expected)
+        tol = 4 * EPS[self.case.dtype] * max(self.terms, 1) * self.scale + 1e-30
+        return Check(
+            checked=int(got.size),
+            wrong=int(np.count_nonzero(~(err <= tol))),
+            max_error=float(np.max(err / np.maximum(self.scale, 1e-30))) if got.size else 0.0,
+            result=float(np.sum(got)),
+        )
 
 
 def normals(process: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -129,34 +160,6 @@ def prepare_case(wl: Workload, case, rt) -> Prepared:
     devices = case_devices(case)
     local = wl.inputs(case, rt.process)
     mesh, args = _place(case, local, devices)
-    fn = _function(case, wl.body, mesh, devices)
     expected, scale, terms = wl.reference(case, local)
-    nbytes, flops, dev_bytes = wl.work(case)
-    prepared = Prepared(lambda: None, lambda out: None, nbytes, flops, dev_bytes)
-
-    def compile_step() -> Callable[[], Any]:
-        # jit: ahead-of-time lower+compile. pmap's AOT executables reject host-local
-        # arrays in multi-process runs, so its compile sample is the first call.
-        start = time.perf_counter()
-        if case.variant == "pmap":
-            fn(*args).block_until_ready()
-            compiled = fn
-        else:
-            compiled = fn.lower(*args).compile()
-        prepared.compile_seconds = time.perf_counter() - start
-        return lambda: compiled(*args).block_until_ready()
-
-    def check(out) -> Check:
-        got = _host_local(case, out, mesh).astype(np.float64)
-        err = np.abs(got - expected)
-        tol = 4 * EPS[case.dtype] * max(terms, 1) * scale + 1e-30
-        return Check(
-            checked=int(got.size),
-            wrong=int(np.count_nonzero(~(err <= tol))),
-            max_error=float(np.max(err / np.maximum(scale, 1e-30))) if got.size else 0.0,
-            result=float(np.sum(got)),
-        )
-
-    prepared.compile = compile_step
-    prepared.check = check
-    return prepared
+    return Prepared(case, _function(case, wl.body, mesh, devices), args, mesh, expected, scale,
+                    terms, *wl.work(case))
