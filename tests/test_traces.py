@@ -84,7 +84,7 @@ def test_trace_table_consistent_with_measured(profiled_run):
     assert len(traced) == 12 and not (samples.phase == "timed").sum() == 0
     for r in table.itertuples():
         measured = traced.loc[(r.process, r.case_id, r.step), "seconds"] * 1e6
-        assert 0.8 * measured <= r.wall_us <= measured + 2000
+        assert 0.8 * measured <= r.wall_us <= 1.5 * measured + 5000  # annotation encloses clock
         assert 0 < r.device_us <= r.wall_us + 1e-6
         assert r.host_us == pytest.approx(r.wall_us - r.device_us)
     psum = table[table.case_id.str.startswith("psum")]
