@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-SYNC_MARK = "podscale_sync"  # same literal as podscale.tracing.SYNC_MARK
+from podscale.tracing import SYNC_MARK
+
 COLLECTIVE = re.compile(
     r"all[-_]?reduce|psum|all[-_]?gather|reduce[-_]scatter|all[-_]to[-_]all|"
     r"collective[-_]permute|ppermute|allreduce|send|recv",

@@ -59,7 +59,9 @@ def traced_pass(
         rt.barrier("podscale trace sync")
         with jax.profiler.TraceAnnotation(SYNC_MARK):
             anchor_ns = time.time_ns()
-        for case_id, step in steps:
+        samples = [
+            Sample(case_id, rt.process, t.phase, t.iteration, t.seconds)
+            for case_id, step in steps
             for t in measure(
                 step,
                 clock=time.perf_counter,
@@ -68,10 +70,11 @@ def traced_pass(
                 iters=iters,
                 phase="traced",
                 around=lambda i, c=case_id: jax.profiler.StepTraceAnnotation(c, step_num=i),
-            ):
-                writer.write(Sample(case_id, rt.process, t.phase, t.iteration, t.seconds))
+            )
+        ]
     finally:
         jax.profiler.stop_trace()
+    writer.write(*samples)  # after the session: no file I/O inside the trace
     host = socket.gethostname()
     (base / f"process-{rt.process}.sync.json").write_text(json.dumps(
         {"process": rt.process, "host": host, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3}

@@ -49,6 +49,14 @@ def inject_fault(rt, index: int) -> None:
             time.sleep(3600)
 
 
+def refuse_layout(rt, plan: dict) -> str | None:
+    """Print why this job cannot run the plan (as the launcher expects it) and return it."""
+    problem = check_layout(rt, plan)
+    if problem:
+        print(f"podscale: error: {problem}", flush=True)
+    return problem
+
+
 def check_layout(rt, plan: dict) -> str | None:
     """Why this job cannot run the plan's layouts, or None."""
     hosts, dph = plan.get("hosts"), plan.get("devices_per_host")
@@ -137,7 +145,7 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
     every case of ``spec`` whose host count is the job's process count, one layout per
     devices-per-host value on the same processes (device subsets). Process 0 writes the
     manifest; with ``gather`` it also writes every process's records."""
-    from dataclasses import replace
+    from dataclasses import asdict, replace
 
     from podscale.cases import Layout, expand, group_by_layout
     from podscale.records import Manifest, write_manifest
@@ -151,7 +159,7 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
     spec = replace(spec, hosts=[rt.process_count])
     layouts = group_by_layout(expand(spec))
     manifest = Manifest(run_id=run_dir.name, created=now(), command=list(sys.argv),
-                        spec={"grid": repr(spec), "launcher": "podscale worker"},
+                        spec={**asdict(spec), "launcher": "podscale worker"},
                         layouts=[k.key for k in layouts], environment=environment())
     if rt.process == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -160,10 +168,8 @@ def host_main(spec, run_dir: Path, *, gather: bool, cpu_devices: int | None) -> 
     try:
         launched = Layout(rt.process_count, max(spec.devices_per_host))
         plan = make_plan(run_dir, launched, layouts, spec, gather=gather)
-        problem = check_layout(rt, plan)
-        if problem:
-            print(f"podscale: error: {problem}", flush=True)
-            error = problem
+        error = refuse_layout(rt, plan)
+        if error:
             return EXIT_USAGE
         run_layouts(plan, rt)
         status = "complete"
@@ -180,9 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     rt = runtime.start()
-    problem = check_layout(rt, plan)
-    if problem:
-        print(f"podscale: error: {problem}", flush=True)
+    if refuse_layout(rt, plan):
         return EXIT_USAGE
     if plan.get("mode") == "seed":
         from suites import seed
