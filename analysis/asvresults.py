@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError
 
 COLUMNS = ["machine", "commit", "date", "env", "benchmark", "params", "value", "unit",
            "q_25", "q_75"]

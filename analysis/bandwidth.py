@@ -20,9 +20,6 @@ BUS_FACTOR: dict[str, Callable[[int], float]] = {
     "sendrecv": lambda n: 1.0,
 }
 
-#: podscale suite -> collective it performs (suites absent here are not collectives)
-SUITE_COLLECTIVE: dict[str, str] = {"psum": "all_reduce"}
-
 
 def algbw(nbytes: float, seconds: float) -> float:
     """Algorithm bandwidth in bytes/s."""
@@ -34,7 +31,9 @@ def busbw(collective: str, nbytes: float, seconds: float, ranks: int) -> float:
     return algbw(nbytes, seconds) * BUS_FACTOR[collective](ranks)
 
 
-def bus_factor(suite: str, ranks: int) -> float | None:
-    """busbw/algbw for a suite, or None when the suite is not a collective."""
-    collective = SUITE_COLLECTIVE.get(suite)
-    return None if collective is None else BUS_FACTOR[collective](ranks)
+def bus_factor(collective: str | None, ranks: int) -> float | None:
+    """busbw/algbw of a workload's collective over ``ranks`` participants, or None when
+    it is not a collective (or one this table does not know)."""
+    if not isinstance(collective, str) or collective not in BUS_FACTOR:
+        return None
+    return BUS_FACTOR[collective](int(ranks))

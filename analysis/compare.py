@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
-from analysis.load import load_run
+from analysis.load import SETTINGS, load_run
 from analysis.stats import per_iteration
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError
 
 #: differences that make timings incomparable (unless forced)
 HARD = ("platform", "device_kind", "cpu_count")
@@ -35,6 +35,28 @@ def differences(a: dict, b: dict, names) -> list[str]:
     return [f"{n}: {a.get(n)!r} vs {b.get(n)!r}" for n in names if a.get(n) != b.get(n)]
 
 
+def setting_differences(ca: pd.DataFrame, cb: pd.DataFrame, common: list[str]) -> list[str]:
+    """Measurement settings (iters, warmup, sync, traced iters) that differ between the
+    runs' matched cases, each with how many cases it concerns."""
+    a = ca.drop_duplicates("case_id").set_index("case_id").loc[common, SETTINGS]
+    b = cb.drop_duplicates("case_id").set_index("case_id").loc[common, SETTINGS]
+    out = []
+    for col in SETTINGS:
+        differ = a[col].astype(str) != b[col].astype(str)
+        if differ.any():
+            pairs = sorted({(str(x), str(y)) for x, y in zip(a[col][differ], b[col][differ])})
+            shown = ", ".join(f"{x!r} vs {y!r}" for x, y in pairs)
+            out.append(f"{col}: {shown} in {int(differ.sum())} case(s)")
+    return out
+
+
+def version_differences(ca: pd.DataFrame, cb: pd.DataFrame) -> list[str]:
+    va = ca.groupby("workload")["version"].agg(lambda v: ",".join(sorted(set(map(str, v)))))
+    vb = cb.groupby("workload")["version"].agg(lambda v: ",".join(sorted(set(map(str, v)))))
+    return [f"workload {w}: version {va[w]} vs {vb[w]} (its cases are not matched)"
+            for w in sorted(set(va.index) & set(vb.index)) if va[w] != vb[w]]
+
+
 def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float = 0.05,
             force: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes). ``ratio`` is B/A of time_s; verdict 'slower'/'faster' when the
@@ -46,10 +68,18 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
     if hard and not force:
         raise UsageError("runs are not comparable (" + "; ".join(hard) + "); use --force")
     notes = [f"environment differs: {d}" for d in hard + differences(ka, kb, SOFT)]
+    notes += version_differences(ca, cb)
     ia, ib = per_iteration(sa), per_iteration(sb)
     common = sorted(set(ia["case_id"]) & set(ib["case_id"]))
     if not common:
-        raise UsageError(f"{run_a} and {run_b} have no case in common")
+        why = "; ".join(version_differences(ca, cb))
+        raise UsageError(f"{run_a} and {run_b} have no case in common" + (f" ({why})"
+                                                                           if why else ""))
+    settings = setting_differences(ca, cb, common)
+    if settings and not force:
+        raise UsageError("measurement settings differ (" + "; ".join(settings) +
+                         "); use --force")
+    notes += [f"settings differ: {d}" for d in settings]
     only = len(set(ia["case_id"]) ^ set(ib["case_id"]))
     if only:
         notes.append(f"{only} case(s) are in only one run and were left out")

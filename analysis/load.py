@@ -1,4 +1,10 @@
-"""Run directories -> tidy pandas DataFrames. Never imports JAX."""
+"""Run directories -> tidy pandas DataFrames. Never imports JAX.
+
+Case columns come from the records: the case's workload, version, variant, dtype and
+layout, then one column per workload parameter (whatever the workloads declared; a
+parameter whose name collides with a fixed column is prefixed ``param.``), then the
+measurement settings, work and correctness check.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,59 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.errors import UsageError
-from podscale.records import CaseRecord, EnvRecord, Manifest, Sample, read_manifest, read_records
+from podscale.core.errors import UsageError
+from podscale.core.records import (
+    CaseRecord,
+    EnvRecord,
+    Manifest,
+    Sample,
+    read_manifest,
+    read_records,
+)
 
-CASE_COLUMNS = ["suite", "variant", "dtype", "size", "hosts", "devices_per_host"]
+IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "layout",
+            "mesh"]
+SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
+MEASURED = ["case_id", "process", "bytes_per_process", "flops_per_process", "bytes_per_device",
+            "collective", "participants", "compile_kind", "checked", "wrong", "max_error",
+            "result"]
+FIXED = IDENTITY + SETTINGS + MEASURED
+SAMPLE_COLUMNS = ["case_id", "process", "phase", "iteration", "seconds", "device"]
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    """The workload-parameter columns of a cases or summary table (``attrs["params"]``)."""
+    return [c for c in df.attrs.get("params", []) if c in df.columns]
 
 
 def _records(run_dir: Path) -> list:
-    files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
     out: list = []
-    for path in files:
+    for path in sorted((run_dir / "records").glob("*/process-*.jsonl")):
         out.extend(read_records(path))
     return out
+
+
+def _case_row(r: CaseRecord, names: list[str]) -> dict:
+    c = r.case
+    lay = c["layout"]
+    axes = [["hosts", lay["hosts"]], *lay.get("local_axes", [])]
+    row = {"workload": c["workload"], "version": c["version"], "variant": c["variant"],
+           "dtype": c["dtype"], "hosts": lay["hosts"], "devices_per_host": lay["devices_per_host"],
+           "layout": f"{lay['hosts']}x{lay['devices_per_host']}",
+           "mesh": "x".join(f"{n}{s}" for n, s in axes), **c.get("settings", {})}
+    for name, value in c.get("params", {}).items():
+        row[names[name]] = value
+    row.update({k: getattr(r, k) for k in MEASURED})
+    return row
+
+
+def cases_frame(cases: list[CaseRecord]) -> pd.DataFrame:
+    params = list(dict.fromkeys(k for r in cases for k in r.case.get("params", {})))
+    names = {p: (f"param.{p}" if p in FIXED else p) for p in params}
+    df = pd.DataFrame([_case_row(r, names) for r in cases],
+                      columns=IDENTITY + list(names.values()) + SETTINGS + MEASURED)
+    df.attrs["params"] = list(names.values())
+    return df
 
 
 def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -27,17 +74,9 @@ def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame,
         raise UsageError(f"{run_dir}: no such run directory")
     manifest = read_manifest(run_dir)
     records = _records(run_dir)
-    samples = pd.DataFrame(
-        [vars(r) for r in records if isinstance(r, Sample)],
-        columns=["case_id", "process", "phase", "iteration", "seconds", "device"],
-    )
-    cases = [r for r in records if isinstance(r, CaseRecord)]
-    case_df = pd.DataFrame(
-        [{**{k: r.params[k] for k in CASE_COLUMNS}, **{k: v for k, v in vars(r).items()
-                                                       if k != "params"}} for r in cases],
-        columns=CASE_COLUMNS + ["case_id", "process", "bytes_per_process", "flops_per_process",
-                                "bytes_per_device", "checked", "wrong", "max_error", "result"],
-    )
+    samples = pd.DataFrame([vars(r) for r in records if isinstance(r, Sample)],
+                           columns=SAMPLE_COLUMNS)
+    case_df = cases_frame([r for r in records if isinstance(r, CaseRecord)])
     envs = pd.DataFrame([vars(r) for r in records if isinstance(r, EnvRecord)])
     for df in (samples, case_df, envs):
         df.attrs["run_id"] = manifest.run_id
@@ -57,9 +96,8 @@ def load_many(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
 def load(run_dir: str | Path) -> pd.DataFrame:
     """One row per raw sample, joined with its case parameters and the run id."""
     manifest, samples, cases, _ = load_run(run_dir)
-    params = cases.drop_duplicates("case_id")[
-        ["case_id", *CASE_COLUMNS, "bytes_per_process", "flops_per_process", "bytes_per_device"]
-    ]
-    df = samples.merge(params, on="case_id", how="left")
+    keep = ["case_id", *IDENTITY, *param_columns(cases), *SETTINGS, "bytes_per_process",
+            "flops_per_process", "bytes_per_device", "collective", "participants"]
+    df = samples.merge(cases.drop_duplicates("case_id")[keep], on="case_id", how="left")
     df.insert(0, "run_id", manifest.run_id)
     return df

@@ -45,27 +45,40 @@ def _layout(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _sized(summary: pd.DataFrame) -> pd.DataFrame:
+    """Cases of workloads that have a size parameter, for the plots against size."""
+    if "size" not in summary.columns:
+        return summary.iloc[0:0]
+    return summary.dropna(subset=["size"])
+
+
 def time_vs_size(summary: pd.DataFrame):
+    summary = _sized(summary)
+    if summary.empty:
+        return None
     df = _layout(summary).assign(time_us=summary["time_s"] * 1e6)
     g = sns.relplot(data=df, x="size", y="time_us", hue="hosts", style="devices_per_host",
-                    col="suite", row="variant", kind="line", marker="o", palette="viridis",
+                    col="workload", row="variant", kind="line", marker="o", palette="viridis",
                     facet_kws={"sharey": False}, height=3.2, aspect=1.3)
     g.set(yscale="log")
     _size_axis(g)
-    g.set_axis_labels("elements per process", "time (us)")
+    g.set_axis_labels("size parameter (per process)", "time (us)")
     g.figure.suptitle("Time vs size (median over iterations of max over processes)", y=1.02)
     return g.figure
 
 
 def bandwidth_vs_size(summary: pd.DataFrame):
-    df = summary.copy()
+    df = _sized(summary).copy()
+    if df.empty:
+        return None
     df["bandwidth"] = df["busbw"].where(df["busbw"].notna(), df["gbps"])
     df["metric"] = ["busbw" if pd.notna(b) else "GB/s per process" for b in df["busbw"]]
     g = sns.relplot(data=df, x="size", y="bandwidth", hue="hosts", style="devices_per_host",
-                    col="suite", row="variant", kind="line", marker="o", palette="viridis",
+                    col="workload", row="variant", kind="line", marker="o", palette="viridis",
                     facet_kws={"sharey": False}, height=3.2, aspect=1.3)
     _size_axis(g)
-    g.set_axis_labels("elements per process", "GB/s (psum: busbw, dot: per process)")
+    g.set_axis_labels("size parameter (per process)",
+                      "GB/s (collectives: busbw; others: per process)")
     g.figure.suptitle("Bandwidth vs size", y=1.02)
     return g.figure
 
@@ -76,7 +89,7 @@ def scaling_efficiency(scaling: pd.DataFrame):
         return None
     weak = weak.assign(size=weak["size"].map(str), dev=weak["devices_per_host"].map(str))
     g = sns.relplot(data=weak, x="hosts", y="efficiency", hue="size", style="dev",
-                    col="suite", row="variant", kind="line", marker="o", palette="rocket",
+                    col="workload", row="variant", kind="line", marker="o", palette="rocket",
                     height=3.2, aspect=1.3)
     for ax in g.axes.flat:
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
@@ -91,10 +104,11 @@ def process_skew(samples: pd.DataFrame, summary: pd.DataFrame):
         return None
     timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(multi["case_id"])]
     per = timed.groupby(["case_id", "process"])["seconds"].median().reset_index()
-    per = per.merge(multi[["case_id", "suite", "variant", "size", "hosts"]], on="case_id")
+    per = per.merge(multi[["case_id", "workload", "variant", "hosts"]], on="case_id")
     fastest = per.groupby("case_id")["seconds"].transform("min")
     per["slowdown"] = per["seconds"] / fastest
-    g = sns.catplot(data=per, x="process", y="slowdown", hue="size", col="suite",
+    g = sns.catplot(data=per, x="process", y="slowdown", hue="process", legend=False,
+                    col="workload",
                     row="variant", kind="strip", palette="mako", height=3.0, aspect=1.3,
                     dodge=True)
     g.set_axis_labels("process", "median time / fastest process")
@@ -103,27 +117,34 @@ def process_skew(samples: pd.DataFrame, summary: pd.DataFrame):
 
 
 def variant_comparison(summary: pd.DataFrame):
-    keys = ["suite", "dtype", "size", "hosts", "devices_per_host"]
+    summary = _sized(summary)
+    keys = ["workload", "dtype", "size", "hosts", "devices_per_host"]
+    if summary.empty:
+        return None
     wide = summary.pivot_table(index=keys, columns="variant", values="time_s").reset_index()
     if not {"pmap", "shard_map"} <= set(wide.columns):
         return None
     wide["ratio"] = wide["shard_map"] / wide["pmap"]
     wide = _layout(wide)
     wide["size"] = wide["size"].map(_human)
-    g = sns.catplot(data=wide, x="size", y="ratio", hue="layout", col="suite", kind="bar",
+    g = sns.catplot(data=wide, x="size", y="ratio", hue="layout", col="workload", kind="bar",
                     palette="crest", height=3.2, aspect=1.4)
     for ax in g.axes.flat:
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    g.set_axis_labels("elements per process", "time shard_map / time pmap")
+    g.set_axis_labels("size parameter (per process)", "time shard_map / time pmap")
     g.figure.suptitle("pmap vs shard_map (below 1: shard_map faster)", y=1.02)
     return g.figure
 
 
 def compile_times(summary: pd.DataFrame):
+    """Ahead-of-time lower+compile only: a first call (pmap) includes execution."""
+    summary = summary[summary["compile_kind"] == "lower+compile"]
+    if summary.empty:
+        return None
     df = _layout(summary).assign(compile_ms=summary["compile_s"] * 1e3)
-    g = sns.catplot(data=df, x="layout", y="compile_ms", hue="variant", col="suite",
+    g = sns.catplot(data=df, x="layout", y="compile_ms", hue="variant", col="workload",
                     kind="bar", palette="pastel", height=3.2, aspect=1.3)
-    g.set_axis_labels("hosts x devices per host", "compile (ms, max over processes)")
+    g.set_axis_labels("hosts x devices per host", "lower+compile (ms, max over processes)")
     g.figure.suptitle("Compile times", y=1.02)
     return g.figure
 

@@ -10,12 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
-from analysis.load import load_run
+from analysis.load import load_run, param_columns
 from analysis.stats import labels, scaling, summarize
 
+HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
-    "variant": "variant", "dtype": "dtype", "size": "size", "hosts": "hosts",
-    "devices_per_host": "dev/host", "time_s": "time (us)", "iqr_s": "IQR (us)",
+    "hosts": "hosts", "devices_per_host": "dev/host", "mesh": "mesh", "iters": "iters",
+    "sync": "sync", "time_s": "time (us)", "iqr_s": "IQR (us)",
     "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
     "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
     "busbw": "busbw", "compile_s": "compile (ms)", "wrong": "#wrong",
@@ -24,12 +25,22 @@ _US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
 
 
 def _fmt_table(summary: pd.DataFrame) -> pd.DataFrame:
-    df = summary[[c for c in TABLE_COLUMNS if c in summary.columns]].copy()
+    """One workload's rows: its own parameters after the head, only columns it has."""
+    params = [c for c in param_columns(summary) if summary[c].notna().any()]
+    names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
+    df = summary[[c for c in names if c in summary.columns]].copy()
     for c in _US:
         df[c] = df[c] * 1e6
     df["compile_s"] = df["compile_s"] * 1e3
-    df = df.rename(columns=TABLE_COLUMNS)
-    return df.map(lambda v: ("N/A" if v != v else f"{v:.4g}") if isinstance(v, float) else v)
+    df = df.rename(columns=names)
+
+    def cell(v):
+        if not isinstance(v, float):
+            return v
+        return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15
+                                     else f"{v:.4g}")
+
+    return df.map(cell)
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -69,20 +80,23 @@ def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def memory_ceiling(summary: pd.DataFrame, envs: pd.DataFrame) -> pd.DataFrame:
-    """Dot cases' GB/s per process as a fraction of the measured memory ceiling."""
+    """GB/s per process of workloads without a collective (memory-bound compute, such as
+    dot) as a fraction of the memory ceiling measured in the run."""
     if envs.empty or "extra" not in envs:
         return pd.DataFrame()
     envs = envs.assign(memcpy=envs["extra"].map(lambda e: (e or {}).get("memcpy_gbps")),
                        layout=envs["extra"].map(lambda e: (e or {}).get("layout")))
     ceil = envs.dropna(subset=["memcpy"]).groupby("layout")["memcpy"].median()
-    dot = summary[summary["suite"] == "dot"].copy()
-    if dot.empty or ceil.empty:
+    local = summary[summary["collective"].isna() & (summary["bytes_per_process"] > 0)].copy()
+    if local.empty or ceil.empty:
         return pd.DataFrame()
-    dot["layout"] = [f"h{h}-d{d}" for h, d in zip(dot["hosts"], dot["devices_per_host"])]
-    dot["ceiling"] = dot["layout"].map(ceil)
-    dot["fraction"] = dot["gbps"] / dot["ceiling"]
-    out = dot[["variant", "dtype", "size", "layout", "gbps", "ceiling", "fraction"]]
-    return out.rename(columns={"gbps": "dot GB/s", "ceiling": "memcpy GB/s"}).round(3)
+    local["layout"] = [f"h{h}-d{d}" for h, d in zip(local["hosts"], local["devices_per_host"])]
+    local["ceiling"] = local["layout"].map(ceil)
+    local["fraction"] = local["gbps"] / local["ceiling"]
+    params = [c for c in param_columns(summary) if local[c].notna().any()]
+    out = local[["workload", "variant", "dtype", *params, "layout", "gbps", "ceiling",
+                 "fraction"]]
+    return out.rename(columns={"gbps": "GB/s per process", "ceiling": "memcpy GB/s"}).round(3)
 
 
 class _Doc:
@@ -132,13 +146,16 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
-    for suite, part in summary.groupby("suite"):
-        doc.heading(f"Suite {suite}", f"time: {labels(across)['time_s']}; sizes are elements "
-                                      "per process; bandwidths in GB/s.")
+    for workload, part in summary.groupby("workload", sort=False):
+        part.attrs["params"] = summary.attrs.get("params", [])
+        kind = part["collective"].dropna()
+        what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
+        doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
+                                            "bandwidths in GB/s.")
         doc.table(_fmt_table(part))
     ceiling = memory_ceiling(summary, envs)
     if not ceiling.empty:
-        doc.heading("Dot bandwidth vs memory ceiling",
+        doc.heading("Bandwidth vs memory ceiling (workloads without a collective)",
                     "ceiling: numpy copy (read+write bytes / time, best of 5) measured by each "
                     "worker at start-up in this run; median over the layout's processes")
         doc.table(ceiling)
@@ -153,7 +170,9 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     doc.figure(plots.process_skew(samples, summary), "per-process skew")
     doc.heading("pmap vs shard_map")
     doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
-    doc.heading("Compile times")
+    doc.heading("Compile times", "ahead-of-time lower+compile only; pmap's figure is its "
+                                 "first call (incl. execution and waiting for peers) and is "
+                                 "left out of this plot (it is in the tables)")
     doc.figure(plots.compile_times(summary), "compile times")
     steps, lag = _trace_tables(run_dir)
     if not steps.empty:

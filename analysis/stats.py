@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.bandwidth import algbw, bus_factor
-from analysis.load import CASE_COLUMNS
+from analysis.load import IDENTITY, SETTINGS, param_columns
 
 ACROSS = ("max", "mean", "min")
 
@@ -46,16 +46,26 @@ def labels(across: str = "max") -> dict[str, str]:
 LABELS = labels()
 
 
-def median_ci(values: np.ndarray, z: float = 1.96) -> tuple[float, float]:
-    """Distribution-free CI of the median from order statistics (normal approximation
-    to the binomial); the full range when there are too few values."""
+def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int]:
+    """0-based order statistics (lo, hi) of the distribution-free CI of the median: the
+    narrowest symmetric pair x(j)..x(n-j+1) (1-based) whose exact binomial coverage
+    1 - 2*P(Binom(n, 1/2) < j) is at least ``level``; (0, n-1) when n is too small."""
+    from scipy.stats import binom
+
+    j = int(binom.ppf((1 - level) / 2, n, 0.5))  # smallest j with P(X <= j) >= alpha/2
+    if j < 1 or binom.cdf(j - 1, n, 0.5) > (1 - level) / 2:
+        return 0, n - 1
+    return j - 1, n - j
+
+
+def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free CI of the median from order statistics (exact binomial
+    coverage >= ``level``); the full range when there are too few values."""
     x = np.sort(np.asarray(values, dtype=float))
-    n = len(x)
-    if n == 0:
+    if len(x) == 0:
         return (math.nan, math.nan)
-    half = z * math.sqrt(n) / 2
-    lo, hi = math.floor(n / 2 - half), math.ceil(n / 2 + half)
-    return float(x[max(lo, 0)]), float(x[min(hi, n - 1)])
+    lo, hi = median_ci_ranks(len(x), level)
+    return float(x[lo]), float(x[hi])
 
 
 def describe(values) -> dict[str, float]:
@@ -86,7 +96,7 @@ def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
             "time_s": d["median"], "iqr_s": d["iqr"], "p90_s": d["p90"], "p99_s": d["p99"],
             "cv": d["cv"], "ci_lo_s": d["ci_lo"], "ci_hi_s": d["ci_hi"],
             "time_min_s": g[col].min(), "skew_s": (g["t_max"] - g["t_min"]).median(),
-            "iters": len(g), "processes": g["processes"].max(),
+            "n_iters": len(g), "processes": g["processes"].max(),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -100,11 +110,11 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max") -
     ranks = timed.groupby(["case_id", "process"])["seconds"].median().groupby("case_id")
     stats = stats.join(ranks.agg(rank_min_s="min", rank_avg_s="mean", rank_max_s="max"))
     stats["compile_s"] = samples[samples["phase"] == "compile"].groupby("case_id")["seconds"].max()
-    agg = cases.groupby("case_id").agg(
-        **{c: (c, "first") for c in CASE_COLUMNS},
-        bytes_per_process=("bytes_per_process", "first"),
-        bytes_per_device=("bytes_per_device", "first"),
-        flops_per_process=("flops_per_process", "first"),
+    params = param_columns(cases)
+    first = [*IDENTITY, *params, *SETTINGS, "bytes_per_process", "bytes_per_device",
+             "flops_per_process", "collective", "participants", "compile_kind"]
+    agg = cases.groupby("case_id", sort=False).agg(
+        **{c: (c, "first") for c in first},
         wrong=("wrong", "sum"),
         checked=("checked", "sum"),
         reported=("process", "nunique"),
@@ -113,27 +123,34 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max") -
     out["gbps"] = out["bytes_per_process"] / out["time_s"] / 1e9
     out["gflops"] = out["flops_per_process"] / out["time_s"] / 1e9
     out["algbw"] = [algbw(b, t) / 1e9 for b, t in zip(out["bytes_per_device"], out["time_s"])]
-    factors = [bus_factor(s, h * d)
-               for s, h, d in zip(out["suite"], out["hosts"], out["devices_per_host"])]
+    # busbw is N/A for one participant (nothing crosses a link)
+    factors = [bus_factor(c, n) if n > 1 else None
+               for c, n in zip(out["collective"], out["participants"])]
     out["busbw"] = [a * f if f is not None else np.nan for a, f in zip(out["algbw"], factors)]
     out["across"] = across
     if "run_id" in samples.columns:
         out.insert(0, "run_id", samples["run_id"].iloc[0] if len(samples) else None)
-    return out.sort_values(
-        ["suite", "variant", "dtype", "hosts", "devices_per_host", "size"]
-    ).reset_index(drop=True)
+    out = out.sort_values(["workload", "variant", "dtype", "hosts", "devices_per_host",
+                           *params], kind="stable").reset_index(drop=True)
+    out.attrs["params"] = params
+    return out
 
 
 def scaling(summary: pd.DataFrame) -> pd.DataFrame:
-    """Weak and strong scaling efficiency vs host count, per suite/variant/dtype/layout.
+    """Weak and strong scaling efficiency vs host count, per workload/variant/dtype/layout
+    and every parameter but ``size`` (workloads without a size parameter have none).
 
     Sizes are per process, so the same size at H hosts is weak scaling:
     ``eff = T(1 host) / T(H)``. Strong scaling keeps the total fixed — size ``S*…/H``
     per process at H hosts against ``S`` at one host: ``eff = T(1) / (H * T(H))``.
     """
-    keys = ["suite", "variant", "dtype", "devices_per_host"]
+    keys = ["workload", "variant", "dtype", "devices_per_host", "mesh_local",
+            *[c for c in param_columns(summary) if c != "size"]]
     rows = []
-    for k, g in summary.groupby(keys):
+    if "size" not in summary.columns:
+        return pd.DataFrame(columns=[*keys, "kind", "hosts", "size", "efficiency"])
+    summary = summary.assign(mesh_local=summary["mesh"].str.split("x", n=1).str[1])
+    for k, g in summary.dropna(subset=["size"]).groupby(keys, dropna=False):
         base = g[g["hosts"] == 1].set_index("size")["time_s"]
         for r in g.itertuples():
             if r.size in base.index:

@@ -1,4 +1,5 @@
-"""Plain-text result tables in the spirit of nccl-tests' output."""
+"""Plain-text result tables in the spirit of nccl-tests' output. The columns after the
+workload are its own parameters (whatever it declared), then the fixed measurements."""
 
 from __future__ import annotations
 
@@ -6,11 +7,10 @@ import math
 
 import pandas as pd
 
-COLUMNS = [
-    ("suite", "suite", "{}"),
-    ("variant", "variant", "{}"),
-    ("dtype", "dtype", "{}"),
-    ("size", "size", "{:d}"),
+from analysis.load import param_columns
+
+HEAD = [("workload", "workload", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}")]
+TAIL = [
     ("bytes_per_process", "bytes/proc", "{:d}"),
     ("hosts", "hosts", "{:d}"),
     ("devices_per_host", "dev/host", "{:d}"),
@@ -29,15 +29,22 @@ def _fmt(value, fmt: str, col: str) -> str:
         return "N/A"
     if col in _SCALE:
         value = value * _SCALE[col]
-    if fmt == "{:d}":
+    if fmt == "{:d}" or (isinstance(value, float) and value.is_integer() and fmt == "{}"):
         value = int(value)
     return fmt.format(value)
 
 
+def columns(summary: pd.DataFrame) -> list[tuple[str, str, str]]:
+    params = [(c, c, "{}") for c in param_columns(summary)]
+    mesh = [("mesh", "mesh", "{}")] if summary["mesh"].str.count("x").max() > 1 else []
+    return HEAD + params + mesh + TAIL
+
+
 def render(summary: pd.DataFrame) -> str:
     """The summary as an aligned text table, one row per case."""
-    header = [h for _, h, _ in COLUMNS]
-    rows = [[_fmt(r[c], f, c) for c, _, f in COLUMNS] for _, r in summary.iterrows()]
+    cols = columns(summary) if len(summary) else HEAD + TAIL
+    header = [h for _, h, _ in cols]
+    rows = [[_fmt(r[c], f, c) for c, _, f in cols] for _, r in summary.iterrows()]
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     lines = ["# " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
     lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podscale.tracing import SYNC_MARK
+from podscale.core.records import SYNC_MARK
 
 COLLECTIVE = re.compile(
     r"all[-_]?reduce|psum|all[-_]?gather|reduce[-_]scatter|all[-_]to[-_]all|"

@@ -1,4 +1,4 @@
-"""asv benchmarks over podscale's suites.
+"""asv benchmarks over podscale's workloads.
 
 ``time_*``: single-process cases measured by asv itself (one process, a subset of its
 ``MAX_DEVICES`` CPU devices per case). ``track_*``: multi-process cases — podscale
@@ -29,15 +29,18 @@ class _SingleProcess:
     timeout = 120
 
     def setup(self, size, devices, variant):
-        import suites
-        from podscale import runtime
-        from podscale.cases import Case
+        from podscale.core.grid import Grid, expand
+        from podscale.core.registry import load_source
+        from podscale.core.workload import check
+        from podscale.worker import runtime
+        from podscale.worker.main import compile_step, context
 
-        case = Case(self.suite, variant, "float32", size, 1, devices)
-        self.prepared = suites.prepare(case, runtime.start())
-        self.step = self.prepared.compile()
-        out = self.step()
-        if self.prepared.check(out).wrong:
+        (case,) = expand(Grid((self.suite,), hosts=(1,), devices_per_host=(devices,),
+                              variants=(variant,), params=(("size", (size,)),)))
+        wl, ctx = load_source(case.source), context(case, runtime.start())
+        local = wl.inputs(ctx)
+        self.step, _, _ = compile_step(wl.step(ctx, local))
+        if check(wl.output(ctx, self.step()), wl.reference(ctx, local)).wrong:
             raise RuntimeError(f"{case.id}: wrong results")
 
 
@@ -66,16 +69,18 @@ class TrackMultiHost:
 
     def setup_cache(self):
         from analysis import load_run, summarize
-        from podscale.cases import SuiteSpec
-        from podscale.runner import execute
+        from podscale.core.case import Settings
+        from podscale.core.grid import Grid, expand
+        from podscale.launch.runner import execute
 
-        spec = SuiteSpec(suites=["dot", "psum"], sizes=[self.size], hosts=[self.hosts],
-                         devices_per_host=self.params[1], variants=self.params[0], iters=10)
+        grid = Grid(("dot", "psum"), params=(("size", (self.size,)),), hosts=(self.hosts,),
+                    devices_per_host=tuple(self.params[1]), variants=tuple(self.params[0]),
+                    settings=Settings(iters=10))
         with tempfile.TemporaryDirectory() as out:
-            run = execute(spec, Path(out), "asv", case_timeout=300, progress=lambda m: None)
+            run = execute(expand(grid), Path(out), "asv", case_timeout=300, progress=None)
             _, samples, cases, _ = load_run(run)
             table = summarize(samples, cases)
-        return {(r.suite, r.variant, r.devices_per_host): (r.time_s, r.gbps, r.busbw)
+        return {(r.workload, r.variant, r.devices_per_host): (r.time_s, r.gbps, r.busbw)
                 for r in table.itertuples()}
 
     def track_psum_time(self, cache, variant, devices_per_host):

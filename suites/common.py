@@ -1,89 +1,45 @@
-"""Shared machinery for the workloads: inputs, the two API variants, checks.
+"""Opt-in helpers for workloads: per-process inputs, rounding-error bounds, and
+:class:`Mapped`, which runs a per-device ``body`` in two API variants.
 
-A workload gives a per-device ``body`` that uses the mapped axis ``"p"``, host-local
-inputs of shape ``(local_devices, ...)`` and a float64 reference. Both variants run
-the same body: legacy ``jax.pmap`` over local shards, and ``jax.jit(jax.shard_map)``
-over a one-axis :class:`jax.sharding.Mesh` of all global devices.
+- ``pmap``: legacy ``jax.pmap`` over this process's devices; collectives name the pmap
+  axis, which spans every device of the job (so only "all axes" can be expressed).
+- ``shard_map``: ``jax.jit(jax.shard_map(...))`` over the case's mesh with its named axes
+  (``hosts``, ``local``, or a 3-D split); collectives may name any subset of the axes.
+
+Inputs are host-local arrays of shape ``(local_devices, ...)``: device ``d`` of this
+process gets row ``d``. The body sees one device's block (leading axis removed) and the
+axis name(s) to pass to ``jax.lax`` collectives.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-AXIS = "p"
-EPS = {"float32": 2.0**-23, "bfloat16": 2.0**-7, "float16": 2.0**-10}
+from podscale.core.errors import UsageError
+from podscale.core.workload import Context, Step, Workload, seed_for
+
+PMAP_AXIS = "p"
+#: unit roundoff u = 2**-p (p = significand bits incl. the implicit one)
+UNIT_ROUNDOFF = {"float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11}
 
 
-def seed_for(process: int) -> int:
-    """The reference workload's per-process seed."""
-    return 42 + 10 * process
+def gamma(n: int, dtype: str) -> float:
+    """Higham's gamma_n = n*u / (1 - n*u): the relative error bound of n rounded
+    operations in precision u (inf where n*u >= 1: no useful worst-case bound)."""
+    nu = n * UNIT_ROUNDOFF[dtype]
+    return nu / (1 - nu) if nu < 1 else math.inf
 
 
-class Workload(Protocol):
-    def inputs(self, case, process: int) -> tuple[np.ndarray, ...]: ...
-    def body(self, *blocks): ...
-    def reference(self, case, local: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-        """(expected float64, error scale, summands per output element)."""
-        ...
-    def work(self, case) -> tuple[int, int, int]:
-        """(bytes per process, flops per process, bytes per device)."""
-        ...
-
-
-@dataclass(frozen=True)
-class Check:
-    checked: int
-    wrong: int
-    max_error: float
-    result: float
-
-
-@dataclass
-class Prepared:
-    """A case ready to run on this process: inputs placed, function built, reference known."""
-
-    case: Any
-    fn: Callable
-    args: tuple
-    mesh: Any
-    expected: np.ndarray
-    scale: np.ndarray
-    terms: int
-    bytes_per_process: int
-    flops_per_process: int
-    bytes_per_device: int
-    compile_seconds: float = 0.0
-
-    def compile(self) -> Callable[[], Any]:
-        """Compile (timed into ``compile_seconds``) and return the blocking step. jit:
-        ahead-of-time lower+compile; pmap's AOT executables reject host-local arrays in
-        multi-process runs, so its compile sample is the first call."""
-        start = time.perf_counter()
-        if self.case.variant == "pmap":
-            self.fn(*self.args).block_until_ready()
-            compiled = self.fn
-        else:
-            compiled = self.fn.lower(*self.args).compile()
-        self.compile_seconds = time.perf_counter() - start
-        args = self.args
-        return lambda: compiled(*args).block_until_ready()
-
-    def check(self, out) -> Check:
-        """Compare this process's outputs with the float64 reference."""
-        got = _host_local(self.case, out, self.mesh).astype(np.float64)
-        err = np.abs(got - self.expected)
-        tol = 4 * EPS[self.case.dtype] * max(self.terms, 1) * self.scale + 1e-30
-        return Check(
-            checked=int(got.size),
-            wrong=int(np.count_nonzero(~(err <= tol))),
-            max_error=float(np.max(err / np.maximum(self.scale, 1e-30))) if got.size else 0.0,
-            result=float(np.sum(got)),
-        )
+def sum_bound(terms: int, dtype: str, abs_sum: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """Sound bound on |computed - exact| of a sum (or dot product) of ``terms`` exact
+    inputs in ``dtype``, in any order, accumulated in ``dtype`` or wider and rounded to
+    ``dtype``: gamma_terms * sum|x| + u * |result| (``abs_sum``: sum of |terms|)."""
+    return gamma(max(terms, 1), dtype) * np.asarray(abs_sum) \
+        + UNIT_ROUNDOFF[dtype] * np.abs(result)
 
 
 def normals(process: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -99,67 +55,73 @@ def cast(a: np.ndarray, dtype: str) -> np.ndarray:
     return a.astype(jnp.dtype(dtype))
 
 
-def case_devices(case) -> list:
-    """The global devices a case runs on: the first ``devices_per_host`` local devices of
-    every process, so one set of processes can serve every smaller layout."""
-    import jax
-
-    if jax.process_count() != case.hosts:
-        raise ValueError(f"case {case.id} needs {case.hosts} processes, "
-                         f"this job has {jax.process_count()}")
-    by_process: dict[int, list] = {}
-    for d in sorted(jax.devices(), key=lambda d: (d.process_index, d.id)):
-        by_process.setdefault(d.process_index, []).append(d)
-    have = min(len(v) for v in by_process.values())
-    if have < case.devices_per_host:
-        raise ValueError(f"case {case.id} needs {case.devices_per_host} devices per process, "
-                         f"processes have {have}")
-    return [d for p in sorted(by_process) for d in by_process[p][: case.devices_per_host]]
+def exact(a: np.ndarray) -> np.ndarray:
+    """float64 copy of inputs already rounded to their dtype (exact)."""
+    return np.asarray(a).astype(np.float64)
 
 
-def _place(case, local: tuple[np.ndarray, ...], devices: list):
-    """Put host-local inputs on devices the way the variant expects them."""
-    import jax
+def gather_processes(x: np.ndarray) -> np.ndarray:
+    """Every process's host-local array, stacked on a new leading axis (all processes
+    must call it together)."""
     from jax.experimental import multihost_utils
-    from jax.sharding import Mesh, NamedSharding
-    from jax.sharding import PartitionSpec as P
 
-    if case.variant == "pmap":  # host-local arrays over this process's devices
-        here = [d for d in devices if d.process_index == jax.process_index()]
-        sharding = NamedSharding(Mesh(np.array(here), (AXIS,)), P(AXIS))
-        return None, tuple(jax.device_put(a, sharding) for a in local)
-    mesh = Mesh(np.array(devices), (AXIS,))
-    return mesh, tuple(
-        multihost_utils.host_local_array_to_global_array(a, mesh, P(AXIS)) for a in local
-    )
+    out = np.asarray(multihost_utils.process_allgather(np.asarray(x, np.float32)))
+    return out.reshape((-1, *np.shape(x)))
 
 
-def _function(case, body: Callable, mesh, devices: list):
-    import jax
-    from jax.sharding import PartitionSpec as P
+class Mapped(Workload):
+    """A workload written as a per-device ``body(axes, *blocks)``; see the module doc."""
 
-    if case.variant == "pmap":
-        return jax.pmap(body, axis_name=AXIS, devices=devices)
+    variants = ("pmap", "shard_map")
+    #: name of the parameter that must divide evenly over local devices (None: none)
+    split_param: str | None = "size"
 
-    def blockwise(*blocks):
-        return body(*(b[0] for b in blocks))[None]
+    def body(self, axes: Any, *blocks):
+        raise NotImplementedError
 
-    return jax.jit(jax.shard_map(blockwise, mesh=mesh, in_specs=P(AXIS), out_specs=P(AXIS)))
+    def reduce_axes(self, case) -> tuple[str, ...]:
+        """The mesh axes the body's collectives run over (default: all of them)."""
+        return case.layout.axis_names
 
+    def validate(self, case) -> None:
+        n = case.p.get(self.split_param) if self.split_param else None
+        if n is not None and n % case.devices_per_host:
+            raise UsageError(f"{self.name}: {self.split_param} {n} is not divisible by "
+                             f"{case.devices_per_host} devices per host")
+        if case.variant == "pmap" and tuple(self.reduce_axes(case)) != case.layout.axis_names:
+            raise UsageError(f"{self.name}: pmap can only run collectives over all devices, "
+                             f"not over {','.join(self.reduce_axes(case))} (use shard_map)")
 
-def _host_local(case, out, mesh) -> np.ndarray:
-    if case.variant == "pmap":
-        return np.asarray(out)
-    from jax.experimental import multihost_utils
-    from jax.sharding import PartitionSpec as P
+    def step(self, ctx: Context, local: Sequence[np.ndarray]) -> Step:
+        import jax
+        from jax.experimental import multihost_utils
+        from jax.sharding import Mesh, NamedSharding
+        from jax.sharding import PartitionSpec as P
 
-    return np.asarray(multihost_utils.global_array_to_host_local_array(out, mesh, P(AXIS)))
+        body = self.body
+        if ctx.case.variant == "pmap":
+            here = [d for d in ctx.devices if d.process_index == ctx.process]
+            sharding = NamedSharding(Mesh(np.array(here), (PMAP_AXIS,)), P(PMAP_AXIS))
+            args = tuple(jax.device_put(a, sharding) for a in local)
+            fn = jax.pmap(lambda *b: body(PMAP_AXIS, *b), axis_name=PMAP_AXIS,
+                          devices=ctx.devices)
+            return Step(fn, args, aot=False)
+        spec = P(ctx.axis_names)
+        axes = tuple(self.reduce_axes(ctx.case))
+        args = tuple(multihost_utils.host_local_array_to_global_array(a, ctx.mesh, spec)
+                     for a in local)
 
+        def blockwise(*blocks):
+            return body(axes, *(b[0] for b in blocks))[None]
 
-def prepare_case(wl: Workload, case, rt) -> Prepared:
-    devices = case_devices(case)
-    local = wl.inputs(case, rt.process)
-    mesh, args = _place(case, local, devices)
-    expected, scale, terms = wl.reference(case, local)
-    return Prepared(case, _function(case, wl.body, mesh, devices), args, mesh, expected, scale,
-                    terms, *wl.work(case))
+        fn = jax.jit(jax.shard_map(blockwise, mesh=ctx.mesh, in_specs=spec, out_specs=spec))
+        return Step(fn, args)
+
+    def output(self, ctx: Context, out) -> np.ndarray:
+        if ctx.case.variant == "pmap":
+            return np.asarray(out)
+        from jax.experimental import multihost_utils
+        from jax.sharding import PartitionSpec as P
+
+        return np.asarray(multihost_utils.global_array_to_host_local_array(
+            out, ctx.mesh, P(ctx.axis_names)))

@@ -1,39 +1,50 @@
 """``dot``: per-process random 3-vectors, ``vmap(vdot)`` on every local device.
 
-As in the reference listing: ``2*size`` normal rows of width 3 drawn with seed
-``42 + 10*process_index``, split in two halves, reshaped to ``(local_devices, rows, 3)``
-(drawn with numpy's generator; see :func:`suites.common.normals`).
+As in the reference listing: ``2*size`` normal rows of width ``width`` drawn with seed
+``42 + 10*process_index``, split in two halves, reshaped to ``(local_devices, rows, width)``
+(drawn with numpy's generator; see :func:`suites.common.normals`). No communication.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from suites.common import cast, normals
+from podscale.core.workload import Expected, Param, Work
+from suites.common import Mapped, cast, exact, normals, sum_bound
 
 
-class Dot:
-    def inputs(self, case, process: int) -> tuple[np.ndarray, ...]:
-        vs = normals(process, (2 * case.size, case.width))
-        shape = (case.devices_per_host, case.per_device, case.width)
-        return cast(vs[: case.size].reshape(shape), case.dtype), cast(
-            vs[case.size :].reshape(shape), case.dtype
-        )
+class Dot(Mapped):
+    """vmap(vdot) of per-process random vectors on every local device (no communication)"""
 
-    def body(self, x, y):
+    name = "dot"
+    version = "1"
+    params = (Param("size", 4096, "size", help="rows per process (split over local devices)"),
+              Param("width", 3, "int", help="length of each vector"))
+
+    def inputs(self, ctx):
+        size, width = ctx.p["size"], ctx.p["width"]
+        vs = normals(ctx.process, (2 * size, width))
+        shape = (ctx.local_devices, size // ctx.local_devices, width)
+        return (cast(vs[:size].reshape(shape), ctx.case.dtype),
+                cast(vs[size:].reshape(shape), ctx.case.dtype))
+
+    def body(self, axes, x, y):
         import jax
         import jax.numpy as jnp
 
         return jax.vmap(jnp.vdot)(x, y)
 
-    def reference(self, case, local):
-        x, y = (a.astype(np.float64) for a in local)
+    def reference(self, ctx, local):
+        x, y = (exact(a) for a in local)
         products = x * y
-        return products.sum(axis=-1), np.abs(products).sum(axis=-1), case.width
+        value = products.sum(axis=-1)
+        return Expected(value, sum_bound(ctx.p["width"], ctx.case.dtype,
+                                         np.abs(products).sum(axis=-1), value))
 
-    def work(self, case) -> tuple[int, int, int]:
-        nbytes = (2 * case.width + 1) * case.size * case.itemsize
-        return nbytes, 2 * case.width * case.size, nbytes // case.devices_per_host
+    def work(self, case):
+        size, width = case.p["size"], case.p["width"]
+        nbytes = (2 * width + 1) * size * case.itemsize
+        return Work(nbytes, 2 * width * size, nbytes // case.devices_per_host)
 
 
-WORKLOAD = Dot()
+dot = Dot()

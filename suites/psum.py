@@ -1,40 +1,46 @@
-"""``psum``: all-reduce of every device's partial sums across all global devices.
+"""``psum``: all-reduce (sum) of every device's vector across all global devices.
 
-Each device holds ``size / local_devices`` normals (seed ``42 + 10*process_index``);
-the result on every device is their sum over all devices, checked against a float64
-sum of all processes' inputs gathered with ``multihost_utils.process_allgather``.
+Each device holds ``size / local_devices`` normals (seed ``42 + 10*process_index``); the
+result on every device is their sum over all devices, checked against a float64 sum of
+all processes' inputs gathered with ``multihost_utils.process_allgather``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from suites.common import AXIS, cast, normals
+from podscale.core.workload import Expected, Param, Work
+from suites.common import Mapped, cast, exact, gather_processes, normals, sum_bound
 
 
-class Psum:
-    def inputs(self, case, process: int) -> tuple[np.ndarray, ...]:
-        shape = (case.devices_per_host, case.per_device)
-        return (cast(normals(process, shape), case.dtype),)
+class Psum(Mapped):
+    """all-reduce (sum) of every device's vector over all devices"""
 
-    def body(self, x):
+    name = "psum"
+    version = "1"
+    collective = "all_reduce"
+    params = (Param("size", 65536, "size",
+                    help="elements per process (split over local devices)"),)
+
+    def inputs(self, ctx):
+        shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
+        return (cast(normals(ctx.process, shape), ctx.case.dtype),)
+
+    def body(self, axes, x):
         import jax
 
-        return jax.lax.psum(x, AXIS)
+        return jax.lax.psum(x, axes)
 
-    def reference(self, case, local):
-        from jax.experimental import multihost_utils
-
+    def reference(self, ctx, local):
         (x,) = local
-        everything = np.asarray(multihost_utils.process_allgather(x.astype(np.float32)))
-        everything = everything.reshape(-1, case.per_device).astype(np.float64)
+        everything = exact(gather_processes(x)).reshape(-1, x.shape[-1])
         total = np.broadcast_to(everything.sum(axis=0), x.shape)
-        scale = np.broadcast_to(np.abs(everything).sum(axis=0), x.shape)
-        return total, scale, case.hosts * case.devices_per_host
+        abs_sum = np.broadcast_to(np.abs(everything).sum(axis=0), x.shape)
+        return Expected(total, sum_bound(len(everything), ctx.case.dtype, abs_sum, total))
 
-    def work(self, case) -> tuple[int, int, int]:
-        per_device = case.per_device * case.itemsize
-        return case.size * case.itemsize, 0, per_device
+    def work(self, case):
+        per_device = case.p["size"] // case.devices_per_host * case.itemsize
+        return Work(case.p["size"] * case.itemsize, 0, per_device, case.layout.devices)
 
 
-WORKLOAD = Psum()
+psum = Psum()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from suites.common import seed_for
+from podscale.core.workload import seed_for
 
 
 def main(rt, run_dir: Path) -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def podscale(*args: str, timeout: float = 600, **kw) -> subprocess.CompletedProcess:
     """Run the real CLI in a subprocess, as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "podscale.cli", *args],
+        [sys.executable, "-m", "podscale", *args],
         capture_output=True, text=True, timeout=timeout, cwd=kw.pop("cwd", ROOT), **kw,
     )
 

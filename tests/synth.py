@@ -6,19 +6,30 @@ from pathlib import Path
 
 import numpy as np
 
-from podscale.cases import Case, SuiteSpec, expand, group_by_layout
-from podscale.records import CaseRecord, EnvRecord, Manifest, RecordWriter, Sample, write_manifest
+from podscale.core.case import Case, Layout, Settings
+from podscale.core.plan import group_by_layout
+from podscale.core.records import CaseRecord, EnvRecord, Manifest, Sample, write_manifest
+from podscale.worker.writers import RecordWriter
+
+
+def synthetic_cases(sizes=(1024, 2048, 4096), hosts=(1, 2), dph=(1, 2),
+                    settings: Settings | None = None) -> list[Case]:
+    settings = settings or Settings(iters=30)
+    return [Case(w, "1", f"suites.{w}:{w}", v, "float32", Layout(h, d), (("size", n),),
+                 settings)
+            for h in hosts for d in dph for w in ("dot", "psum") for v in ("pmap", "shard_map")
+            for n in sizes]
 
 
 def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 30,
-             platform: str = "cpu", cpu_count: int = 2, name: str = "<synthetic & 'run'>") -> Path:
+             platform: str = "cpu", cpu_count: int = 2, name: str = "<synthetic & 'run'>",
+             settings: Settings | None = None) -> Path:
     """A complete run; times scale with size, hosts and ``slowdown``; small noise."""
     rng = np.random.default_rng(seed)
-    spec = SuiteSpec(sizes=[1024, 2048, 4096], hosts=[1, 2], devices_per_host=[1, 2])
     path.mkdir(parents=True)
     env = {"hostname": name, "cpu_count": cpu_count, "git_commit": "abc", "python": "3.11",
            "versions": {"jax": "0.0-test"}}
-    layouts = group_by_layout(expand(spec))
+    layouts = group_by_layout(synthetic_cases(settings=settings or Settings(iters=iters)))
     write_manifest(path, Manifest(path.name, "2026-01-01T00:00:00", ["podscale", name],
                                   {"synthetic": True}, [k.key for k in layouts], env,
                                   status="complete"))
@@ -29,7 +40,8 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                               platform, "0.0-test", "0.0-test", name, 1, "", {}))
             for case in cases:
                 w.write(_case(case, p), Sample(case.id, p, "compile", 0, 0.02))
-                base = 1e-5 + case.size * 1e-9 * (2 if case.suite == "dot" else 1)
+                size = case.p["size"]
+                base = 1e-5 + size * 1e-9 * (2 if case.workload == "dot" else 1)
                 base *= (1 + 0.3 * (layout.hosts - 1)) * slowdown * (1 + 0.05 * p)
                 for i in range(iters):
                     t = base * (1 + 0.02 * abs(rng.normal()))
@@ -39,6 +51,9 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
 
 
 def _case(case: Case, p: int) -> CaseRecord:
-    nbytes = case.size * case.itemsize * (7 if case.suite == "dot" else 1)
-    return CaseRecord(case.id, p, case.to_dict(), nbytes, 6 * case.size,
-                      nbytes // case.devices_per_host, case.size, 0, 0.0, 1.0)
+    size = case.p["size"]
+    nbytes = size * case.itemsize * (7 if case.workload == "dot" else 1)
+    collective = "all_reduce" if case.workload == "psum" else None
+    return CaseRecord(case.id, p, case.to_dict(), nbytes, 6 * size,
+                      nbytes // case.devices_per_host, size, 0, 0.0, 1.0,
+                      collective=collective, participants=case.layout.devices)

@@ -15,8 +15,10 @@ def test_nccl_tests_factors(collective, n, factor):
     assert busbw(collective, 1e9, 0.5, n) == pytest.approx(2e9 * factor)
 
 
-def test_algbw_and_suites():
+def test_algbw_and_collectives():
     assert algbw(100, 4) == 25
     assert math.isnan(algbw(1, 0))
-    assert bus_factor("psum", 1) == 0.0
-    assert bus_factor("dot", 4) is None
+    assert bus_factor("all_reduce", 1) == 0.0
+    assert bus_factor("all_reduce", 4) == pytest.approx(1.5)
+    assert bus_factor(None, 4) is None  # not a collective (e.g. dot)
+    assert bus_factor(float("nan"), 4) is None  # a pandas missing value

@@ -1,38 +1,118 @@
+"""Case model, grid expansion, workload registry and plan round trips (no JAX)."""
+
+import json
+
 import pytest
 
-from podscale.cases import Case, SuiteSpec, expand, group_by_layout, parse_size
-from podscale.errors import UsageError
+from podscale.core.case import Case, Layout, Settings, parse_size, parse_sizes
+from podscale.core.errors import UsageError
+from podscale.core.grid import Grid, expand
+from podscale.core.plan import Plan, group_by_layout, launches
+from podscale.core.registry import builtins, resolve
 
 
-def test_parse_size():
+def test_parse_size_and_sweeps():
     assert parse_size("4096") == 4096
     assert parse_size("64K") == 65536
     assert parse_size("1m") == 1 << 20
+    assert parse_size("4KiB") == 4096 and parse_size("1MiB") == 1 << 20
     assert parse_size("2**10") == 1024
-    with pytest.raises(UsageError):
-        parse_size("lots")
+    assert parse_sizes("1K:8K:x2") == [1024, 2048, 4096, 8192]
+    assert parse_sizes("1K:64K:x4,3") == [1024, 4096, 16384, 65536, 3]
+    for bad in ("lots", "1K:2K", "4K:1K:x2", "1K:4K:x1"):
+        with pytest.raises(UsageError):
+            parse_sizes(bad)
 
 
-def test_expand_groups_by_layout():
-    spec = SuiteSpec(sizes=[8, 16], hosts=[1, 2], devices_per_host=[1, 2])
-    cases = expand(spec)
-    assert len(cases) == 2 * 2 * 2 * 2 * 2
-    groups = group_by_layout(cases)
-    assert [k.key for k in groups] == ["h1-d1", "h1-d2", "h2-d1", "h2-d2"]
+def test_builtins_are_discovered_with_sources():
+    found = builtins()
+    assert {"dot", "psum"} <= set(found)
+    assert found["psum"].source == "suites.psum:psum"
+    assert found["psum"].workload.collective == "all_reduce"
+    assert found["dot"].workload.param("width").default == 3
+    with pytest.raises(UsageError, match=r"unknown workload 'nope' \(known: .*dot.*psum"):
+        resolve("nope")
+
+
+def test_expand_groups_by_layout_and_declared_params():
+    grid = Grid(("dot", "psum"), hosts=(1, 2), devices_per_host=(1, 2),
+                params=(("size", ("8", "16")), ("width", ("3", "5"))))
+    cases = expand(grid)
+    # dot: 2 sizes x 2 widths; psum: 2 sizes (it has no width) -- per variant and layout
+    assert len(cases) == 4 * (2 * 2 * 2 + 2 * 2)
+    assert [k.key for k in group_by_layout(cases)] == ["h1-d1", "h1-d2", "h2-d1", "h2-d2"]
     assert len({c.id for c in cases}) == len(cases)
+    assert {c.p.get("width") for c in cases if c.workload == "psum"} == {None}
+    one = next(c for c in cases if c.workload == "dot")
+    assert one.id.startswith("dot@1/pmap/float32/size=8/width=3/")
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "grid, message",
     [
-        (dict(suite="nope"), "unknown suite"),
-        (dict(size=3, devices_per_host=2), "not divisible"),
-        (dict(hosts=0), "hosts must be >= 1"),
-        (dict(dtype="int4"), "unknown dtype"),
+        (Grid(("dot",), params=(("op", ("sum",)),)), "no selected workload has a parameter 'op'"),
+        (Grid(("dot",), params=(("size", ("3",)),), devices_per_host=(2,)), "not divisible"),
+        (Grid(("dot",), params=(("width", ("x",)),)), "parameter width: 'x' is not of kind int"),
+        (Grid(("dot",), variants=("jit",)), "supports variants pmap, shard_map"),
+        (Grid(("dot",), hosts=(0,)), "hosts must be >= 1"),
+        (Grid(("psum",), local_axes=(("a", 3),), devices_per_host=(2,)), "do not make 2"),
+        (Grid(("psum",), local_axes=(("hosts", 2),), devices_per_host=(2,)), "distinct"),
     ],
 )
-def test_bad_cases(kwargs, message):
-    params = dict(suite="dot", variant="pmap", dtype="float32", size=8, hosts=1,
-                  devices_per_host=1) | kwargs
+def test_bad_grids(grid, message):
     with pytest.raises(UsageError, match=message):
-        Case(**params)
+        expand(grid)
+
+
+def test_layout_axes_and_keys():
+    default = Layout(2, 4)
+    assert default.axes == (("hosts", 2), ("local", 4)) and default.key == "h2-d4"
+    cube = Layout(2, 4, (("chip", 2), ("core", 2)))
+    assert cube.axis_names == ("hosts", "chip", "core") and cube.key == "h2-d4-chip2xcore2"
+    assert Layout.from_dict(cube.to_dict()) == cube
+
+
+def test_case_identity_includes_version_params_layout_and_settings():
+    lay = Layout(1, 2)
+    a = Case("psum", "1", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
+    b = Case("psum", "2", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
+    c = Case("psum", "1", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),),
+             Settings(sync="once"))
+    assert a.id != b.id  # the version is part of the id
+    assert a.id == c.id and a != c  # settings: same id, different identity (compare refuses)
+    assert Case.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_plan_roundtrip_and_launches(tmp_path):
+    cases = expand(Grid(("dot", "psum"), hosts=(1, 2), devices_per_host=(1, 2),
+                        params=(("size", ("8",)),)))
+    groups = launches(cases)
+    assert [(k.key, [lp.layout.key for lp in g]) for k, g in groups] == [
+        ("h1-d2", ["h1-d1", "h1-d2"]), ("h2-d2", ["h2-d1", "h2-d2"])]
+    launched, layouts = groups[1]
+    plan = Plan(str(tmp_path), launched, tuple(layouts), gather=True)
+    assert Plan.read(plan.write(tmp_path / "p.json")) == plan
+    assert [c.id for c in plan.cases] == [c.id for c in cases if c.hosts == 2]
+    (tmp_path / "bad.json").write_text(json.dumps({**plan.to_dict(), "schema": "x/0"}))
+    with pytest.raises(UsageError, match="plan schema 'x/0'"):
+        Plan.read(tmp_path / "bad.json")
+
+
+def test_user_workload_file_by_path(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text("from podscale.core.workload import Workload, Param\n"
+                    "class Mine(Workload):\n    name = 'mine'\n"
+                    "    params = (Param('n', 4),)\n"
+                    "mine = Mine()\nother = 3\n")
+    found = resolve(f"{path}:mine")
+    assert found.workload.name == "mine" and found.source == f"{path.resolve()}:mine"
+    assert resolve(str(path)).source == found.source  # the file's only workload
+    with pytest.raises(UsageError, match="'other' is not a Workload"):
+        resolve(f"{path}:other")
+    with pytest.raises(UsageError, match="no such workload file"):
+        resolve(str(tmp_path / "missing.py") + ":x")
+    (tmp_path / "broken.py").write_text("import nonexistent_module_xyz\n")
+    with pytest.raises(UsageError, match="cannot load workload file.*ModuleNotFoundError"):
+        resolve(str(tmp_path / "broken.py") + ":x")
+    with pytest.raises(UsageError, match="cannot import workload module"):
+        resolve("no_such_pkg_xyz.mod:thing")

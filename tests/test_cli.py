@@ -2,13 +2,19 @@
 
 import pytest
 
-from tests.conftest import podscale
+from tests.conftest import ROOT, podscale
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "nosuch"], "unknown suite 'nosuch'"),
+        (["run", "nosuch"], "unknown workload 'nosuch' (known: dot,"),
+        (["run", "psum", "--param", "op=max"], "no selected workload has a parameter 'op'"),
+        (["run", "psum", "--param", "op"], "bad --param 'op'"),
+        (["run", "psum", "--sizes", "4K:1K:x2"], "bad size sweep"),
+        (["run", "psum", "--local-axes", "a=3", "--devices-per-host", "2"], "do not make 2"),
+        (["run", "/nonexistent/w.py:f"], "no such workload file"),
+        (["list", "/nonexistent/w.py:f"], "no such workload file"),
         (["run", "dot", "--sizes", "5", "--devices-per-host", "2"], "not divisible"),
         (["run", "dot", "--hosts", "0"], "hosts must be >= 1"),
         (["run", "dot", "--hosts", "a,b"], "bad hosts list"),
@@ -30,12 +36,15 @@ def test_bad_input_one_line_exit_2(args, message, tmp_path):
 @pytest.mark.parametrize(
     "content, message",
     [
-        ('suites = ["dot"\n', "not valid TOML"),
-        ('suites = "dot"\n', "suites must be a list of strings"),
-        ('suits = ["dot"]\n', "unknown key(s) suits"),
-        ('suites = ["dot"]\nhosts = [1.5]\n', "hosts must be a list of integers"),
-        ('suites = ["dot"]\nsizes = [5]\ndevices_per_host = [2]\n', "not divisible"),
-        ('suites = ["dot"]\nsync = "sometimes"\n', "sync must be"),
+        ('workloads = ["dot"\n', "not valid TOML"),
+        ('workloads = "dot"\n', "workloads must be a list of strings"),
+        ('suites = ["dot"]\n', "unknown key(s) suites"),
+        ('workloads = ["dot"]\nhosts = [1.5]\n', "hosts must be a list of integers"),
+        ('workloads = ["dot"]\nsizes = [5]\ndevices_per_host = [2]\n', "not divisible"),
+        ('workloads = ["dot"]\nsync = "sometimes"\n', "sync must be"),
+        ('workloads = ["dot"]\nparams = 3\n', "params must be a table"),
+        ('workloads = ["dot"]\n[params]\nwidth = []\n', "params.width must be a non-empty"),
+        ('workloads = ["dot"]\n[params]\nwidth = ["x"]\n', "'x' is not of kind int"),
     ],
 )
 def test_malformed_suite_files(content, message, tmp_path):
@@ -49,11 +58,21 @@ def test_malformed_suite_files(content, message, tmp_path):
 
 def test_suite_file_runs_and_cli_overrides(tmp_path):
     path = tmp_path / "grid.toml"
-    path.write_text('suites = ["psum"]\nsizes = ["1K"]\nhosts = [1]\ndevices_per_host = [2]\n'
-                    'variants = ["pmap"]\niters = 2\nwarmup = 0\n')
+    path.write_text('workloads = ["dot"]\nsizes = ["1K"]\nhosts = [1]\ndevices_per_host = [2]\n'
+                    'variants = ["pmap"]\niters = 2\nwarmup = 0\n[params]\nwidth = [5]\n')
     res = podscale("run", "--suite-file", str(path), "--sizes", "2K", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    assert "psum" in res.stdout and " 2048 " in res.stdout and " 1024 " not in res.stdout
+    rows = [line.split() for line in res.stdout.splitlines() if line.lstrip().startswith("dot ")]
+    assert [r[3:5] for r in rows] == [["2048", "5"]]  # size from the CLI, width from the file
+
+
+def test_list_prints_workloads_and_params(tmp_path):
+    res = podscale("list")
+    assert res.returncode == 0, res.stderr
+    assert "psum@1" in res.stdout and "collective all_reduce" in res.stdout
+    assert "--param width=3 (int)" in res.stdout
+    res = podscale("list", f"{ROOT}/examples/mlp.py:mlp_step")
+    assert "mlp_step@1" in res.stdout and "--param batch=256 (size)" in res.stdout
 
 
 def test_too_many_local_processes(tmp_path):

@@ -49,8 +49,8 @@ def test_mpirun_run_and_fault(tmp_path):
 @needs_mpirun
 def test_mpirun_hosts_run_podscale_worker_with_gather(tmp_path):
     run_dir = tmp_path / "run"
-    cmd = ["mpirun", "-np", "2", "--tag-output", sys.executable, "-m", "podscale.cli", "worker",
-           "--run-dir", str(run_dir), "--gather", "--platform", "cpu", "--sizes", "4K",
+    cmd = ["mpirun", "-np", "2", "--tag-output", sys.executable, "-m", "podscale", "worker",
+           "dot,psum", "--run-dir", str(run_dir), "--gather", "--platform", "cpu", "--sizes", "4K",
            "--devices-per-host", "1,2", "--iters", "3", "--variants", "shard_map"]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env=env(**MPI_ENV))
@@ -136,7 +136,7 @@ def test_generated_sbatch_script_runs(slurm, tmp_path):
 def test_tpu_command_dry_run_quotes_everything():
     evil = "pod; rm -rf /"
     res = podscale("tpu", "--tpu", evil, "--zone", "us-central2-b", "--project", "p",
-                   "--setup", "cd ~/podscale", "--dry-run", "--", "--sizes", "1M",
+                   "--setup", "cd ~/podscale", "--dry-run", "--", "psum", "--sizes", "1M",
                    "--name", "$(whoami)")
     assert res.returncode == 0, res.stderr
     argv = shlex.split(res.stdout)
@@ -145,13 +145,13 @@ def test_tpu_command_dry_run_quotes_everything():
     remote = argv[-1].removeprefix("--command=")
     assert remote.startswith("cd ~/podscale && ")
     words = shlex.split(remote.split(" && ", 1)[1])
-    assert words == ["podscale", "worker", "--run-dir", "results/tpu-run", "--sizes", "1M",
-                     "--name", "$(whoami)"]
+    assert words == ["podscale", "worker", "--run-dir", "results/tpu-run", "psum", "--sizes",
+                     "1M", "--name", "$(whoami)"]
 
 
 def test_k8s_manifest():
     res = podscale("k8s", "--hosts", "4", "--image", "ghcr.io/x/podscale:1", "--gpus-per-host",
-                   "8", "--", "--sizes", "1M", "--devices-per-host", "8")
+                   "8", "--", "psum", "--sizes", "1M", "--devices-per-host", "8")
     assert res.returncode == 0, res.stderr
     service, job = list(yaml.safe_load_all(res.stdout))
     assert service["kind"] == "Service" and service["spec"]["clusterIP"] == "None"
@@ -185,7 +185,7 @@ def test_impossible_layout_on_a_cluster_is_a_usage_error(tmp_path):
 
 
 def test_split_by_rank_joins_interleaved_fragments():
-    from podscale.cluster import split_by_rank
+    from podscale.launch.cluster import split_by_rank
 
     text = ("[1,0]<stdout>:-- global device count:[1,1]<stdout>:== W[1,0]<stdout>: 8\n"
             "[1,1]<stdout>:orker 1\n[1,0]<stderr>:RuntimeError: x\nmpirun's own line\n")

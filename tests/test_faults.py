@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from analysis import load_run
-from podscale.records import read_manifest
+from podscale.core.records import read_manifest
 from tests.conftest import ROOT, only_run, podscale
 
 RUN = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K,8K,16K",
@@ -24,7 +24,7 @@ RUN = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K,8
 
 def start(out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "podscale.cli", *RUN, "--out", str(out), *extra],
+        [sys.executable, "-m", "podscale", *RUN, "--out", str(out), *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **(env or {})}, start_new_session=True,
     )

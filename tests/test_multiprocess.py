@@ -23,7 +23,7 @@ def test_seed_listing_checks_global_sum(tmp_path):
 
 def test_run_records_and_table(small_run):
     manifest, samples, cases, envs = load_run(small_run)
-    assert manifest.status == "complete" and manifest.schema == "podscale.run/1"
+    assert manifest.status == "complete" and manifest.schema == "podscale.run/2"
     assert manifest.environment["versions"]["jax"]
     assert set(envs["process_count"]) == {1, 2}
     assert set(envs["platform"]) == {"cpu"}
@@ -37,10 +37,16 @@ def test_run_records_and_table(small_run):
     table = summarize(samples, cases)
     assert len(table) == 16
     assert (table["time_s"] > 0).all()
-    psum = table[table.suite == "psum"]
-    assert psum["busbw"].notna().all()
+    psum = table[table.workload == "psum"]
+    assert psum.loc[psum.hosts == 2, "busbw"].notna().all()
+    assert psum.loc[psum.hosts == 2, "participants"].eq(4).all()
+    assert table.loc[table.workload == "dot", "busbw"].isna().all()  # not a collective
+    # record columns come from the workloads' own parameters
+    assert {"size", "width"} <= set(table.columns) and table.attrs["params"] == ["size", "width"]
+    assert table.loc[table.workload == "psum", "width"].isna().all()
     df = load(small_run)
-    assert {"run_id", "suite", "variant", "size", "hosts", "phase", "seconds"} <= set(df.columns)
+    assert {"run_id", "workload", "version", "variant", "size", "hosts", "phase", "seconds",
+            "iters", "sync"} <= set(df.columns)
 
 
 def test_show_prints_nccl_style_table(small_run):
@@ -52,7 +58,7 @@ def test_show_prints_nccl_style_table(small_run):
 
 def test_variants_agree(small_run):
     _, _, cases, _ = load_run(small_run)
-    results = cases.groupby(["suite", "size", "hosts", "devices_per_host", "process", "variant"])[
-        "result"].first().unstack("variant")
+    keys = ["workload", "size", "hosts", "devices_per_host", "process", "variant"]
+    results = cases.groupby(keys)["result"].first().unstack("variant")
     assert ((results["pmap"] - results["shard_map"]).abs() <= 1e-3 * results["pmap"].abs().clip(
         lower=1)).all()

@@ -2,23 +2,24 @@ import json
 
 import pytest
 
-from podscale.errors import UsageError
-from podscale.records import (
+from podscale.core.errors import UsageError
+from podscale.core.records import (
     CaseRecord,
     Manifest,
-    RecordWriter,
     Sample,
+    lifecycle,
     read_manifest,
     read_records,
     write_manifest,
 )
+from podscale.worker.writers import RecordWriter
 
 
 def test_roundtrip_and_torn_last_line(tmp_path):
     path = tmp_path / "process-0.jsonl"
     w = RecordWriter(path)
     s = Sample("dot/x", 0, "timed", 3, 0.25)
-    c = CaseRecord("dot/x", 0, {"suite": "dot"}, 10, 20, 5, 4, 0, 0.0, 1.5)
+    c = CaseRecord("dot/x", 0, {"workload": "dot"}, 10, 20, 5, 4, 0, 0.0, 1.5)
     w.write(s, c)
     w.close()
     with path.open("a") as fh:
@@ -49,3 +50,28 @@ def test_manifest_roundtrip(tmp_path):
     m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1-d1"], {"git_commit": None})
     write_manifest(tmp_path, m)
     assert read_manifest(tmp_path) == m
+
+
+def test_old_schema_is_named(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"schema": "podscale.run/1"}))
+    with pytest.raises(UsageError, match="podscale.run/1.*before workloads.*re-run"):
+        read_manifest(tmp_path)
+
+
+@pytest.mark.parametrize("exc, status", [(None, "complete"), (RuntimeError("boom"), "failed"),
+                                         (KeyboardInterrupt(), "interrupted")])
+def test_manifest_lifecycle(tmp_path, exc, status):
+    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1-d1"], {})
+    seen = []
+    try:
+        with lifecycle(tmp_path, m):
+            seen.append(read_manifest(tmp_path).status)
+            if exc is not None:
+                raise exc
+    except (RuntimeError, KeyboardInterrupt):
+        pass
+    done = read_manifest(tmp_path)
+    assert seen == ["running"] and done.status == status and done.finished
+    assert (done.error is None) == (exc is None)
+    if status == "failed":
+        assert done.error == "boom"

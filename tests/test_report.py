@@ -12,7 +12,7 @@ from analysis import load_run
 from analysis.compare import compare
 from analysis.report import write_report
 from analysis.stats import describe, median_ci, scaling, summarize
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError
 from tests.conftest import ROOT, podscale
 from tests.synth import make_run
 
@@ -78,7 +78,7 @@ def test_synthetic_report_escapes(tmp_path):
     assert "<synthetic" not in text and "&lt;synthetic &amp; 'run'&gt;" in text
     assert text.count("data:image/png;base64,") >= 5
     md = md_path.read_text()
-    assert "## Suite dot" in md and "## Environment" in md
+    assert "## Workload dot" in md and "## Environment" in md
 
 
 def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
@@ -86,9 +86,9 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     assert res.returncode == 0, res.stderr
     html_path = tmp_path / "rep" / "index.html"
     text = html_path.read_text()
-    for section in ("Environment", "Suite dot", "Suite psum", "Scaling efficiency",
+    for section in ("Environment", "Workload dot", "Workload psum", "Scaling efficiency",
                     "pmap vs shard_map", "Compile times", "Per-process skew",
-                    "Dot bandwidth vs memory ceiling"):
+                    "Bandwidth vs memory ceiling"):
         assert section in text
     if CHROMIUM is None:
         pytest.skip("chromium not installed (make test installs it)")

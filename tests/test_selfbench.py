@@ -1,6 +1,6 @@
 """bench-self's pieces work (figures and targets are for `podscale bench-self`, not tests)."""
 
-from podscale.selfbench import harness_overhead, scale
+from podscale.frontend.selfbench import harness_overhead, scale
 
 
 def test_harness_overhead_smoke():

@@ -1,6 +1,6 @@
 """The timing core with a fake clock and barrier: no JAX needed."""
 
-from podscale.timing import Timing, measure
+from podscale.core.timing import Timing, measure
 
 
 class FakeClock:

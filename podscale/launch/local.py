@@ -14,14 +14,15 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from podscale.cases import Layout
-from podscale.errors import UsageError, WorkerFailed
+from podscale.core.case import Layout
+from podscale.core.environment import SOURCE_ROOT
+from podscale.core.errors import UsageError, WorkerFailed
 
-_SOURCE_ROOT = str(Path(__file__).resolve().parents[1])
+_SOURCE_ROOT = str(SOURCE_ROOT)
 NOISE = ("[Gloo]",)
 
 
@@ -129,11 +130,15 @@ def _progress(workers: Sequence[Worker], watched: Sequence[Path]) -> int:
 
 
 def supervise(
-    workers: Sequence[Worker], label: str, case_timeout: float, watched: Sequence[Path] = ()
+    workers: Sequence[Worker], label: str, case_timeout: float, watched: Sequence[Path] = (),
+    on_poll: Callable[[], None] | None = None,
 ) -> None:
-    """Wait for all workers; raise :class:`WorkerFailed` on the first failure or hang."""
+    """Wait for all workers; raise :class:`WorkerFailed` on the first failure or hang.
+    ``on_poll`` is called on every round (progress display)."""
     seen, since = -1, time.monotonic()
     while True:
+        if on_poll is not None:
+            on_poll()
         codes = [w.popen.poll() for w in workers]
         failed = [(w, c) for w, c in zip(workers, codes) if c not in (None, 0)]
         if failed:
@@ -171,6 +176,7 @@ def run_local(
     watched: Sequence[Path] = (),
     port: int = 0,
     label: str | None = None,
+    on_poll: Callable[[], None] | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files."""
     logs.mkdir(parents=True, exist_ok=True)
@@ -189,7 +195,7 @@ def run_local(
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))
-        supervise(workers, label or f"layout {layout.key}", case_timeout, watched)
+        supervise(workers, label or f"layout {layout.key}", case_timeout, watched, on_poll)
     finally:
         terminate(workers)
     return [w.log for w in workers]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from podscale.cluster import split_by_rank
-from podscale.launch import NOISE
+from podscale.launch.cluster import split_by_rank
+from podscale.launch.local import NOISE
 
 
 def report(run_dir: Path) -> int:

@@ -7,11 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-from podscale.cases import DTYPES, SUITES, VARIANTS
-from podscale.commands import (
+from podscale.core.case import DTYPES
+from podscale.core.errors import PodscaleError, UsageError
+from podscale.frontend.commands import (
     STUDY_FILE,
     cmd_compare,
     cmd_generate,
+    cmd_list,
     cmd_report,
     cmd_run,
     cmd_seed,
@@ -19,7 +21,6 @@ from podscale.commands import (
     show,
     trace,
 )
-from podscale.errors import PodscaleError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,12 +32,19 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
     """Grid options; None means: from --suite-file, else GRID_DEFAULTS."""
     p.add_argument("--suite-file", type=Path, default=None,
                    help="TOML parameter grid (see suites/study.toml); options below override")
-    p.add_argument("--sizes", help="elements per process, comma-separated (K/M/G or 2**N)")
+    p.add_argument("--sizes", help="the workloads' size parameter, comma-separated: 4096, "
+                                   "64K, 1M, 4KiB, 2**20, or sweeps BEGIN:END:xFACTOR")
+    p.add_argument("-p", "--param", action="append", default=None, metavar="NAME=V1,V2",
+                   help="values of a workload parameter (repeatable; see podscale list)")
     p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
     p.add_argument("--devices-per-host", dest="devices_per_host",
                    help="CPU devices per process, e.g. 1,2,4")
+    p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
+                   help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
+                        "(mesh hosts x chip x core; default: one axis 'local')")
     p.add_argument("--dtypes", help=f"of {', '.join(DTYPES)}")
-    p.add_argument("--variants", help=f"of {', '.join(VARIANTS)}")
+    p.add_argument("--variants", help="API variants, e.g. pmap,shard_map (default: every "
+                                      "variant each workload supports)")
     p.add_argument("--iters", type=int)
     p.add_argument("--warmup", type=int)
     p.add_argument("--sync", choices=["each", "once"],
@@ -49,7 +57,7 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
                    help="with --profile on real hosts: each host writes its trace straight "
                         "to DIR/<layout> (shared path or gs://), named by host")
     p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--name", default=None, help="run name (default: the suites)")
+    p.add_argument("--name", default=None, help="run name (default: the workloads)")
     p.add_argument("--case-timeout", type=float, default=300.0,
                    help="stop the run when no process makes progress for this many seconds")
     p.add_argument("--coordinator-port", type=int, default=0,
@@ -75,10 +83,14 @@ def _launcher_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="podscale", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = sub.add_parser("run", help="run suites over a grid of sizes and device layouts")
-    run.add_argument("suites", nargs="?", default=None,
-                     help=f"comma-separated suites of: {', '.join(SUITES)} (or --suite-file)")
+    run = sub.add_parser("run", help="run workloads over a grid of parameters and layouts")
+    run.add_argument("workloads", nargs="?", default=None,
+                     help="comma-separated workloads: built-in names (podscale list), "
+                          "path/to/file.py:NAME or pkg.module:NAME (or --suite-file)")
     _grid_args(run)
+    lst = sub.add_parser("list", help="every workload with its parameters and defaults")
+    lst.add_argument("workloads", nargs="?", default=None,
+                     help="also describe these (file.py:NAME, pkg.module:NAME)")
     study = sub.add_parser("study", help="the default local scaling study and its report "
                                          "(grid: suites/study.toml)")
     _grid_args(study)
@@ -113,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the run directory (same path on every host; shared, or see --gather)")
     host.add_argument("--gather", action="store_true",
                       help="process 0 gathers every process's records (no shared filesystem)")
+    host.add_argument("workloads", nargs="?", default=None,
+                      help="comma-separated workloads, as for podscale run (or --suite-file)")
     _grid_args(host)
     tpu = sub.add_parser("tpu", help="run `podscale worker` on every TPU VM of a pod via gcloud")
     tpu.add_argument("--tpu", required=True, help="TPU VM name")
@@ -138,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     sbatch.add_argument("--partition", default=None)
     sbatch.add_argument("--gpus-per-node", type=int, default=None)
     sbatch.add_argument("run_args", nargs=argparse.REMAINDER,
-                        help="after --: arguments for podscale run (suites and grid options)")
+                        help="after --: arguments for podscale run (workloads, grid options)")
     selfb = sub.add_parser("bench-self", help="measure podscale itself: harness overhead, "
                                                "sweep turnaround, scale, memory ceiling")
     selfb.add_argument("--out", type=Path, default=None,
@@ -158,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
-            if args.suites is None and args.suite_file is None:
-                raise UsageError("name the suites (e.g. dot,psum) or give --suite-file")
+            if args.workloads is None and args.suite_file is None:
+                raise UsageError("name the workloads (e.g. dot,psum; podscale list) or give "
+                                 "--suite-file")
             return cmd_run(args)
+        if args.command == "list":
+            return cmd_list(args.workloads)
         if args.command == "study":
             args.name = args.name or "study"
             return cmd_run(args, STUDY_FILE, report=True)
@@ -177,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench-self":
             from datetime import datetime
 
-            from podscale.selfbench import run_all
+            from podscale.frontend.selfbench import run_all
 
             stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
             run_all(args.out or Path("results") / f"bench-self-{stamp}.json",

@@ -17,10 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from podscale.records import RecordWriter, Sample
-from podscale.timing import measure
-
-SYNC_MARK = "podscale_sync"
+from podscale.core.records import SYNC_MARK, Sample
+from podscale.core.timing import measure
 
 
 def trace_dir(run_dir: Path, layout: str) -> Path:
@@ -28,15 +26,14 @@ def trace_dir(run_dir: Path, layout: str) -> Path:
 
 
 def traced_pass(
-    steps: Iterable[tuple[str, Callable[[], Any]]],
+    steps: Iterable[tuple[str, Callable[[], Any], int]],
     rt,
     run_dir: Path,
     layout: str,
-    iters: int,
-    writer: RecordWriter,
+    writer,
     trace_root: str | None = None,
 ) -> str:
-    """Run ``iters`` annotated iterations of every step under the profiler.
+    """Run each (case id, step, iterations) under the profiler, every iteration annotated.
 
     With ``trace_root`` (a shared path or ``gs://...``; real hosts with distinct names),
     every host writes straight to ``<trace_root>/<layout>/plugins/profile/<run>/<host>.xplane.pb``
@@ -61,7 +58,7 @@ def traced_pass(
             anchor_ns = time.time_ns()
         samples = [
             Sample(case_id, rt.process, t.phase, t.iteration, t.seconds)
-            for case_id, step in steps
+            for case_id, step, iters in steps
             for t in measure(
                 step,
                 clock=time.perf_counter,

@@ -2,21 +2,28 @@
 
 One file per process (``records/<layout>/process-<i>.jsonl``) holds that process's
 ``env``, ``case`` and ``sample`` records; ``run.json`` holds the :class:`Manifest`.
+Workers write them with :mod:`podscale.worker.writers`; analysis reads them from here.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError
 
-SCHEMA = "podscale.run/1"
-RECORD_SCHEMA = "podscale.records/1"
+SCHEMA = "podscale.run/2"
+OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}
 PHASES = ("compile", "warmup", "timed", "traced")
+STATUSES = ("running", "complete", "failed", "interrupted")
+#: name of the profiler annotation taken right after a barrier, to align traces
+SYNC_MARK = "podscale_sync"
 
 
 def _require(cond: bool, msg: str) -> None:
@@ -43,11 +50,12 @@ class Sample:
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """What one process knows about a case: its parameters, work and correctness check."""
+    """What one process knows about a case: the case itself (``Case.to_dict()``: workload,
+    version, variant, dtype, layout, parameters, settings), its work and correctness check."""
 
     case_id: str
     process: int
-    params: dict
+    case: dict
     bytes_per_process: int
     flops_per_process: int
     bytes_per_device: int
@@ -55,10 +63,14 @@ class CaseRecord:
     wrong: int
     max_error: float
     result: float | None = None
+    collective: str | None = None
+    participants: int = 1
+    compile_kind: str = "lower+compile"  # or "first call (incl. execution)"
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")
         _require(self.bytes_per_process >= 0 and self.flops_per_process >= 0, "negative work")
+        _require(self.participants >= 1, "participants must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,34 @@ class Manifest:
 
     def __post_init__(self) -> None:
         _require(self.schema == SCHEMA, f"unsupported schema {self.schema!r}")
-        _require(self.status in ("running", "complete", "failed", "interrupted"), "bad status")
+        _require(self.status in STATUSES, "bad status")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Iterator[None]:
+    """The one manifest lifecycle of ``execute`` and ``podscale worker``: written as
+    ``running``, then ``complete``, ``failed`` (with the error) or ``interrupted``.
+    ``write=False`` (processes other than 0 of a cluster job) only runs the body."""
+    if write:
+        write_manifest(run_dir, manifest)
+    status, error = "failed", None
+    try:
+        yield
+        status = "complete"
+    except KeyboardInterrupt:
+        status, error = "interrupted", "interrupted by the user"
+        raise
+    except BaseException as exc:
+        error = str(exc) or type(exc).__name__
+        raise
+    finally:
+        if write:
+            write_manifest(run_dir, replace(manifest, status=status, error=error,
+                                            finished=now()))
 
 
 RECORD_TYPES: dict[str, type] = {"sample": Sample, "case": CaseRecord, "env": EnvRecord}
@@ -112,62 +151,6 @@ def from_line(line: str) -> Any:
     cls = RECORD_TYPES[obj.pop("type")]
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in obj.items() if k in names})
-
-
-class RecordWriter:
-    """Appends records to one process's JSON Lines file, flushing after each batch."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
-
-    def write(self, *records: Any) -> None:
-        self._fh.write("".join(to_line(r) + "\n" for r in records))
-        self._fh.flush()
-
-    def flush(self) -> None:
-        """Records are flushed as they are written; a no-op kept for GatheringWriter's API."""
-
-    def close(self) -> None:
-        self._fh.close()
-
-
-class GatheringWriter:
-    """For hosts without a shared filesystem: every process buffers its records and, at
-    each :meth:`flush` (a collective: all processes call it together), process 0 gathers
-    them with ``multihost_utils.process_allgather`` and appends them to each process's file."""
-
-    def __init__(self, records_dir: Path, process: int) -> None:
-        self._dir, self._process, self._buffer = records_dir, process, []
-        self._writers: dict[int, RecordWriter] = {}
-
-    def write(self, *records: Any) -> None:
-        self._buffer.extend(to_line(r) + "\n" for r in records)
-
-    def flush(self) -> None:
-        import numpy as np
-        from jax.experimental import multihost_utils
-
-        data = np.frombuffer("".join(self._buffer).encode(), dtype=np.uint8)
-        self._buffer = []
-        sizes = np.asarray(multihost_utils.process_allgather(np.array([data.size], np.int32)))
-        sizes = sizes.reshape(-1)
-        padded = np.zeros(max(int(sizes.max()), 1), np.uint8)
-        padded[: data.size] = data
-        everything = np.asarray(multihost_utils.process_allgather(padded)).reshape(len(sizes), -1)
-        if self._process != 0:
-            return
-        for p, n in enumerate(sizes):
-            if n:
-                w = self._writers.setdefault(
-                    p, RecordWriter(self._dir / f"process-{p}.jsonl"))
-                w._fh.write(bytes(everything[p, :n]).decode())
-                w._fh.flush()
-
-    def close(self) -> None:
-        self.flush()
-        for w in self._writers.values():
-            w.close()
 
 
 def read_records(path: Path) -> list[Any]:
@@ -201,6 +184,10 @@ def read_manifest(run_dir: Path) -> Manifest:
         obj = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(obj, dict) or obj.get("schema") != SCHEMA:
             found = obj.get("schema") if isinstance(obj, dict) else type(obj).__name__
+            if found in OLD_SCHEMAS:
+                raise UsageError(f"{path}: schema {found!r} was written by "
+                                 f"{OLD_SCHEMAS[found]}; this podscale reads {SCHEMA!r} "
+                                 "(re-run it)")
             raise UsageError(f"{path}: schema {found!r} is not {SCHEMA!r}")
         return Manifest(**obj)
     except (json.JSONDecodeError, TypeError, ValueError) as exc:

@@ -21,6 +21,13 @@ class WorkerFailed(PodscaleError):
     exit_code = 3
 
 
+class WrongResults(PodscaleError):
+    """The run completed but some outputs were outside their correctness bound (as
+    nccl-tests fails on wrong data); every record and the report are kept."""
+
+    exit_code = 4
+
+
 class Interrupted(WorkerFailed):
     """The user interrupted the run (Ctrl-C); every worker was stopped."""
 

@@ -17,7 +17,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from podscale.records import EnvRecord
+from podscale.core.records import EnvRecord
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,20 @@
 """Suite files: a parameter grid in TOML, validated key by key.
 
-Example (``suites/study.toml``)::
+Example::
 
-    suites = ["dot", "psum"]
-    sizes = ["4K", "64K", "1M"]        # elements per process: integers or "4K"/"1M"/"2**20"
+    workloads = ["dot", "psum"]        # built-in names, "file.py:NAME", "pkg.module:NAME"
+    sizes = ["4K", "64K", "1M"]        # the size parameter: integers, "4K", "1KiB", "1K:1M:x4"
     hosts = [1, 2, 4]
     devices_per_host = [1, 2]
+    local_axes = "chip=2,core=2"       # optional: split local devices into named mesh axes
     dtypes = ["float32"]
-    variants = ["pmap", "shard_map"]
+    variants = ["pmap", "shard_map"]   # default: every variant each workload supports
     iters = 20
     warmup = 3
     sync = "each"                      # or "once"
+
+    [params]                           # any other workload parameter (podscale list)
+    width = [3, 8]
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError
 
-LISTS = {"suites": str, "sizes": (str, int), "hosts": int, "devices_per_host": int,
+LISTS = {"workloads": str, "sizes": (str, int), "hosts": int, "devices_per_host": int,
          "dtypes": str, "variants": str}
-SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int}
+SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str}
+TABLES = ("params",)
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -34,11 +39,21 @@ def load(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: no such suite file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - set(LISTS) - set(SCALARS))
+    unknown = sorted(set(data) - set(LISTS) - set(SCALARS) - set(TABLES))
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} "
-                         f"(known: {', '.join([*LISTS, *SCALARS])})")
+                         f"(known: {', '.join([*LISTS, *SCALARS, *TABLES])})")
     out: dict[str, Any] = {}
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise UsageError(f"{path}: params must be a table of lists")
+    out["params"] = {}
+    for name, values in params.items():
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, (str, int, float, bool)) for v in values):
+            raise UsageError(f"{path}: params.{name} must be a non-empty list of values")
+        out["params"][name] = ",".join(str(v).lower() if isinstance(v, bool) else str(v)
+                                       for v in values)
     for key, kind in LISTS.items():
         if key not in data:
             continue

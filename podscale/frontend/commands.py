@@ -1,26 +1,28 @@
-"""What the ``podscale`` commands do, given parsed arguments (see :mod:`podscale.cli`)."""
+"""What the ``podscale`` commands do, given parsed arguments (see :mod:`podscale.frontend.cli`)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
-from podscale.cases import (
+from podscale.core.case import (
     DTYPES,
-    SUITES,
-    VARIANTS,
-    SuiteSpec,
+    Layout,
+    Settings,
     parse_int_list,
+    parse_local_axes,
     parse_names,
-    parse_size,
+    parse_sizes,
 )
-from podscale.errors import UsageError
+from podscale.core.errors import UsageError, WrongResults
+from podscale.core.grid import Grid
 
 MAX_LOCAL_PROCESSES = 256
-STUDY_FILE = Path(__file__).resolve().parents[1] / "suites" / "study.toml"
-GRID_DEFAULTS = {"suites": "dot,psum", "sizes": "4K,64K,1M", "hosts": "1,2",
-                 "devices_per_host": "1,2", "dtypes": "float32", "variants": "pmap,shard_map",
-                 "iters": 20, "warmup": 3, "sync": "each", "traced_iters": 3}
+STUDY_FILE = Path(__file__).resolve().parents[2] / "suites" / "study.toml"
+GRID_DEFAULTS = {"workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
+                 "local_axes": None, "dtypes": "float32", "variants": None, "iters": 20,
+                 "warmup": 3, "sync": "each", "traced_iters": 3, "params": {}}
 
 
 def _launch_kwargs(args: argparse.Namespace) -> dict:
@@ -37,40 +39,77 @@ def _launch_kwargs(args: argparse.Namespace) -> dict:
             "simulate_cpu": platform == "cpu"}
 
 
+def _cli_params(words: list[str] | None) -> dict[str, str]:
+    out = {}
+    for word in words or []:
+        name, eq, values = word.partition("=")
+        if not eq or not name.strip() or not values.strip():
+            raise UsageError(f"bad --param {word!r}: use NAME=VALUE[,VALUE...]")
+        out[name.strip()] = values
+    return out
+
+
 def grid(args: argparse.Namespace, default_file: Path | None = None) -> dict:
     """Grid values: command line, else the suite file, else GRID_DEFAULTS."""
-    from podscale import suitefile
+    from podscale.frontend import suitefile
 
     path = args.suite_file or default_file
     values = dict(GRID_DEFAULTS, **(suitefile.load(path) if path else {}))
+    values["params"] = {**values["params"], **_cli_params(getattr(args, "param", None))}
     for key in GRID_DEFAULTS:
-        if getattr(args, key, None) is not None:
+        if key != "params" and getattr(args, key, None) is not None:
             values[key] = getattr(args, key)
     return values
 
 
-def spec_from_args(args: argparse.Namespace, default_file: Path | None = None) -> SuiteSpec:
+def grid_from_args(args: argparse.Namespace, default_file: Path | None = None) -> Grid:
     g = grid(args, default_file)
     if args.profile and g["traced_iters"] < 1:
         raise UsageError(f"--traced-iters must be >= 1 with --profile, got {g['traced_iters']}")
-    return SuiteSpec(
-        suites=parse_names(g["suites"], "suite", SUITES),
-        sizes=[parse_size(s) for s in str(g["sizes"]).split(",") if s.strip()],
-        hosts=parse_int_list(str(g["hosts"]), "hosts"),
-        devices_per_host=parse_int_list(str(g["devices_per_host"]), "devices-per-host"),
-        dtypes=parse_names(g["dtypes"], "dtype", DTYPES),
-        variants=parse_names(g["variants"], "variant", VARIANTS),
-        iters=g["iters"],
-        warmup=g["warmup"],
-        extra={
-            "sync_each": g["sync"] == "each",
-            "traced_iters": g["traced_iters"] if args.profile else 0,
-            **({"trace_dir": args.trace_dir} if args.trace_dir else {}),
-        },
+    if not g["workloads"]:
+        raise UsageError("name the workloads (e.g. dot,psum; podscale list)")
+    params = {k: [str(v) for v in str(vals).split(",") if v.strip()]
+              for k, vals in g["params"].items()}
+    if g["sizes"] is not None:
+        params["size"] = [str(n) for n in parse_sizes(str(g["sizes"]))]
+    local_axes = parse_local_axes(g["local_axes"]) if g["local_axes"] else ()
+    dph = g["devices_per_host"]
+    if local_axes and getattr(args, "devices_per_host", None) is None:
+        dph = str(math.prod(n for _, n in local_axes))
+    return Grid(
+        workloads=tuple(w.strip() for w in str(g["workloads"]).split(",") if w.strip()),
+        hosts=tuple(parse_int_list(str(g["hosts"]), "hosts")),
+        devices_per_host=tuple(parse_int_list(str(dph), "devices-per-host")),
+        local_axes=local_axes,
+        dtypes=tuple(parse_names(g["dtypes"], "dtype", DTYPES)),
+        variants=tuple(v.strip() for v in str(g["variants"] or "").split(",") if v.strip()),
+        params=tuple(params.items()),
+        settings=Settings(iters=g["iters"], warmup=g["warmup"], sync=g["sync"],
+                          traced_iters=g["traced_iters"] if args.profile else 0),
     )
 
 
-def show(run_dir: Path) -> None:
+def cmd_list(refs: str | None) -> int:
+    """Every built-in workload (and any named ones) with its parameters and defaults."""
+    from podscale.core.registry import builtins, resolve
+
+    found = dict(builtins())
+    for ref in (r.strip() for r in (refs or "").split(",") if r.strip()):
+        f = resolve(ref)
+        found[f.source] = f
+    for f in found.values():
+        wl = f.workload
+        kind = f"collective {wl.collective}" if wl.collective else "no collective"
+        print(f"{wl.name}@{wl.version}  {wl.summary}")
+        print(f"    {kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
+              f"source {f.source}")
+        for p in wl.params:
+            print(f"    --param {p.describe()}")
+    return 0
+
+
+def show(run_dir: Path) -> int:
+    """Print the run's table; return how many output elements were wrong."""
     from analysis import load_run, summarize
     from analysis.table import render
 
@@ -78,33 +117,46 @@ def show(run_dir: Path) -> None:
     print(f"# run {manifest.run_id} ({manifest.status})")
     if cases.empty:
         print("# no case completed")
-        return
+        return 0
     print(render(summarize(samples, cases)))
+    return int(cases["wrong"].sum())
+
+
+def wrong_results(run_dir: Path) -> WrongResults:
+    from analysis import load_run
+
+    _, _, cases, _ = load_run(run_dir)
+    bad = cases[cases["wrong"] > 0]
+    return WrongResults(f"{int(bad['wrong'].sum())} wrong output element(s) in "
+                        f"{bad['case_id'].nunique()} case(s), e.g. {bad['case_id'].iloc[0]} on "
+                        f"process {int(bad['process'].iloc[0])}; results kept in {run_dir}")
 
 
 def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
             report: bool = False) -> int:
-    from podscale.cases import expand
-    from podscale.runner import execute
+    from podscale.core.grid import expand
+    from podscale.launch.runner import execute
 
-    spec = spec_from_args(args, default_file)
-    expand(spec)  # validate every case before starting any process
+    g = grid_from_args(args, default_file)
+    cases = expand(g)  # validate every case before starting any process
     if not 0 <= args.coordinator_port < 65536:
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
     if args.case_timeout <= 0:
         raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
-    if spec.extra.get("trace_dir") and args.launcher == "local" and max(spec.hosts) > 1:
+    if args.trace_dir and args.launcher == "local" and max(g.hosts) > 1:
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
-    if max(spec.hosts) > MAX_LOCAL_PROCESSES:
-        raise UsageError(f"{max(spec.hosts)} hosts: the local launcher starts at most "
+    if max(g.hosts) > MAX_LOCAL_PROCESSES:
+        raise UsageError(f"{max(g.hosts)} hosts: the local launcher starts at most "
                          f"{MAX_LOCAL_PROCESSES} processes")
-    run_dir = execute(spec, args.out, args.name or "-".join(spec.suites),
-                      case_timeout=args.case_timeout, port=args.coordinator_port,
-                      reuse=args.reuse, **_launch_kwargs(args))
-    show(run_dir)
-    if spec.extra.get("traced_iters"):
-        remote = spec.extra.get("trace_dir")
+    name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
+    run_dir = execute(cases, args.out, name, spec=g.to_dict(), case_timeout=args.case_timeout,
+                      port=args.coordinator_port, reuse=args.reuse,
+                      trace_dir=args.trace_dir if args.profile else None,
+                      **_launch_kwargs(args))
+    wrong = show(run_dir)
+    if g.settings.traced_iters:
+        remote = args.trace_dir
         if remote and "://" in remote:
             print(f"# traces written under {remote}; copy them here and run: podscale trace "
                   f"{run_dir} --traces <copy>")
@@ -113,6 +165,8 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
     if report:
         cmd_report(run_dir, None, "max")
     print(f"# results: {run_dir}")
+    if wrong:
+        raise wrong_results(run_dir)
     return 0
 
 
@@ -136,14 +190,14 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
-    from podscale.runner import execute
-    from podscale.seedcheck import report
+    from podscale.frontend.seedcheck import report
+    from podscale.launch.runner import execute
 
     if 1_000_000 % args.devices_per_host:
         raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
-    spec = SuiteSpec(suites=["dot"], hosts=[args.hosts], devices_per_host=[args.devices_per_host])
-    run_dir = execute(spec, args.out, "seed", case_timeout=args.case_timeout, mode="seed",
-                      progress=lambda m: None, **_launch_kwargs(args))
+    layout = Layout(args.hosts, args.devices_per_host)
+    run_dir = execute([], args.out, "seed", case_timeout=args.case_timeout, mode="seed",
+                      layouts=[layout], progress=None, **_launch_kwargs(args))
     return report(run_dir)
 
 
@@ -184,11 +238,12 @@ def _rest(words: list[str]) -> list[str]:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from podscale.worker import host_main
+    from podscale.worker.host import host_main
 
-    spec = spec_from_args(args)
-    cpu = max(spec.devices_per_host) if args.platform == "cpu" else None
-    return host_main(spec, args.run_dir, gather=args.gather, cpu_devices=cpu)
+    g = grid_from_args(args)
+    cpu = max(g.devices_per_host) if args.platform == "cpu" else None
+    return host_main(g, args.run_dir, gather=args.gather, cpu_devices=cpu,
+                     trace_dir=args.trace_dir if args.profile else None)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -196,7 +251,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     import shutil
     import subprocess
 
-    from podscale import generators
+    from podscale.launch import generators
 
     if args.command == "sbatch":
         if args.nodes < 1:

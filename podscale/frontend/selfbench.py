@@ -18,14 +18,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from podscale.cases import Layout, SuiteSpec
-from podscale.errors import PodscaleError
-from podscale.launch import run_local
-from podscale.runner import execute, write_plan
-from podscale.timing import measure
+from podscale.core.case import Layout, Settings
+from podscale.core.errors import PodscaleError
+from podscale.core.grid import Grid, expand
+from podscale.core.plan import Plan
+from podscale.core.timing import measure
+from podscale.launch.local import run_local
+from podscale.launch.runner import execute
 
-SWEEP = SuiteSpec(suites=["dot", "psum"], sizes=[4096, 16384, 65536, 262144], hosts=[1, 2, 4],
-                  devices_per_host=[1, 2, 4], variants=["shard_map"], iters=10, warmup=2)
+SWEEP = Grid(workloads=("dot", "psum"), params=(("size", (4096, 16384, 65536, 262144)),),
+             hosts=(1, 2, 4), devices_per_host=(1, 2, 4), variants=("shard_map",),
+             settings=Settings(iters=10, warmup=2))
+
+
+def _one(workload: str, size: int, hosts: int, devices: int, iters: int = 10,
+         warmup: int = 2) -> list:
+    return expand(Grid(workloads=(workload,), params=(("size", (size,)),), hosts=(hosts,),
+                       devices_per_host=(devices,), variants=("shard_map",),
+                       settings=Settings(iters=iters, warmup=warmup)))
 
 
 def harness_overhead(rounds: int = 9, iters: int = 300) -> dict:
@@ -57,7 +67,7 @@ def startup_seconds(hosts: int, out: Path) -> float:
     run_dir = out / f"startup-h{hosts}"
     run_dir.mkdir(parents=True)
     layout = Layout(hosts, 1)
-    plan = write_plan(run_dir, layout, {}, SuiteSpec(hosts=[hosts]))
+    plan = Plan(str(run_dir), layout).write(run_dir / "plans" / "startup.json")
     start = time.monotonic()
     run_local(layout, plan, run_dir / "logs", case_timeout=300)
     return time.monotonic() - start
@@ -72,13 +82,10 @@ def measured_seconds(run_dir: Path) -> float:
     return float(per.groupby("case_id").max().sum())
 
 
-def _quiet(_msg: str) -> None:
-    pass
-
-
 def turnaround(out: Path, per_case_samples: int = 1) -> dict:
     start = time.monotonic()
-    run = execute(SWEEP, out, "sweep", progress=_quiet)
+    cases = expand(SWEEP)
+    run = execute(cases, out, "sweep", progress=None)
     sweep = time.monotonic() - start
     starts = {h: startup_seconds(h, out) for h in SWEEP.hosts}
     measured = measured_seconds(run)
@@ -86,13 +93,11 @@ def turnaround(out: Path, per_case_samples: int = 1) -> dict:
     per_case: dict[int, list[float]] = {h: [] for h in SWEEP.hosts}
     for h in SWEEP.hosts:
         for _ in range(per_case_samples):
-            one = SuiteSpec(suites=["psum"], sizes=[4096], hosts=[h], devices_per_host=[4],
-                            variants=["shard_map"], iters=SWEEP.iters, warmup=SWEEP.warmup)
+            one = _one("psum", 4096, h, 4, SWEEP.settings.iters, SWEEP.settings.warmup)
             t0 = time.monotonic()
-            execute(one, out, f"case-h{h}", progress=_quiet)
+            execute(one, out, f"case-h{h}", progress=None)
             per_case[h].append(time.monotonic() - t0)
-    n_cases = {h: len(SWEEP.suites) * len(SWEEP.sizes) * len(SWEEP.devices_per_host)
-               * len(SWEEP.variants) * len(SWEEP.dtypes) for h in SWEEP.hosts}
+    n_cases = {h: sum(c.hosts == h for c in cases) for h in SWEEP.hosts}
     per_case_total = sum(statistics.mean(per_case[h]) * n_cases[h] for h in SWEEP.hosts)
     floor = sum(starts.values()) + measured
     return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
@@ -107,11 +112,10 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32)) -> dict:
 
     curve, largest = [], 0
     for n in counts:
-        spec = SuiteSpec(suites=["psum"], sizes=[1024], hosts=[n], devices_per_host=[1],
-                         variants=["shard_map"], iters=10, warmup=2)
         t0 = time.monotonic()
         try:
-            run = execute(spec, out, f"scale-h{n}", progress=_quiet, case_timeout=300)
+            run = execute(_one("psum", 1024, n, 1), out, f"scale-h{n}", progress=None,
+                          case_timeout=300)
         except PodscaleError as exc:
             curve.append({"processes": n, "error": str(exc)})
             break
@@ -130,7 +134,7 @@ def dot_vs_memory(run: Path) -> dict:
 
     _, samples, cases, envs = load_run(run)
     table = summarize(samples, cases)
-    dot = table[table.suite == "dot"]
+    dot = table[table.workload == "dot"]
     ceiling = float(envs["extra"].map(lambda e: e.get("memcpy_gbps", float("nan"))).median())
     best = dot.loc[dot["gbps"].idxmax()]
     return {"memcpy_gbps": ceiling, "best_dot_gbps": float(best.gbps),

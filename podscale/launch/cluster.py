@@ -19,12 +19,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from podscale.cases import Layout
-from podscale.errors import UsageError
-from podscale.launch import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
+from podscale.core.case import Layout
+from podscale.core.errors import UsageError
+from podscale.launch.local import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
 
 LAUNCHERS = ("local", "mpirun", "srun")
 _MPI_ANY = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
@@ -118,6 +118,7 @@ def run_external(
     simulate_cpu: bool = False,
     watched: Sequence[Path] = (),
     label: str | None = None,
+    on_poll: Callable[[], None] | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` processes started by ``launcher``."""
     if shutil.which(launcher) is None:
@@ -136,7 +137,7 @@ def run_external(
     proc.kind = launcher
     try:
         supervise([proc], f"{label or 'layout ' + layout.key} ({launcher})", case_timeout,
-                  watched)
+                  watched, on_poll)
     finally:
         terminate([proc])
     return [log]

@@ -1,0 +1,89 @@
+"""The grid a user asks for, and the cases it expands to.
+
+Layout axes (hosts, devices per host, the local mesh split), dtypes, variants and
+measurement settings are common to every workload; every other parameter belongs to the
+workloads that declare it (``size`` for most; ``--param op=sum,max``). A value given for a
+parameter no selected workload declares is an error, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from podscale.core.case import Case, Layout, Settings
+from podscale.core.errors import UsageError
+from podscale.core.registry import Found, resolve
+
+
+@dataclass(frozen=True)
+class Grid:
+    workloads: tuple[str, ...]  # references: built-in names, file.py:NAME, pkg.module:NAME
+    hosts: tuple[int, ...] = (1, 2)
+    devices_per_host: tuple[int, ...] = (1, 2)
+    local_axes: tuple[tuple[str, int], ...] = ()  # () = one "local" axis
+    dtypes: tuple[str, ...] = ("float32",)
+    variants: tuple[str, ...] = ()  # () = every variant each workload supports
+    params: tuple[tuple[str, tuple], ...] = ()  # name -> raw values, parsed per workload
+    settings: Settings = field(default_factory=Settings)
+
+    def __post_init__(self) -> None:
+        for name in ("workloads", "hosts", "devices_per_host", "dtypes"):
+            if not getattr(self, name):
+                raise UsageError(f"{name.replace('_', ' ')} must not be empty")
+        object.__setattr__(self, "params", tuple(sorted((k, tuple(v)) for k, v in self.params)))
+
+    def to_dict(self) -> dict:
+        return {"workloads": list(self.workloads), "hosts": list(self.hosts),
+                "devices_per_host": list(self.devices_per_host),
+                "local_axes": [list(a) for a in self.local_axes], "dtypes": list(self.dtypes),
+                "variants": list(self.variants), "params": {k: list(v) for k, v in self.params},
+                "settings": self.settings.to_dict()}
+
+
+def _values(found: Found, given: dict[str, tuple]) -> dict[str, list]:
+    out = {}
+    for p in found.workload.params:
+        raw = given.get(p.name)
+        out[p.name] = [p.parse(v) for v in raw] if raw else [p.default]
+    return out
+
+
+def expand(grid: Grid) -> list[Case]:
+    """Every case of the grid, validated, in layout order (each layout's cases together)."""
+    found = [resolve(ref) for ref in dict.fromkeys(grid.workloads)]
+    given = dict(grid.params)
+    declared = {p.name for f in found for p in f.workload.params}
+    for name in given:
+        if name not in declared:
+            listing = "; ".join(f"{f.workload.name}: "
+                                f"{', '.join(p.name for p in f.workload.params) or 'none'}"
+                                for f in found)
+            raise UsageError(f"no selected workload has a parameter {name!r} ({listing})")
+    cases = []
+    for f in found:
+        wl = f.workload
+        variants = [v for v in (grid.variants or wl.variants) if v in wl.variants]
+        if not variants:
+            raise UsageError(f"workload {wl.name} supports variants {', '.join(wl.variants)}, "
+                             f"not {', '.join(grid.variants)}")
+        bad = [d for d in grid.dtypes if d not in wl.dtypes]
+        if bad:
+            raise UsageError(f"workload {wl.name} does not support dtype {bad[0]} "
+                             f"(supported: {', '.join(wl.dtypes)})")
+        values = _values(f, given)
+        names = list(values)
+        for hosts, dph in itertools.product(grid.hosts, grid.devices_per_host):
+            layout = Layout(hosts, dph, grid.local_axes)
+            for variant, dtype, combo in itertools.product(
+                    variants, grid.dtypes, itertools.product(*values.values())):
+                case = Case(wl.name, str(wl.version), f.source, variant, dtype, layout,
+                            tuple(zip(names, combo)), grid.settings)
+                wl.validate(case)
+                cases.append(case)
+    order = {f.workload.name: i for i, f in enumerate(found)}
+    cases.sort(key=lambda c: (c.layout, order[c.workload]))
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise UsageError("two selected workloads share a name; rename one")
+    return cases

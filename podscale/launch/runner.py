@@ -1,0 +1,117 @@
+"""A run: its directory, manifest and per-launch plans, executed launch by launch.
+
+Run directory::
+
+    run.json                       manifest (schema podscale.run/2)
+    plans/<layout>.json            what every process of a launch runs (podscale.plan/1)
+    records/<layout>/process-<i>.jsonl
+    logs/<layout>/process-<i>.log
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from podscale.core.case import Case, Layout
+from podscale.core.environment import environment
+from podscale.core.errors import Interrupted, UsageError, WorkerFailed
+from podscale.core.plan import LayoutPlan, Plan, launches
+from podscale.core.records import Manifest, lifecycle, now
+from podscale.launch.cluster import run_external
+from podscale.launch.local import run_local
+from podscale.launch.progress import Progress
+
+
+def new_run_dir(out: Path, name: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(out) / f"{stamp}-{name}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create run directory under {out}: {exc.strerror}") from None
+    return path
+
+
+def launch_label(layouts: Sequence[LayoutPlan]) -> str:
+    keys = [lp.layout.key for lp in layouts]
+    return f"layout {keys[0]}" if len(keys) == 1 else f"layouts {'+'.join(keys)}"
+
+
+def execute(
+    cases: Sequence[Case],
+    out: Path,
+    name: str,
+    *,
+    spec: dict | None = None,
+    case_timeout: float = 300.0,
+    mode: str = "bench",
+    layouts: Sequence[Layout] = (),
+    progress: Callable[[str], None] | None = print,
+    port: int = 0,
+    launcher: str = "local",
+    launcher_args: Sequence[str] = (),
+    simulate_cpu: bool = True,
+    reuse: bool = True,
+    trace_dir: str | None = None,
+) -> Path:
+    """Run every case (``mode="seed"``: the reference listing on ``layouts``); the manifest
+    records how the run ended, and every failure names the run directory it kept."""
+    groups = (launches(cases, reuse) if mode == "bench"
+              else [(k, [LayoutPlan(k)]) for k in layouts])
+    run_dir = new_run_dir(out, name)
+    manifest = Manifest(
+        run_id=run_dir.name, created=now(), command=list(sys.argv),
+        spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout,
+              "launcher": launcher, "launcher_args": list(launcher_args)},
+        layouts=[lp.layout.key for _, group in groups for lp in group],
+        environment=environment())
+    bar = Progress([c for _, g in groups for lp in g for c in lp.cases], progress)
+    try:
+        with lifecycle(run_dir, manifest):
+            for launched, group in groups:
+                _launch(run_dir, launched, group, mode, bar, case_timeout=case_timeout,
+                        port=port, launcher=launcher, launcher_args=launcher_args,
+                        simulate_cpu=simulate_cpu, trace_dir=trace_dir)
+    except WorkerFailed as exc:
+        raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
+    except UsageError as exc:
+        raise UsageError(f"{exc}; records so far kept in {run_dir}") from None
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; all workers stopped; records so far kept in "
+                          f"{run_dir}") from None
+    finally:
+        bar.close()
+    return run_dir
+
+
+def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
+            bar: Progress, *, case_timeout: float, port: int, launcher: str,
+            launcher_args: Sequence[str], simulate_cpu: bool, trace_dir: str | None) -> None:
+    started = time.monotonic()
+    label = launch_label(group)
+    bar.say(f"# {label}: {launched.hosts} process(es) x {launched.devices_per_host} "
+            f"device(s), {sum(len(lp.cases) for lp in group)} case(s)")
+    plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir)
+    path = plan.write(run_dir / "plans" / f"{launched.key}.json")
+    watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"
+               for lp in group for i in range(lp.layout.hosts)]
+    lead = [run_dir / "records" / lp.layout.key / "process-0.jsonl" for lp in group]
+    bar.start_launch(lead)
+    logs = run_dir / "logs" / launched.key
+    if launcher == "local":
+        run_local(launched, path, logs, case_timeout=case_timeout, port=port,
+                  watched=watched, label=label, on_poll=bar.poll)
+    else:
+        run_external(launcher, launched, path, logs, case_timeout=case_timeout,
+                     launcher_args=launcher_args, simulate_cpu=simulate_cpu,
+                     watched=watched, label=label, on_poll=bar.poll)
+    bar.poll()
+    bar.say(f"#   done in {time.monotonic() - started:.1f}s")

@@ -1,0 +1,5 @@
+"""``python -m podscale.worker PLAN.json``."""
+
+from podscale.worker.main import entry
+
+entry()

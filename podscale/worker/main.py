@@ -1,0 +1,185 @@
+"""The worker: the program every process runs, locally or on a real cluster.
+
+``python -m podscale.worker PLAN.json`` joins the distributed job (see
+:mod:`podscale.worker.runtime`), runs each case of the plan and appends raw records to
+``records/<layout>/process-<i>.jsonl`` under the run directory. It imports JAX, numpy
+and podscale's core only (no pandas, scipy or plotting).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from podscale.core.case import Case
+from podscale.core.errors import UsageError
+from podscale.core.plan import LayoutPlan, Plan
+from podscale.core.records import CaseRecord, Sample
+from podscale.core.registry import load_source
+from podscale.core.timing import measure
+from podscale.core.workload import Context, Step, check
+from podscale.worker import faults, runtime
+from podscale.worker.writers import GatheringWriter, RecordWriter
+
+EXIT_USAGE = 2
+
+
+def say(rt, message: str) -> None:
+    print(f"[podscale p{rt.process}] {message}", flush=True)
+
+
+def check_layout(rt, plan: Plan) -> str | None:
+    """Why this job cannot run the plan's layouts, or None."""
+    hosts, dph = plan.launched.hosts, plan.launched.devices_per_host
+    if rt.process_count != hosts:
+        return f"the plan needs {hosts} processes, the job has {rt.process_count}"
+    if rt.local_device_count < dph:
+        return (f"the plan needs {dph} devices per process, process {rt.process} has "
+                f"{rt.local_device_count}")
+    return None
+
+
+def case_devices(case: Case) -> list:
+    """The global devices a case runs on: the first ``devices_per_host`` local devices of
+    every process, so one set of processes can serve every smaller layout."""
+    import jax
+
+    by_process: dict[int, list] = {}
+    for d in sorted(jax.devices(), key=lambda d: (d.process_index, d.id)):
+        by_process.setdefault(d.process_index, []).append(d)
+    return [d for p in sorted(by_process) for d in by_process[p][: case.devices_per_host]]
+
+
+def context(case: Case, rt) -> Context:
+    """The case's devices as a mesh with the layout's named axes (hosts first)."""
+    import numpy as np
+    from jax.sharding import Mesh
+
+    devices = case_devices(case)
+    shape = [size for _, size in case.layout.axes]
+    mesh = Mesh(np.array(devices, dtype=object).reshape(shape), case.layout.axis_names)
+    return Context(case, rt.process, rt.process_count, devices, mesh)
+
+
+def compile_step(step: Step) -> tuple[Callable[[], Any], float, str]:
+    """(blocking step, compile seconds, what those seconds are)."""
+    import jax
+
+    start = time.perf_counter()
+    if step.aot:
+        compiled = step.fn.lower(*step.args).compile()
+        kind = "lower+compile"
+    else:  # pmap's AOT executables reject host-local arrays in multi-process runs
+        jax.block_until_ready(step.fn(*step.args))
+        compiled, kind = step.fn, "first call (incl. execution)"
+    seconds = time.perf_counter() - start
+    args = step.args
+    return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind
+
+
+def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any]:
+    """Prepare, compile, warm up, time and check one case; return its step (traced pass)."""
+    wl = load_source(case.source)
+    say(rt, f"case {case.id}: prepare")
+    ctx = context(case, rt)
+    local = wl.inputs(ctx)
+    expected = wl.reference(ctx, local)
+    rt.barrier(f"compile {case.id}")  # every process starts compiling together
+    step, compile_s, kind = compile_step(wl.step(ctx, local))
+    step = faults.wrap_step(fault, rt.process, index, step)
+    samples = [Sample(case.id, rt.process, "compile", 0, compile_s)]
+    say(rt, f"case {case.id}: measure")
+    for t in measure(step, clock=time.perf_counter,
+                     barrier=lambda: rt.barrier(f"case {case.id}"),
+                     warmup=case.settings.warmup, iters=case.settings.iters,
+                     sync_each=case.settings.sync == "each"):
+        samples.append(Sample(case.id, rt.process, t.phase, t.iteration, t.seconds))
+    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, step()))
+    result = check(got, expected)
+    work = wl.work(case)
+    writer.write(CaseRecord(
+        case_id=case.id, process=rt.process, case=case.to_dict(),
+        bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
+        bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
+        max_error=result.max_error, result=result.result, collective=wl.collective,
+        participants=work.participants, compile_kind=kind), *samples)
+    say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
+    return step
+
+
+def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0) -> int:
+    """Run one layout's cases on an initialised runtime (all processes together)."""
+    run_dir = Path(plan.run_dir)
+    records = run_dir / "records" / lp.layout.key
+    if plan.gather:
+        writer = GatheringWriter(records, rt.process)
+    else:
+        writer = RecordWriter(records / f"process-{rt.process}.jsonl")
+    writer.write(runtime.environment(rt, layout=lp.layout.key))
+    writer.flush()
+    say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
+    fault = faults.from_env()
+    steps = []
+    for index, case in enumerate(lp.cases, offset):
+        faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m))
+        step = run_case(case, index, rt, writer, fault)
+        writer.flush()
+        if case.settings.traced_iters:
+            steps.append((case.id, step, case.settings.traced_iters))
+    if steps:
+        from podscale.worker.tracing import traced_pass
+
+        say(rt, f"traced pass: {len(steps)} cases")
+        traced_pass(steps, rt, run_dir, lp.layout.key, writer, trace_root=plan.trace_dir)
+    writer.close()
+    rt.barrier(f"podscale {lp.layout.key} done")
+    return offset + len(lp.cases)
+
+
+def run_plan(plan: Plan, rt) -> None:
+    problem = check_layout(rt, plan)
+    if problem:
+        raise UsageError(problem)
+    if plan.mode == "seed":
+        from suites import seed
+
+        seed.main(rt, Path(plan.run_dir))
+        return
+    index = 0
+    for lp in plan.layouts:
+        index = run_layout(plan, lp, rt, index)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m podscale.worker PLAN.json``: join the job and run the plan."""
+    argv = sys.argv[1:] if argv is None else argv
+    plan = Plan.read(Path(argv[0]))
+    rt = runtime.start()
+    try:
+        run_plan(plan, rt)
+    except UsageError as exc:  # the launcher reports this line as a usage error (exit 2)
+        print(f"podscale: error: {exc}", flush=True)
+        return EXIT_USAGE
+    runtime.shutdown(rt)
+    return 0
+
+
+def entry() -> None:
+    """Run :func:`main`; on any exception print it and leave at once, without the exit
+    handlers (JAX's distributed shutdown would wait for peers that will never come)."""
+    try:
+        code = main()
+    except BaseException:
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stdout.flush()
+    if code:  # peers may still wait for this process: no exit handlers
+        os._exit(code)
+    sys.exit(0)

@@ -1,0 +1,142 @@
+"""Workloads as the unit of extension: a user's file by path, the example MLP step, the
+worker's imports, settings in case identity, and wrong results failing the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from analysis import load_run, summarize
+from analysis.compare import compare
+from podscale.core.case import Settings
+from podscale.core.errors import UsageError
+from tests.conftest import ROOT, only_run, podscale
+from tests.synth import make_run
+
+# A new collective in one file, outside the repository: all_gather over every mesh axis,
+# with its own reference; it also records which modules its worker process imported.
+USER_WORKLOAD = textwrap.dedent('''
+    import json, sys
+    from pathlib import Path
+    import numpy as np
+    from podscale.core.workload import Expected, Param, Work
+    from suites.common import Mapped, cast, exact, gather_processes, normals
+
+
+    class Gather(Mapped):
+        """all_gather of every device's vector"""
+        name = "my_gather"
+        version = "3"
+        collective = "all_gather"
+        params = (Param("size", 64, "size"), Param("scale", 1.0, "float"))
+
+        def inputs(self, ctx):
+            shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
+            return (cast(ctx.p["scale"] * normals(ctx.process, shape), ctx.case.dtype),)
+
+        def body(self, axes, x):
+            import jax
+            return jax.lax.all_gather(x, axes, tiled=True)
+
+        def reference(self, ctx, local):
+            everything = exact(gather_processes(local[0])).reshape(-1)
+            value = np.broadcast_to(everything, (ctx.local_devices, everything.size))
+            Path(__file__).with_name(f"modules-{ctx.process}.json").write_text(
+                json.dumps(sorted(sys.modules)))
+            return Expected(value, np.zeros_like(value))
+
+        def work(self, case):
+            per_device = case.p["size"] // case.devices_per_host * case.itemsize
+            return Work(case.p["size"] * case.itemsize, 0, per_device, case.layout.devices)
+
+
+    gather = Gather()
+''')
+
+
+@pytest.fixture(scope="module")
+def user_run(tmp_path_factory):
+    """One real 2-host x 2-device run: the temp-file workload and examples/mlp.py."""
+    home = tmp_path_factory.mktemp("elsewhere")
+    (home / "mine.py").write_text(USER_WORKLOAD)
+    out = home / "runs"
+    res = podscale("run", f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step",
+                   "--hosts", "2", "--devices-per-host", "2", "--param", "scale=1,2",
+                   "--variants", "shard_map,jit", "--iters", "3", "--warmup", "1",
+                   "--out", str(out), cwd=home.parent)
+    assert res.returncode == 0, res.stderr + res.stdout
+    return home, only_run(out), res.stdout
+
+
+def test_user_workload_by_path_on_two_hosts(user_run):
+    home, run, stdout = user_run
+    manifest, samples, cases, _ = load_run(run)
+    table = summarize(samples, cases)
+    mine = table[table.workload == "my_gather"]
+    assert len(mine) == 2 and set(mine["scale"]) == {1.0, 2.0}  # its own parameter, a column
+    assert (mine["version"] == "3").all() and (mine["participants"] == 4).all()
+    assert mine["busbw"].notna().all()  # a collective: busbw from its declared kind
+    assert (cases["wrong"] == 0).all() and (cases["checked"] > 0).all()
+    assert "my_gather" in stdout and " scale " in stdout.splitlines()[-len(table) - 4]
+
+
+def test_mlp_step_example_checks_its_gradient(user_run):
+    _, run, _ = user_run
+    _, samples, cases, _ = load_run(run)
+    mlp = cases[cases.workload == "mlp_step"]
+    assert set(mlp["process"]) == {0, 1} and (mlp["wrong"] == 0).all()
+    n_params = 64 * 128 + 2 * 128 + 1
+    assert (mlp["checked"] == n_params).all()  # every gradient element, on every process
+    assert (mlp["max_error"] < 1).all()  # inside the bound (ratio error / bound)
+
+
+def test_worker_imports_only_what_it_measures_with(user_run):
+    home, _, _ = user_run
+    for process in (0, 1):
+        modules = set(json.loads((home / f"modules-{process}.json").read_text()))
+        assert "jax" in modules and "numpy" in modules  # recorded in a real worker
+        heavy = {m.split(".")[0] for m in modules} & {"pandas", "scipy", "matplotlib",
+                                                         "seaborn", "analysis"}
+        assert not heavy, heavy
+
+
+def test_wrong_results_fail_the_run_in_every_dtype(tmp_path):
+    """A planted corruption of process 1's outputs: every case of every dtype reports
+    wrong elements, the run keeps its records and exits 4 naming a case."""
+    res = podscale("run", "dot,psum", "--hosts", "2", "--devices-per-host", "1", "--sizes",
+                   "1K", "--dtypes", "float32,bfloat16,float16", "--variants", "shard_map",
+                   "--iters", "2", "--warmup", "0", "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "corrupt@1:*"})
+    assert res.returncode == 4, res.stderr
+    assert "wrong output element(s) in 6 case(s)" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    _, _, cases, _ = load_run(only_run(tmp_path))
+    per = cases.groupby(["case_id", "process"])["wrong"].first().unstack("process")
+    assert len(per) == 6 and (per[1] > 0).all() and (per[0] == 0).all()
+
+
+def test_compare_refuses_different_settings(tmp_path):
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b", settings=Settings(iters=30, sync="once"))
+    with pytest.raises(UsageError, match=r"settings differ \(sync: 'each' vs 'once' in 48"):
+        compare(a, b)
+    res = podscale("compare", str(a), str(b))
+    assert res.returncode == 2 and "use --force" in res.stderr
+    table, notes = compare(a, b, force=True)
+    assert len(table) == 48 and any("sync" in n for n in notes)
+
+
+def test_analysis_never_imports_worker_code(tmp_path):
+    code = ("import sys, analysis, analysis.report, analysis.traces, analysis.compare, "
+            "analysis.asvresults, analysis.plots\n"
+            f"analysis.report.write_report({str(make_run(tmp_path / 'r'))!r})\n"
+            "bad = [m for m in sys.modules if m.startswith(('podscale.worker', 'jax', "
+            "'suites'))]\n"
+            "assert not bad, bad\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
