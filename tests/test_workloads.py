@@ -64,10 +64,14 @@ def user_run(tmp_path_factory):
     """One real 2-host x 2-device run: the temp-file workload and examples/mlp.py."""
     home = tmp_path_factory.mktemp("elsewhere")
     (home / "mine.py").write_text(USER_WORKLOAD)
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("A new collective in one file:\n\n```python\n", 1)[1].split("```")[0]
+    (home / "pmax.py").write_text(example)
     out = home / "runs"
-    res = podscale("run", f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step",
+    res = podscale("run", f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step,"
+                   f"{home / 'pmax.py'}",
                    "--hosts", "2", "--devices-per-host", "2", "--param", "scale=1,2",
-                   "--variants", "shard_map,jit", "--iters", "3", "--warmup", "1",
+                   "--variants", "shard_map,jit", "--sizes", "4K", "--iters", "3", "--warmup", "1",
                    "--out", str(out), cwd=home.parent)
     assert res.returncode == 0, res.stderr + res.stdout
     return home, only_run(out), res.stdout
@@ -83,6 +87,15 @@ def test_user_workload_by_path_on_two_hosts(user_run):
     assert mine["busbw"].notna().all()  # a collective: busbw from its declared kind
     assert (cases["wrong"] == 0).all() and (cases["checked"] > 0).all()
     assert "my_gather" in stdout and " scale " in stdout.splitlines()[-len(table) - 4]
+
+
+def test_readme_collective_in_one_file(user_run):
+    home, run, _ = user_run
+    lines = (home / "pmax.py").read_text().strip().splitlines()
+    assert len(lines) <= 45
+    _, samples, cases, _ = load_run(run)
+    pmax = cases[cases.workload == "pmax"]
+    assert len(pmax) == 2 and (pmax["wrong"] == 0).all()  # 2 processes, one case
 
 
 def test_mlp_step_example_checks_its_gradient(user_run):
