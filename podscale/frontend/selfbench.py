@@ -82,10 +82,10 @@ def measured_seconds(run_dir: Path) -> float:
     return float(per.groupby("case_id").max().sum())
 
 
-def turnaround(out: Path, per_case_samples: int = 1) -> dict:
+def turnaround(out: Path, per_case_samples: int = 1, log=None) -> dict:
     start = time.monotonic()
     cases = expand(SWEEP)
-    run = execute(cases, out, "sweep", progress=None)
+    run = execute(cases, out, "sweep", progress=log)  # cases done / total, ETA
     sweep = time.monotonic() - start
     starts = {h: startup_seconds(h, out) for h in SWEEP.hosts}
     measured = measured_seconds(run)
@@ -144,13 +144,19 @@ def dot_vs_memory(run: Path) -> dict:
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        log("# harness overhead ...")
+        started = time.monotonic()
+
+        def stage(k: int, what: str) -> None:
+            done = time.monotonic() - started
+            log(f"# [stage {k}/3, elapsed {done:.0f}s] {what} ...")
+
+        stage(1, "harness overhead")
         result = {"harness": harness_overhead()}
         log(f"  podscale {result['harness']['podscale_us']:.1f} us vs bare "
             f"{result['harness']['bare_us']:.1f} us: ratio {result['harness']['ratio']:.3f} "
             "(target <= 1.02)")
-        log("# sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x hosts 1,2,4) ...")
-        t = result["turnaround"] = turnaround(work)
+        stage(2, "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x hosts 1,2,4)")
+        t = result["turnaround"] = turnaround(work, log=log)
         log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
             f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
             f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
@@ -159,7 +165,7 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
         d = result["dot_vs_memory"] = dot_vs_memory(Path(t["run"]))
         log(f"# dot bandwidth: best {d['best_dot_gbps']:.2f} GB/s per process "
             f"({d['best_case']}) = {d['fraction']:.0%} of numpy-copy {d['memcpy_gbps']:.2f} GB/s")
-        log("# scale: psum over 1..32 simulated processes ...")
+        stage(3, f"scale: psum over 1..{max_processes} simulated processes")
         counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= max_processes]
         s = result["scale"] = scale(work, counts)
         log("  processes  wall(s)  startup(s)  psum(us)")
