@@ -88,9 +88,15 @@ class Mapped(Workload):
         if n is not None and n % case.devices_per_host:
             raise UsageError(f"{self.name}: {self.split_param} {n} is not divisible by "
                              f"{case.devices_per_host} devices per host")
+        problem = self.unsupported(case)
+        if problem:
+            raise UsageError(problem)
+
+    def unsupported(self, case) -> str | None:
         if case.variant == "pmap" and tuple(self.reduce_axes(case)) != case.layout.axis_names:
-            raise UsageError(f"{self.name}: pmap can only run collectives over all devices, "
-                             f"not over {','.join(self.reduce_axes(case))} (use shard_map)")
+            return (f"{self.name}: pmap can only run collectives over all devices, "
+                    f"not over {','.join(self.reduce_axes(case))} (use shard_map)")
+        return None
 
     def step(self, ctx: Context, local: Sequence[np.ndarray]) -> Step:
         import jax

@@ -79,8 +79,14 @@ def expand(grid: Grid) -> list[Case]:
                     variants, grid.dtypes, itertools.product(*values.values())):
                 case = Case(wl.name, str(wl.version), f.source, variant, dtype, layout,
                             tuple(zip(names, combo)), grid.settings)
+                if not grid.variants and wl.unsupported(case):
+                    continue  # a default variant that cannot express this case
                 wl.validate(case)
                 cases.append(case)
+    missing = [f.workload.name for f in found if not any(c.workload == f.workload.name
+                                                          for c in cases)]
+    if missing:
+        raise UsageError(f"workload {missing[0]}: none of its variants can run this grid")
     order = {f.workload.name: i for i, f in enumerate(found)}
     cases.sort(key=lambda c: (c.layout, order[c.workload]))
     ids = [c.id for c in cases]

@@ -157,6 +157,12 @@ class Workload:
     def validate(self, case: Case) -> None:
         """Raise :class:`UsageError` when ``case`` cannot run (before any process starts)."""
 
+    def unsupported(self, case: Case) -> str | None:
+        """Why this variant cannot express ``case`` (e.g. pmap and a subset of the mesh
+        axes), or None. Such cases are left out when the variants were not asked for
+        explicitly, and are an error when they were."""
+        return None
+
     def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
         raise NotImplementedError
 

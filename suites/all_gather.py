@@ -1,0 +1,31 @@
+"""``all_gather``: ``jax.lax.all_gather(tiled=True)`` over the named mesh axes; every device
+gets the group's buffers concatenated by rank. S = the received buffer (n x send)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from suites._collective import Collective
+
+
+class AllGather(Collective):
+    """all-gather over any mesh axes"""
+
+    name = "all_gather"
+    version = "1"
+    collective = "all_gather"
+    s_buffer = "recv"
+
+    def body(self, axes, x):
+        import jax
+
+        return jax.lax.all_gather(x, axes, tiled=True)
+
+    def combine(self, x, case):
+        n = x.shape[-2]
+        row = x.reshape(*x.shape[:-2], 1, -1)
+        value = np.repeat(row, n, axis=-2)
+        return value, np.zeros_like(value)  # data movement is exact
+
+
+all_gather = AllGather()

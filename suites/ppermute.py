@@ -1,0 +1,51 @@
+"""``ppermute``: ``jax.lax.ppermute`` ring shift over the named mesh axes: rank i sends to
+rank i+1 (``direction=+1``), or to both neighbours with the two halves of its buffer
+(``direction=both``). S = the send buffer; busbw as nccl-tests' sendrecv (factor 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from podscale.core.workload import Param
+from suites._collective import AXES, SIZE, Collective
+
+
+class PPermute(Collective):
+    """ring shift (collective-permute) by +1 or both ways over any mesh axes"""
+
+    name = "ppermute"
+    version = "1"
+    collective = "sendrecv"
+    params = (SIZE, AXES, Param("direction", "+1", "str", choices=("+1", "both")))
+    variants = ("shard_map",)
+
+    def step(self, ctx, local):
+        n = self.group_size(ctx.case)
+        both = ctx.p["direction"] == "both"
+        fwd = [(i, (i + 1) % n) for i in range(n)]
+        back = [(i, (i - 1) % n) for i in range(n)]
+
+        def body(axes, x):
+            import jax
+            import jax.numpy as jnp
+
+            if not both:
+                return jax.lax.ppermute(x, axes, fwd)
+            half = x.shape[-1] // 2
+            return jnp.concatenate([jax.lax.ppermute(x[..., :half], axes, fwd),
+                                    jax.lax.ppermute(x[..., half:], axes, back)], axis=-1)
+
+        self.body = body
+        return super().step(ctx, local)
+
+    def combine(self, x, case):
+        if case.p["direction"] == "+1":
+            value = np.roll(x, 1, axis=-2)
+        else:
+            half = x.shape[-1] // 2
+            value = np.concatenate([np.roll(x[..., :half], 1, axis=-2),
+                                    np.roll(x[..., half:], -1, axis=-2)], axis=-1)
+        return value, np.zeros_like(value)
+
+
+ppermute = PPermute()
