@@ -179,3 +179,13 @@ def asv_history(df: pd.DataFrame):
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     g.set_axis_labels("commit", "value / earliest commit")
     return g.figure
+
+
+def pair_heatmap(matrix: pd.DataFrame, title: str):
+    fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(matrix.columns), 1.0 + 0.5 * len(matrix)))
+    sns.heatmap(matrix, annot=len(matrix) <= 16, fmt=".0f", cmap="rocket_r", ax=ax,
+                cbar_kws={"label": "us"})
+    ax.set_xlabel("destination process")
+    ax.set_ylabel("source process")
+    ax.set_title(title)
+    return fig

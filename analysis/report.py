@@ -79,6 +79,26 @@ def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.read_csv(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
 
 
+def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
+    """Cases that differ only in a workload's ``algorithm`` parameter, side by side: time
+    per algorithm and each one relative to the first (e.g. hierarchical / flat)."""
+    if "algorithm" not in summary.columns or summary["algorithm"].nunique() < 2:
+        return pd.DataFrame()
+    params = [c for c in param_columns(summary) if c != "algorithm"]
+    keys = ["workload", "variant", "dtype", "hosts", "devices_per_host", "mesh", *params]
+    df = summary.dropna(subset=["algorithm"])
+    df = df.assign(**{c: df[c].astype(str) for c in params})
+    wide = df.pivot_table(index=keys, columns="algorithm", values="time_s", aggfunc="first")
+    names = list(dict.fromkeys(df["algorithm"]))
+    wide = wide.dropna(subset=names)
+    if wide.empty:
+        return pd.DataFrame()
+    out = (wide[names] * 1e6).round(1).rename(columns=lambda a: f"{a} (us)")
+    for a in names[1:]:
+        out[f"{a} / {names[0]}"] = (wide[a] / wide[names[0]]).round(3)
+    return out.reset_index()
+
+
 def memory_ceiling(summary: pd.DataFrame, envs: pd.DataFrame) -> pd.DataFrame:
     """GB/s per process of workloads without a collective (memory-bound compute, such as
     dot) as a fraction of the memory ceiling measured in the run."""
@@ -153,6 +173,27 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
         doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
                                             "bandwidths in GB/s.")
         doc.table(_fmt_table(part))
+    from analysis.pairs import matrices, outliers
+
+    for key, m in matrices(summary, samples):
+        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
+                 f"on {key['hosts']}x{key['devices_per_host']}")
+        doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
+                    "iterations of the max over the two processes; rows: source, columns: "
+                    "destination")
+        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
+        doc.table(m.reset_index().rename(columns=str))
+    named = outliers(summary, samples)
+    if not named.empty:
+        doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
+                                     "when its median is >= 1.3x the other processes'")
+        doc.table(named)
+    algo = algorithms(summary)
+    if not algo.empty:
+        doc.heading("Algorithms side by side", "the same case with each value of the "
+                    "workload's algorithm parameter (e.g. all_reduce flat vs hierarchical: "
+                    "reduce_scatter over the inner axes, all_reduce over hosts, all_gather)")
+        doc.table(algo)
     ceiling = memory_ceiling(summary, envs)
     if not ceiling.empty:
         doc.heading("Bandwidth vs memory ceiling (workloads without a collective)",

@@ -1,10 +1,17 @@
 """``all_reduce``: ``jax.lax.psum`` / ``pmax`` / ``pmin`` of each device's buffer over the
-named mesh axes; every device of a group gets the group's reduction. S = the buffer."""
+named mesh axes; every device of a group gets the group's reduction. S = the buffer.
+
+``algorithm=hierarchical`` (shard_map, two or more axes): the first named axis is the outer
+one (``hosts`` for ``axes=all``), the rest inner. A sum is a reduce_scatter (psum_scatter)
+over the inner axes, an all-reduce over the outer axis and an all-gather over the inner
+axes; max and min reduce over the inner axes, then the outer one. The report puts it next
+to ``flat`` (one collective over all the axes)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from podscale.core.errors import UsageError
 from podscale.core.workload import Param
 from suites._collective import AXES, SIZE, Collective
 from suites.common import sum_bound
@@ -16,15 +23,39 @@ class AllReduce(Collective):
     name = "all_reduce"
     version = "1"
     collective = "all_reduce"
-    params = (SIZE, AXES, Param("op", "sum", "str", choices=("sum", "max", "min")))
+    params = (SIZE, AXES, Param("op", "sum", "str", choices=("sum", "max", "min")),
+              Param("algorithm", "flat", "str", choices=("flat", "hierarchical")))
+
+    def unsupported(self, case):
+        if case.p["algorithm"] == "hierarchical":
+            if case.variant == "pmap":
+                return "all_reduce: the hierarchical algorithm needs shard_map"
+            if len(self.reduce_axes(case)) < 2:
+                return "all_reduce: the hierarchical algorithm needs two or more axes"
+        return super().unsupported(case)
+
+    def validate(self, case):
+        super().validate(case)
+        inner = self.group_size(case) // dict(case.layout.axes)[self.reduce_axes(case)[0]]
+        if case.p["algorithm"] == "hierarchical" and case.p["op"] == "sum" and \
+                self.elements(case) % inner:
+            raise UsageError(f"all_reduce: {self.elements(case)} elements do not split into "
+                             f"{inner} chunks (the inner axes) for the hierarchical sum")
 
     def body(self, axes, x):
         import jax
 
-        return {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[self._op](x, axes)
+        reduce = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[self._op]
+        if not self._hierarchical:
+            return reduce(x, axes)
+        outer, inner = axes[0], tuple(axes[1:])
+        if self._op != "sum":
+            return reduce(reduce(x, inner), outer)
+        part = jax.lax.psum_scatter(x, inner, tiled=True)
+        return jax.lax.all_gather(jax.lax.psum(part, outer), inner, tiled=True)
 
     def step(self, ctx, local):
-        self._op = ctx.p["op"]
+        self._op, self._hierarchical = ctx.p["op"], ctx.p["algorithm"] == "hierarchical"
         return super().step(ctx, local)
 
     def combine(self, x, case):

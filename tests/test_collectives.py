@@ -74,3 +74,38 @@ def test_three_d_mesh_subsets(tmp_path):
     res = podscale("run", "all_reduce", "--hosts", "2", "--param", "axes=hosts+gpu",
                    "--out", str(tmp_path / "bad"))
     assert res.returncode == 2 and "not distinct axes of the mesh hosts,local" in res.stderr
+
+
+def test_hierarchical_all_reduce_next_to_flat(tmp_path):
+    from analysis.report import algorithms, write_report
+
+    res = podscale("run", "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
+                   "4KiB", "--param", "algorithm=flat,hierarchical", "--param", "op=sum,max",
+                   "--iters", "2", "--warmup", "0", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    run = only_run(tmp_path)
+    _, samples, cases, _ = load_run(run)
+    assert (cases["wrong"] == 0).all()
+    table = summarize(samples, cases)
+    # pmap cannot express the hierarchical schedule: flat only there
+    assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
+    side = algorithms(table)
+    assert len(side) == 2 and "hierarchical / flat" in side.columns  # shard_map, sum and max
+    write_report(run)
+    assert "Algorithms side by side" in (run / "report" / "index.html").read_text()
+
+
+def test_pair_matrix_names_the_planted_slow_process(tmp_path):
+    from analysis.pairs import matrices, outliers
+
+    res = podscale("run", "pairs", "--hosts", "3", "--devices-per-host", "1", "--sizes",
+                   "4KiB", "--iters", "5", "--warmup", "1", "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "slow=0.02@1:*"})
+    assert res.returncode == 0, res.stderr
+    _, samples, cases, _ = load_run(only_run(tmp_path))
+    table = summarize(samples, cases)
+    assert (cases["wrong"] == 0).all() and len(table) == 6  # every ordered pair
+    ((_, m),) = matrices(table, samples)
+    assert m.loc[0, 2] < 20_000 and m.loc[0, 1] > 20_000 and m.loc[1, 2] > 20_000
+    named = outliers(table, samples)
+    assert list(named["outlier"]) == [1]

@@ -60,7 +60,7 @@ def expand(grid: Grid) -> list[Case]:
                                 f"{', '.join(p.name for p in f.workload.params) or 'none'}"
                                 for f in found)
             raise UsageError(f"no selected workload has a parameter {name!r} ({listing})")
-    cases = []
+    cases, skipped = [], {}
     for f in found:
         wl = f.workload
         variants = [v for v in (grid.variants or wl.variants) if v in wl.variants]
@@ -75,18 +75,23 @@ def expand(grid: Grid) -> list[Case]:
         names = list(values)
         for hosts, dph in itertools.product(grid.hosts, grid.devices_per_host):
             layout = Layout(hosts, dph, grid.local_axes)
-            for variant, dtype, combo in itertools.product(
-                    variants, grid.dtypes, itertools.product(*values.values())):
-                case = Case(wl.name, str(wl.version), f.source, variant, dtype, layout,
-                            tuple(zip(names, combo)), grid.settings)
-                if not grid.variants and wl.unsupported(case):
-                    continue  # a default variant that cannot express this case
+            points = [Case(wl.name, str(wl.version), f.source, variant, dtype, layout,
+                           tuple(zip(names, combo)), grid.settings)
+                      for variant, dtype, combo in itertools.product(
+                          variants, grid.dtypes, itertools.product(*values.values()))]
+            for case in (c for point in points for c in wl.cases(point)):
+                reason = wl.unsupported(case)
+                if reason:  # e.g. pmap and a subset of the mesh axes: left out
+                    skipped.setdefault(wl.name, reason)
+                    continue
                 wl.validate(case)
                 cases.append(case)
     missing = [f.workload.name for f in found if not any(c.workload == f.workload.name
                                                           for c in cases)]
     if missing:
-        raise UsageError(f"workload {missing[0]}: none of its variants can run this grid")
+        why = skipped.get(missing[0], "")
+        raise UsageError(f"workload {missing[0]}: no case of this grid can run"
+                         + (f" ({why})" if why else ""))
     order = {f.workload.name: i for i, f in enumerate(found)}
     cases.sort(key=lambda c: (c.layout, order[c.workload]))
     ids = [c.id for c in cases]

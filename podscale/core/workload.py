@@ -157,10 +157,15 @@ class Workload:
     def validate(self, case: Case) -> None:
         """Raise :class:`UsageError` when ``case`` cannot run (before any process starts)."""
 
+    def cases(self, case: Case) -> list[Case]:
+        """The cases one grid point stands for (default: itself). A workload whose cases
+        depend on the layout (e.g. every pair of processes) expands them here."""
+        return [case]
+
     def unsupported(self, case: Case) -> str | None:
-        """Why this variant cannot express ``case`` (e.g. pmap and a subset of the mesh
-        axes), or None. Such cases are left out when the variants were not asked for
-        explicitly, and are an error when they were."""
+        """Why ``case`` cannot be expressed (e.g. pmap and a subset of the mesh axes), or
+        None. Such cases are left out of the grid; a workload left with none is an error
+        giving this reason."""
         return None
 
     def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:

@@ -1,0 +1,57 @@
+"""Pair matrices: transfer time between every pair of processes, and the outlier.
+
+Generic over workloads whose cases carry ``src`` and ``dst`` parameters (``pairs``): one
+matrix per workload, mode, size and layout, in microseconds (rows: source, columns:
+destination); a pair's time is the median over timed iterations of the max over its two
+participants only (the other processes run no transfer). A process is named an outlier
+when the median time of the pairs it takes part in is ``threshold`` times the median of
+the other processes' medians, or more.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+KEYS = ["workload", "mode", "size", "hosts", "devices_per_host", "variant", "dtype"]
+
+
+def _pair_rows(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    if not {"src", "dst"} <= set(summary.columns):
+        return summary.iloc[0:0]
+    df = summary.dropna(subset=["src", "dst"]).copy()
+    df["src"], df["dst"] = df["src"].astype(int), df["dst"].astype(int)
+    timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(df["case_id"])]
+    ends = df.set_index("case_id")[["src", "dst"]]
+    timed = timed.join(ends, on="case_id")
+    timed = timed[(timed["process"] == timed["src"]) | (timed["process"] == timed["dst"])]
+    pair = timed.groupby(["case_id", "iteration"])["seconds"].max().groupby("case_id").median()
+    df["time_s"] = df["case_id"].map(pair)
+    return df
+
+
+def matrices(summary: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
+    df = _pair_rows(summary, samples)
+    keys = [k for k in KEYS if k in df.columns]
+    out = []
+    for key, g in df.groupby(keys, sort=False):
+        m = g.pivot_table(index="src", columns="dst", values="time_s", aggfunc="first") * 1e6
+        out.append((dict(zip(keys, key)), m.round(1)))
+    return out
+
+
+def outliers(summary: pd.DataFrame, samples: pd.DataFrame,
+             threshold: float = 1.3) -> pd.DataFrame:
+    """Per matrix: each process's median pair time, and which one stands out (if any)."""
+    rows = []
+    for key, m in matrices(summary, samples):
+        procs = sorted(set(m.index) | set(m.columns))
+        med = {p: pd.concat([m.loc[p] if p in m.index else pd.Series(dtype=float),
+                             m[p] if p in m.columns else pd.Series(dtype=float)]).median()
+               for p in procs}
+        worst = max(med, key=med.get)
+        rest = pd.Series([v for p, v in med.items() if p != worst]).median()
+        ratio = med[worst] / rest if rest > 0 else float("nan")
+        rows.append({**key, "slowest_process": worst, "its_median_us": round(med[worst], 1),
+                     "others_median_us": round(rest, 1), "ratio": round(ratio, 2),
+                     "outlier": worst if ratio >= threshold else None})
+    return pd.DataFrame(rows)
