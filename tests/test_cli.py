@@ -8,7 +8,7 @@ from tests.conftest import ROOT, podscale
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "nosuch"], "unknown workload 'nosuch' (known: dot,"),
+        (["run", "nosuch"], "unknown workload 'nosuch' (known: all_gather, all_reduce,"),
         (["run", "psum", "--param", "op=max"], "no selected workload has a parameter 'op'"),
         (["run", "psum", "--param", "op"], "bad --param 'op'"),
         (["run", "psum", "--sizes", "4K:1K:x2"], "bad size sweep"),

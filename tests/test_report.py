@@ -28,6 +28,22 @@ def test_describe_and_ci():
     assert median_ci([3.0]) == (3.0, 3.0)
 
 
+def test_median_ci_exact_coverage():
+    from scipy.stats import binom
+
+    from analysis.stats import median_ci_ranks
+
+    assert median_ci_ranks(20) == (5, 14)  # x(6)..x(15), 1-based: coverage 95.9%
+    for n in range(6, 200):
+        lo, hi = median_ci_ranks(n)
+        assert hi == n - 1 - lo  # symmetric
+        coverage = 1 - 2 * binom.cdf(lo, n, 0.5)
+        assert coverage >= 0.95
+        narrower = 1 - 2 * binom.cdf(lo + 1, n, 0.5)  # one order statistic in on each side
+        assert narrower < 0.95
+    assert median_ci_ranks(5) == (0, 4)  # too few values: the full range
+
+
 def test_summary_aggregations_and_scaling(tmp_path):
     run = make_run(tmp_path / "a")
     _, samples, cases, _ = load_run(run)

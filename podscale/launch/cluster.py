@@ -57,7 +57,9 @@ class LauncherProcess(Worker):
             rank = max(by_rank, key=lambda r: len(by_rank[r]), default=None)
         if rank is None:
             return self.kind, "(no output)"
-        lines = by_rank[rank]
+        # srun tags its own step-cancellation notice with the rank: not the worker's output
+        lines = [line for line in by_rank[rank] if not line.lstrip().startswith("slurmstepd")] \
+            or by_rank[rank]
         errors = [line for line in lines if _ERROR.search(line)]
         return f"process {rank}", (errors or lines)[-1].strip()[:300]
 
