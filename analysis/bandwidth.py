@@ -7,17 +7,18 @@ the factor making busbw comparable with the hardware's peak link bandwidth.
 Which buffer S is, per collective workload (``size`` = the per-device send buffer; each
 workload's ``work()`` reports S as ``bytes_per_device``, checked in tests/test_collectives.py):
 
-==============  ================  ======================  ============
-workload        collective        S (per rank)            bus factor
-==============  ================  ======================  ============
-all_reduce      all_reduce        send = receive buffer   2(n-1)/n
-all_gather      all_gather        receive buffer (n x send)  (n-1)/n
-reduce_scatter  reduce_scatter    send buffer (n x recv)  (n-1)/n
-all_to_all      all_to_all        send = receive buffer   (n-1)/n
-ppermute        sendrecv          send = receive buffer   1
-broadcast       broadcast         the buffer              1
-psum            all_reduce        per-device share        2(n-1)/n
-==============  ================  ======================  ============
+=================  ==============  =========================  ============
+workload           collective      S (per rank)               bus factor
+=================  ==============  =========================  ============
+all_reduce         all_reduce      send = receive buffer      2(n-1)/n
+all_gather         all_gather      receive buffer (n x send)  (n-1)/n
+reduce_scatter     reduce_scatter  send buffer (n x recv)     (n-1)/n
+all_to_all         all_to_all      send = receive buffer      (n-1)/n
+ragged_all_to_all  all_to_all      bytes sent (uneven)        (n-1)/n
+ppermute           sendrecv        send = receive buffer      1
+broadcast          broadcast       the buffer                 1
+psum               all_reduce      per-device share           2(n-1)/n
+=================  ==============  =========================  ============
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from podscale.core.records import (
     EnvRecord,
     Manifest,
     Sample,
+    SkipRecord,
     read_manifest,
     read_records,
 )
@@ -78,6 +79,9 @@ def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame,
                            columns=SAMPLE_COLUMNS)
     case_df = cases_frame([r for r in records if isinstance(r, CaseRecord)])
     envs = pd.DataFrame([vars(r) for r in records if isinstance(r, EnvRecord)])
+    # cases the backend could not run: case id -> reason (no samples, no check)
+    case_df.attrs["skipped"] = {r.case_id: r.reason for r in records
+                                if isinstance(r, SkipRecord)}
     for df in (samples, case_df, envs):
         df.attrs["run_id"] = manifest.run_id
     return manifest, samples, case_df, envs

@@ -159,6 +159,10 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     doc = _Doc(f"podscale report: {manifest.run_id}")
     doc.heading("Environment")
     doc.table(environment_table(manifest, envs))
+    skipped = cases.attrs.get("skipped", {})
+    if skipped:
+        doc.heading("Skipped cases", "the backend does not implement them (no samples)")
+        doc.table(pd.DataFrame(sorted(skipped.items()), columns=["case", "reason"]))
     if cases.empty:
         doc.heading("Results", "No case completed in this run.")
         return doc

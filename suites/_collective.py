@@ -23,6 +23,17 @@ AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, loca
 SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes")
 
 
+def group_ranks(case, process: int, axes: tuple[str, ...]) -> list[int]:
+    """Rank within its group of each of ``process``'s devices (row-major over ``axes``)."""
+    names = case.layout.axis_names
+    sizes = [s for _, s in case.layout.axes]
+    coords = np.unravel_index(process * case.devices_per_host
+                              + np.arange(case.devices_per_host), sizes)
+    idx = [names.index(a) for a in axes]
+    return [int(r) for r in np.ravel_multi_index([coords[i] for i in idx],
+                                                 [sizes[i] for i in idx])]
+
+
 class Collective(Mapped):
     """Base of one-file collective workloads: subclasses give ``body`` and ``combine``."""
 

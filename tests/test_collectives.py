@@ -17,16 +17,51 @@ def collective_run(tmp_path_factory):
     """One launch per host count: every collective x axes hosts, local, all x 2 sizes on
     2 hosts x 2 devices, in every variant that can express the case."""
     out = tmp_path_factory.mktemp("coll")
-    res = podscale("run", COLLECTIVES, "--hosts", "2", "--devices-per-host", "2", "--sizes",
-                   "1KiB,4KiB", "--param", "axes=hosts,local,all", "--iters", "2",
-                   "--warmup", "0", "--out", str(out))
+    res = podscale("run", COLLECTIVES + ",ragged_all_to_all", "--hosts", "2",
+                   "--devices-per-host", "2", "--sizes", "1KiB,4KiB", "--param",
+                   "axes=hosts,local,all", "--iters", "2", "--warmup", "0", "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     _, samples, cases, _ = load_run(only_run(out))
-    return cases, summarize(samples, cases)
+    return cases, summarize(samples, cases), res.stdout
+
+
+def test_ragged_all_to_all_is_a_clear_skip_on_cpu(collective_run):
+    cases, table, stdout = collective_run
+    skipped = cases.attrs["skipped"]
+    assert len(skipped) == 3 * 2 and all(k.startswith("ragged_all_to_all@1/") for k in skipped)
+    assert all("UNIMPLEMENTED" in r and "XLA:CPU" in r for r in skipped.values())
+    assert "ragged_all_to_all" not in set(table["workload"])
+    assert stdout.count("# skipped ragged_all_to_all@1/") == 6
+
+
+def test_ragged_all_to_all_reference_follows_the_op_semantics():
+    """The inputs' offsets and sizes, applied as jax.lax.ragged_all_to_all documents them
+    (in numpy: the op does not run on CPU), give the workload's reference."""
+    import numpy as np
+
+    from podscale.core.case import Case, Layout, Settings
+    from podscale.core.workload import Context
+    from suites.ragged_all_to_all import ragged_all_to_all as wl
+
+    case = Case("ragged_all_to_all", "1", "ragged_all_to_all", "shard_map", "float32",
+                Layout(3, 2), (("axes", "all"), ("size", 4 * 43)), Settings())
+    wl.validate(case)
+    per = [wl.inputs(Context(case, p, 3, [], None)) for p in range(3)]
+    x, out, in_off, send, out_off, recv = (np.concatenate(a) for a in zip(*per))
+    got = out.astype(np.float64)
+    for i in range(6):
+        for j in range(6):
+            k = send[i, j]
+            assert recv[j, i] == k
+            got[j, out_off[i, j]:out_off[i, j] + k] = x[i, in_off[i, j]:in_off[i, j] + k]
+    value, _ = wl.combine(x.astype(np.float64)[None], case)
+    np.testing.assert_array_equal(got, value[0])
+    # 43 elements: q=2 units of n(n+1)/2 = 21, one element left unsent
+    assert wl.work(case).bytes_per_device == 4 * 2 * 21
 
 
 def test_every_collective_over_every_axes_is_correct(collective_run):
-    cases, table = collective_run
+    cases, table, _ = collective_run
     assert set(table["workload"]) == set(COLLECTIVES.split(","))
     assert (cases["wrong"] == 0).all() and (cases["checked"] > 0).all()
     got = table.groupby(["workload", "axes"])["participants"].first().unstack()
@@ -38,7 +73,7 @@ def test_every_collective_over_every_axes_is_correct(collective_run):
 
 
 def test_busbw_against_hand_computed(collective_run):
-    _, table = collective_run
+    _, table, _ = collective_run
     factor = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
               "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n,
               "ppermute": lambda n: 1.0, "broadcast": lambda n: 1.0}

@@ -74,6 +74,20 @@ class CaseRecord:
 
 
 @dataclass(frozen=True)
+class SkipRecord:
+    """A case this process could not run on its backend (e.g. an op XLA:CPU does not
+    implement), with the backend's reason; it has no samples and no check."""
+
+    case_id: str
+    process: int
+    case: dict
+    reason: str
+
+    def __post_init__(self) -> None:
+        _require(bool(self.reason.strip()), "a skip needs a reason")
+
+
+@dataclass(frozen=True)
 class EnvRecord:
     """Environment seen by one worker process after ``jax.distributed.initialize``."""
 
@@ -138,7 +152,8 @@ def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Itera
                                             finished=now()))
 
 
-RECORD_TYPES: dict[str, type] = {"sample": Sample, "case": CaseRecord, "env": EnvRecord}
+RECORD_TYPES: dict[str, type] = {"sample": Sample, "case": CaseRecord, "env": EnvRecord,
+                                  "skip": SkipRecord}
 _TYPE_OF = {cls: name for name, cls in RECORD_TYPES.items()}
 
 

@@ -115,6 +115,8 @@ def show(run_dir: Path) -> int:
 
     manifest, samples, cases, _ = load_run(run_dir)
     print(f"# run {manifest.run_id} ({manifest.status})")
+    for case_id, reason in cases.attrs.get("skipped", {}).items():
+        print(f"# skipped {case_id}: {reason}")
     if cases.empty:
         print("# no case completed")
         return 0

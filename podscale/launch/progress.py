@@ -14,7 +14,7 @@ from pathlib import Path
 
 from podscale.core.case import Case
 
-_CASE = b'"type": "case"'
+_ENDS = (b'"type": "case"', b'"type": "skip"')  # a case ends with one of these records
 
 
 def eta(elapsed: float, done: int, total: int) -> str:
@@ -56,7 +56,7 @@ class Progress:
             except OSError:
                 continue
             end = data.rfind(b"\n") + 1  # whole lines only
-            self._files[path] = (offset + end, count + data[:end].count(_CASE))
+            self._files[path] = (offset + end, count + sum(data[:end].count(e) for e in _ENDS))
         return sum(count for _, count in self._files.values())
 
     def poll(self) -> None:

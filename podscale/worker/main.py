@@ -19,7 +19,7 @@ from typing import Any
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
-from podscale.core.records import CaseRecord, Sample
+from podscale.core.records import CaseRecord, Sample, SkipRecord
 from podscale.core.registry import load_source
 from podscale.core.timing import measure
 from podscale.core.workload import Context, Step, check
@@ -82,15 +82,33 @@ def compile_step(step: Step) -> tuple[Callable[[], Any], float, str]:
     return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind
 
 
-def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any]:
-    """Prepare, compile, warm up, time and check one case; return its step (traced pass)."""
+def unimplemented(exc: Exception) -> str | None:
+    """The backend's one-line reason when compiling failed because it does not implement
+    an op (every process's backend says the same), else None."""
+    text = str(exc).strip()
+    if "UNIMPLEMENTED" not in text:
+        return None
+    return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
+
+
+def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any] | None:
+    """Prepare, compile, warm up, time and check one case; return its step (traced pass),
+    or None when the backend does not implement it (a skip record says why)."""
     wl = load_source(case.source)
     say(rt, f"case {case.id}: prepare")
     ctx = context(case, rt)
     local = wl.inputs(ctx)
     expected = wl.reference(ctx, local)
     rt.barrier(f"compile {case.id}")  # every process starts compiling together
-    step, compile_s, kind = compile_step(wl.step(ctx, local))
+    try:
+        step, compile_s, kind = compile_step(wl.step(ctx, local))
+    except Exception as exc:
+        reason = unimplemented(exc)
+        if reason is None:
+            raise
+        writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
+        say(rt, f"case {case.id}: skipped, {reason}")
+        return None
     step = faults.wrap_step(fault, rt.process, index, step)
     samples = [Sample(case.id, rt.process, "compile", 0, compile_s)]
     say(rt, f"case {case.id}: measure")
@@ -129,7 +147,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0) -> int:
         faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m))
         step = run_case(case, index, rt, writer, fault)
         writer.flush()
-        if case.settings.traced_iters:
+        if case.settings.traced_iters and step is not None:
             steps.append((case.id, step, case.settings.traced_iters))
     if steps:
         from podscale.worker.tracing import traced_pass
