@@ -45,11 +45,50 @@ def _layout(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _swept(summary: pd.DataFrame) -> pd.Series:
+    """Rows of collective sweeps over mesh axes (workloads with an ``axes`` parameter)."""
+    if "axes" not in summary.columns:
+        return pd.Series(False, index=summary.index)
+    return summary["axes"].notna()
+
+
 def _sized(summary: pd.DataFrame) -> pd.DataFrame:
-    """Cases of workloads that have a size parameter, for the plots against size."""
+    """Cases of workloads that have a size parameter (collective sweeps over mesh axes
+    have their own plot), for the plots against size."""
     if "size" not in summary.columns:
         return summary.iloc[0:0]
-    return summary.dropna(subset=["size"])
+    return summary[~_swept(summary)].dropna(subset=["size"])
+
+
+def series(part: pd.DataFrame, params: list[str]) -> pd.Series:
+    """One label per row from the layout and the parameters (besides size and axes) that
+    vary within the workload, e.g. ``2x2`` or ``4x2 hierarchical``."""
+    vary = [c for c in params if c not in ("size", "axes") and part[c].nunique() > 1]
+    cols = ["layout", *vary]
+    return part[cols].astype(object).apply(lambda r: " ".join(map(str, r)), axis=1)
+
+
+def collective_busbw(summary: pd.DataFrame):
+    """busbw vs size per collective: one panel per workload, colour = mesh axes, line
+    style = layout (and algorithm, op, ... where they vary). One-participant cases have
+    no busbw and are left out."""
+    from analysis.load import param_columns
+
+    df = summary[_swept(summary) & summary["busbw"].notna()]
+    if df.empty:
+        return None
+    params = param_columns(summary)
+    df = _layout(df)
+    df = pd.concat([part.assign(series=series(part, params))
+                    for _, part in df.groupby("workload", sort=True)])
+    g = sns.relplot(data=df, x="size", y="busbw", hue="axes", style="series",
+                    col="workload", col_wrap=3, kind="line", marker="o", palette="tab10",
+                    facet_kws={"sharey": False}, height=3.0, aspect=1.35)
+    _size_axis(g)
+    g.set(yscale="log")
+    g.set_axis_labels("bytes per device (send buffer)", "busbw (GB/s)")
+    g.figure.suptitle("Collectives: bus bandwidth vs size, per mesh axes", y=1.02)
+    return g.figure
 
 
 def time_vs_size(summary: pd.DataFrame):
@@ -143,7 +182,7 @@ def compile_times(summary: pd.DataFrame):
         return None
     df = _layout(summary).assign(compile_ms=summary["compile_s"] * 1e3)
     g = sns.catplot(data=df, x="layout", y="compile_ms", hue="variant", col="workload",
-                    kind="bar", palette="pastel", height=3.2, aspect=1.3)
+                    col_wrap=4, kind="bar", palette="pastel", height=3.2, aspect=1.3)
     g.set_axis_labels("hosts x devices per host", "lower+compile (ms, max over processes)")
     g.figure.suptitle("Compile times", y=1.02)
     return g.figure

@@ -84,9 +84,10 @@ def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
     per algorithm and each one relative to the first (e.g. hierarchical / flat)."""
     if "algorithm" not in summary.columns or summary["algorithm"].nunique() < 2:
         return pd.DataFrame()
-    params = [c for c in param_columns(summary) if c != "algorithm"]
-    keys = ["workload", "variant", "dtype", "hosts", "devices_per_host", "mesh", *params]
     df = summary.dropna(subset=["algorithm"])
+    # the parameters of the workloads that have an algorithm (others' columns are empty)
+    params = [c for c in param_columns(summary) if c != "algorithm" and df[c].notna().all()]
+    keys = ["workload", "variant", "dtype", "hosts", "devices_per_host", "mesh", *params]
     df = df.assign(**{c: df[c].astype(str) for c in params})
     wide = df.pivot_table(index=keys, columns="algorithm", values="time_s", aggfunc="first")
     names = list(dict.fromkeys(df["algorithm"]))
@@ -170,6 +171,11 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
+    coll = plots.collective_busbw(summary)
+    if coll is not None:
+        doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
+                    "analysis/bandwidth.py) vs the per-device buffer, one line per axes")
+        doc.figure(coll, "collective busbw vs size")
     for workload, part in summary.groupby("workload", sort=False):
         part.attrs["params"] = summary.attrs.get("params", [])
         kind = part["collective"].dropna()

@@ -102,3 +102,44 @@ class TrackMultiHost:
         return cache[("dot", variant, devices_per_host)][1]
 
     track_dot_gbps.unit = "GB/s"
+
+
+COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
+               "broadcast"]
+
+
+class TrackCollectives:
+    """Every collective over each mesh axes on 2 simulated hosts x 2 devices (64 KiB per
+    device, shard_map), measured by podscale in one launch: median time and busbw."""
+
+    params = (COLLECTIVES, ["hosts", "local", "all"])
+    param_names = ["collective", "axes"]
+    timeout = 600
+    size = 65536
+
+    def setup_cache(self):
+        from analysis import load_run, summarize
+        from podscale.core.case import Settings
+        from podscale.core.grid import Grid, expand
+        from podscale.launch.runner import execute
+
+        grid = Grid(tuple(COLLECTIVES), hosts=(2,), devices_per_host=(2,),
+                    variants=("shard_map",), settings=Settings(iters=10),
+                    params=(("size", (self.size,)), ("axes", tuple(self.params[1]))))
+        with tempfile.TemporaryDirectory() as out:
+            run = execute(expand(grid), Path(out), "asv", case_timeout=300, progress=None)
+            _, samples, cases, _ = load_run(run)
+            table = summarize(samples, cases)
+        if table["wrong"].sum():
+            raise RuntimeError("collectives: wrong results")
+        return {(r.workload, r.axes): (r.time_s, r.busbw) for r in table.itertuples()}
+
+    def track_time(self, cache, collective, axes):
+        return cache[(collective, axes)][0]
+
+    track_time.unit = "seconds"
+
+    def track_busbw(self, cache, collective, axes):
+        return cache[(collective, axes)][1]
+
+    track_busbw.unit = "GB/s"

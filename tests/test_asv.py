@@ -49,7 +49,8 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
         args += ["--set-commit-hash", head]
     res = asv(*args, cwd=tmp_path)
     assert "failed" not in res.stdout.lower(), res.stdout
-    for name in ("TimeDot.time_dot", "TimePsum.time_psum", "TrackMultiHost.track_psum_busbw"):
+    for name in ("TimeDot.time_dot", "TimePsum.time_psum", "TrackMultiHost.track_psum_busbw",
+                 "TrackCollectives.track_busbw"):
         assert name in res.stdout
     if not head:
         pytest.skip("not a git checkout: results are not saved without a commit hash")
@@ -57,6 +58,8 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     track = df[df.benchmark.str.endswith("track_psum_time")]
     assert len(track) == 4 and (track.value > 0).all() and set(track.unit) == {"seconds"}
     assert len(df[df.benchmark.str.endswith("time_dot")]) == 18
+    busbw = df[df.benchmark.str.endswith("TrackCollectives.track_busbw")]
+    assert len(busbw) == 6 * 3 and (busbw.value > 0).all() and set(busbw.unit) == {"GB/s"}
     out = tmp_path / "rep"
     res = podscale("report", str(small_run), "--asv", str(tmp_path / "results"), "--out", str(out))
     assert res.returncode == 0, res.stderr

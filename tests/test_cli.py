@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import ROOT, podscale
+from tests.conftest import ROOT, only_run, podscale
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,10 @@ def test_bad_input_one_line_exit_2(args, message, tmp_path):
         ('workloads = ["dot"]\nparams = 3\n', "params must be a table"),
         ('workloads = ["dot"]\n[params]\nwidth = []\n', "params.width must be a non-empty"),
         ('workloads = ["dot"]\n[params]\nwidth = ["x"]\n', "'x' is not of kind int"),
+        ('hosts = [1]\nsweep = 3\n', "sweep must be an array of tables"),
+        ('hosts = [1]\n[[sweep]]\nworkloads = ["dot"]\n[[sweep]]\nsizes = 4\n',
+         "sweep 2: sizes must be a list"),
+        ('[[sweep]]\nworkloads = ["dot"]\n[[sweep]]\nhost = [2]\n', "sweep 2: unknown key"),
     ],
 )
 def test_malformed_suite_files(content, message, tmp_path):
@@ -64,6 +68,27 @@ def test_suite_file_runs_and_cli_overrides(tmp_path):
     assert res.returncode == 0, res.stderr
     rows = [line.split() for line in res.stdout.splitlines() if line.lstrip().startswith("dot ")]
     assert [r[3:5] for r in rows] == [["2048", "5"]]  # size from the CLI, width from the file
+
+
+def test_suite_file_sweeps_run_together(tmp_path):
+    """Two sweeps with different sizes and axes in one run (as suites/study.toml has); a
+    case both sweeps ask for runs once; CLI options apply to every sweep."""
+    path = tmp_path / "grid.toml"
+    path.write_text('hosts = [1, 2]\ndevices_per_host = [2]\niters = 2\nwarmup = 0\n'
+                    'sizes = ["1K"]\nvariants = ["pmap"]\n'
+                    '[[sweep]]\nworkloads = ["dot"]\n'
+                    '[[sweep]]\nworkloads = ["dot"]\nhosts = [1]\n'
+                    '[[sweep]]\nworkloads = ["all_gather"]\nvariants = ["shard_map"]\n'
+                    '[sweep.params]\naxes = ["local"]\n')
+    res = podscale("run", "--suite-file", str(path), "--hosts", "2", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    from analysis import load_run, summarize
+
+    manifest, samples, cases, _ = load_run(only_run(tmp_path))
+    table = summarize(samples, cases)
+    assert sorted(zip(table.workload, table.hosts, table["size"])) == [("all_gather", 2, 1024),
+                                                                    ("dot", 2, 1024)]
+    assert len(manifest.spec["sweeps"]) == 3
 
 
 def test_list_prints_workloads_and_params(tmp_path):

@@ -98,3 +98,20 @@ def expand(grid: Grid) -> list[Case]:
     if len(set(ids)) != len(ids):
         raise UsageError("two selected workloads share a name; rename one")
     return cases
+
+
+def expand_all(grids) -> list[Case]:
+    """The cases of several grids (a suite file's sweeps) in layout order; a case two
+    sweeps both ask for runs once."""
+    seen: dict[str, Case] = {}
+    for g in grids:
+        for c in expand(g):
+            seen.setdefault(c.id, c)
+    cases = list(seen.values())
+    cases.sort(key=lambda c: c.layout)
+    return cases
+
+
+def spec_of(grids) -> dict:
+    """The manifest's record of what was asked: the grid, or every sweep's grid."""
+    return grids[0].to_dict() if len(grids) == 1 else {"sweeps": [g.to_dict() for g in grids]}

@@ -49,21 +49,28 @@ def _cli_params(words: list[str] | None) -> dict[str, str]:
     return out
 
 
-def grid(args: argparse.Namespace, default_file: Path | None = None) -> dict:
-    """Grid values: command line, else the suite file, else GRID_DEFAULTS."""
+def grids(args: argparse.Namespace, default_file: Path | None = None) -> list[dict]:
+    """Grid values per sweep: command line, else the suite file (one grid, or one per
+    ``[[sweep]]``), else GRID_DEFAULTS. Command-line options apply to every sweep."""
     from podscale.frontend import suitefile
 
     path = args.suite_file or default_file
-    values = dict(GRID_DEFAULTS, **(suitefile.load(path) if path else {}))
-    values["params"] = {**values["params"], **_cli_params(getattr(args, "param", None))}
-    for key in GRID_DEFAULTS:
-        if key != "params" and getattr(args, key, None) is not None:
-            values[key] = getattr(args, key)
-    return values
+    out = []
+    for sweep in suitefile.load(path) if path else [{}]:
+        values = dict(GRID_DEFAULTS, **sweep)
+        values["params"] = {**values["params"], **_cli_params(getattr(args, "param", None))}
+        for key in GRID_DEFAULTS:
+            if key != "params" and getattr(args, key, None) is not None:
+                values[key] = getattr(args, key)
+        out.append(values)
+    return out
 
 
-def grid_from_args(args: argparse.Namespace, default_file: Path | None = None) -> Grid:
-    g = grid(args, default_file)
+def grids_from_args(args: argparse.Namespace, default_file: Path | None = None) -> list[Grid]:
+    return [_grid(g, args) for g in grids(args, default_file)]
+
+
+def _grid(g: dict, args: argparse.Namespace) -> Grid:
     if args.profile and g["traced_iters"] < 1:
         raise UsageError(f"--traced-iters must be >= 1 with --profile, got {g['traced_iters']}")
     if not g["workloads"]:
@@ -136,28 +143,29 @@ def wrong_results(run_dir: Path) -> WrongResults:
 
 def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
             report: bool = False) -> int:
-    from podscale.core.grid import expand
+    from podscale.core.grid import expand_all, spec_of
     from podscale.launch.runner import execute
 
-    g = grid_from_args(args, default_file)
-    cases = expand(g)  # validate every case before starting any process
+    gs = grids_from_args(args, default_file)
+    cases = expand_all(gs)  # validate every case before starting any process
     if not 0 <= args.coordinator_port < 65536:
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
     if args.case_timeout <= 0:
         raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
-    if args.trace_dir and args.launcher == "local" and max(g.hosts) > 1:
+    if args.trace_dir and args.launcher == "local" and max(c.hosts for c in cases) > 1:
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
-    if max(g.hosts) > MAX_LOCAL_PROCESSES:
-        raise UsageError(f"{max(g.hosts)} hosts: the local launcher starts at most "
+    most = max(c.hosts for c in cases)
+    if most > MAX_LOCAL_PROCESSES:
+        raise UsageError(f"{most} hosts: the local launcher starts at most "
                          f"{MAX_LOCAL_PROCESSES} processes")
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
-    run_dir = execute(cases, args.out, name, spec=g.to_dict(), case_timeout=args.case_timeout,
+    run_dir = execute(cases, args.out, name, spec=spec_of(gs), case_timeout=args.case_timeout,
                       port=args.coordinator_port, reuse=args.reuse,
                       trace_dir=args.trace_dir if args.profile else None,
                       **_launch_kwargs(args))
     wrong = show(run_dir)
-    if g.settings.traced_iters:
+    if any(g.settings.traced_iters for g in gs):
         remote = args.trace_dir
         if remote and "://" in remote:
             print(f"# traces written under {remote}; copy them here and run: podscale trace "
@@ -242,9 +250,9 @@ def _rest(words: list[str]) -> list[str]:
 def cmd_worker(args: argparse.Namespace) -> int:
     from podscale.worker.host import host_main
 
-    g = grid_from_args(args)
-    cpu = max(g.devices_per_host) if args.platform == "cpu" else None
-    return host_main(g, args.run_dir, gather=args.gather, cpu_devices=cpu,
+    gs = grids_from_args(args)
+    cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
+    return host_main(gs, args.run_dir, gather=args.gather, cpu_devices=cpu,
                      trace_dir=args.trace_dir if args.profile else None)
 
 

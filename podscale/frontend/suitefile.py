@@ -15,6 +15,12 @@ Example::
 
     [params]                           # any other workload parameter (podscale list)
     width = [3, 8]
+
+    [[sweep]]                          # optional: several grids in one run; each sweep
+    workloads = ["all_reduce"]         # takes the keys above as defaults and may set any
+    sizes = ["4KiB:1MiB:x16"]          # of them (its params merge with the top level's)
+    [sweep.params]
+    axes = ["hosts", "local", "all"]
 """
 
 from __future__ import annotations
@@ -29,20 +35,38 @@ LISTS = {"workloads": str, "sizes": (str, int), "hosts": int, "devices_per_host"
          "dtypes": str, "variants": str}
 SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str}
 TABLES = ("params",)
+SWEEP = "sweep"
 
 
-def load(path: Path) -> dict[str, Any]:
-    """The grid of a suite file, as CLI-style strings and numbers; one-line errors."""
+def load(path: Path) -> list[dict[str, Any]]:
+    """The grids of a suite file (one, or one per ``[[sweep]]``), as CLI-style strings and
+    numbers; one-line errors."""
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such suite file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    sweeps = data.pop(SWEEP, None)
+    top = _grid(data, str(path))
+    if sweeps is None:
+        return [top]
+    if not isinstance(sweeps, list) or not sweeps or not all(isinstance(s, dict)
+                                                             for s in sweeps):
+        raise UsageError(f"{path}: sweep must be an array of tables ([[sweep]])")
+    out = []
+    for i, sweep in enumerate(sweeps, 1):
+        own = _grid(sweep, f"{path}: sweep {i}")
+        out.append({**top, **own, "params": {**top["params"], **own["params"]}})
+    return out
+
+
+def _grid(data: dict, where: str) -> dict[str, Any]:
+    path = where
     unknown = sorted(set(data) - set(LISTS) - set(SCALARS) - set(TABLES))
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} "
-                         f"(known: {', '.join([*LISTS, *SCALARS, *TABLES])})")
+                         f"(known: {', '.join([*LISTS, *SCALARS, *TABLES, SWEEP])})")
     out: dict[str, Any] = {}
     params = data.get("params", {})
     if not isinstance(params, dict):

@@ -11,29 +11,29 @@ from dataclasses import replace
 from pathlib import Path
 
 from podscale.core.environment import environment
-from podscale.core.grid import Grid, expand
+from podscale.core.grid import Grid, expand_all, spec_of
 from podscale.core.plan import Plan, launches
 from podscale.core.records import Manifest, lifecycle, now
 from podscale.worker import runtime
 from podscale.worker.main import run_plan
 
 
-def host_main(grid: Grid, run_dir: Path, *, gather: bool, cpu_devices: int | None,
+def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
               trace_dir: str | None = None) -> int:
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
     if not os.environ.get("PODSCALE_COORDINATOR"):
         os.environ.setdefault("PODSCALE_CLUSTER", "auto")
     rt = runtime.start()
-    grid = replace(grid, hosts=(rt.process_count,))
-    ((launched, layouts),) = launches(expand(grid))
+    grids = [replace(g, hosts=(rt.process_count,)) for g in grids]
+    ((launched, layouts),) = launches(expand_all(grids))
     plan = Plan(str(run_dir.resolve()), launched, tuple(layouts), gather=gather,
                 trace_dir=trace_dir)
     lead = rt.process == 0
     if lead:
         run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_id=run_dir.name, created=now(), command=list(sys.argv),
-                        spec={**grid.to_dict(), "launcher": "podscale worker",
+                        spec={**spec_of(grids), "launcher": "podscale worker",
                               "gather": gather},
                         layouts=[lp.layout.key for lp in layouts], environment=environment())
     with lifecycle(run_dir, manifest, write=lead):
