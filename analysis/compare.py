@@ -1,5 +1,7 @@
-"""Compare two runs case by case: ratio of medians, a rank test on the raw samples,
-and a verdict beyond a threshold. Refuses runs whose environments make it meaningless."""
+"""Compare two runs case by case. Iterations within one launch are not independent, so
+verdicts come from between-round variation: each round (a separate launch) gives one
+median per case, and the test compares the rounds of A with those of B, correcting for
+the many cases tested at once. Refuses runs whose environments make it meaningless."""
 
 from __future__ import annotations
 
@@ -7,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu
 
 from analysis.load import SETTINGS, load_run
-from analysis.stats import per_iteration
+from analysis.stats import per_iteration, round_medians
 from podscale.core.errors import UsageError
 
 #: differences that make timings incomparable (unless forced)
@@ -57,10 +58,89 @@ def version_differences(ca: pd.DataFrame, cb: pd.DataFrame) -> list[str]:
             for w in sorted(set(va.index) & set(vb.index)) if va[w] != vb[w]]
 
 
+def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *,
+             threshold: float, alpha: float, correction: str = "bh") -> pd.DataFrame:
+    """Per case, from each run's round medians (independent repetitions): the ratio B/A
+    of geometric means, Welch's t-test on log times with its CI, the p-value adjusted for
+    testing every case at once, and a verdict:
+
+    - ``slower`` / ``faster``: adjusted p < ``alpha`` and the ratio beyond ``threshold``;
+    - ``~``: no change of ``threshold`` size (the CI lies within it, or the change is
+      significant but smaller);
+    - ``noisy``: undecided: the CI reaches beyond the threshold without a significant
+      change, or a run has fewer than 2 rounds (no between-launch variation to judge by).
+    """
+    from scipy.stats import false_discovery_control, ttest_ind
+
+    rows = []
+    for case_id in a_rounds:
+        la, lb = np.log(a_rounds[case_id]), np.log(b_rounds[case_id])
+        row = {"case_id": case_id, "time_a_us": float(np.exp(la.mean())) * 1e6,
+               "time_b_us": float(np.exp(lb.mean())) * 1e6,
+               "ratio": float(np.exp(lb.mean() - la.mean())), "ci_lo": np.nan,
+               "ci_hi": np.nan, "p_value": np.nan, "rounds_a": len(la), "rounds_b": len(lb),
+               "cv_a": _cv(a_rounds[case_id]), "cv_b": _cv(b_rounds[case_id])}
+        if min(len(la), len(lb)) >= 2:
+            if la.std() == 0 and lb.std() == 0:  # identical repetitions: exact
+                row.update(p_value=0.0 if la.mean() != lb.mean() else 1.0,
+                           ci_lo=row["ratio"], ci_hi=row["ratio"])
+            else:
+                res = ttest_ind(lb, la, equal_var=False)
+                ci = res.confidence_interval(1 - alpha)
+                row.update(p_value=float(res.pvalue), ci_lo=float(np.exp(ci.low)),
+                           ci_hi=float(np.exp(ci.high)))
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=COLUMNS[:-2])
+    tested = table["p_value"].notna()
+    table["p_adj"] = np.nan
+    if tested.any():
+        ps = table.loc[tested, "p_value"].to_numpy()
+        table.loc[tested, "p_adj"] = adjust(ps, correction, false_discovery_control)
+    lo, hi = 1 / (1 + threshold), 1 + threshold
+    verdict = []
+    for r in table.itertuples():
+        if np.isnan(r.p_adj):
+            verdict.append("noisy")
+        elif r.p_adj < alpha and r.ratio > hi:
+            verdict.append("slower")
+        elif r.p_adj < alpha and r.ratio < lo:
+            verdict.append("faster")
+        elif r.p_adj < alpha or (lo <= r.ci_lo and r.ci_hi <= hi):
+            verdict.append("~")
+        else:
+            verdict.append("noisy")
+    table["verdict"] = verdict
+    return table
+
+
+COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_value",
+           "rounds_a", "rounds_b", "cv_a", "cv_b", "p_adj", "verdict"]
+CORRECTIONS = ("bh", "holm", "none")
+
+
+def adjust(ps: np.ndarray, correction: str, fdr) -> np.ndarray:
+    """p-values adjusted for testing every case at once: Benjamini-Hochberg (false
+    discovery rate), Holm (family-wise error rate) or none."""
+    if correction == "bh":
+        return fdr(ps, method="bh")
+    if correction == "holm":
+        order = np.argsort(ps)
+        m = len(ps)
+        stepped = np.maximum.accumulate((m - np.arange(m)) * ps[order]).clip(max=1.0)
+        out = np.empty(m)
+        out[order] = stepped
+        return out
+    return ps
+
+
+def _cv(x: np.ndarray) -> float:
+    return float(np.std(x, ddof=1) / np.mean(x)) if len(x) > 1 else float("nan")
+
+
 def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float = 0.05,
-            force: bool = False) -> tuple[pd.DataFrame, list[str]]:
-    """(table, notes). ``ratio`` is B/A of time_s; verdict 'slower'/'faster' when the
-    ratio is beyond ``threshold`` and the Mann-Whitney U test gives p < ``alpha``."""
+            force: bool = False, correction: str = "bh") -> tuple[pd.DataFrame, list[str]]:
+    """(table, notes): :func:`verdicts` over the cases both runs have, each case's
+    rounds summarised by their medians over iterations of the max over processes."""
     ma, sa, ca, ea = load_run(run_a)
     mb, sb, cb, eb = load_run(run_b)
     ka, kb = environment_key(ma, ea), environment_key(mb, eb)
@@ -69,8 +149,8 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
         raise UsageError("runs are not comparable (" + "; ".join(hard) + "); use --force")
     notes = [f"environment differs: {d}" for d in hard + differences(ka, kb, SOFT)]
     notes += version_differences(ca, cb)
-    ia, ib = per_iteration(sa), per_iteration(sb)
-    common = sorted(set(ia["case_id"]) & set(ib["case_id"]))
+    ra, rb = round_medians(per_iteration(sa)), round_medians(per_iteration(sb))
+    common = sorted(set(ra["case_id"]) & set(rb["case_id"]))
     if not common:
         why = "; ".join(version_differences(ca, cb))
         raise UsageError(f"{run_a} and {run_b} have no case in common" + (f" ({why})"
@@ -80,40 +160,35 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
         raise UsageError("measurement settings differ (" + "; ".join(settings) +
                          "); use --force")
     notes += [f"settings differ: {d}" for d in settings]
-    only = len(set(ia["case_id"]) ^ set(ib["case_id"]))
+    only = len(set(ra["case_id"]) ^ set(rb["case_id"]))
     if only:
         notes.append(f"{only} case(s) are in only one run and were left out")
-    rows = []
-    for case_id in common:
-        a = ia.loc[ia["case_id"] == case_id, "t_max"].to_numpy()
-        b = ib.loc[ib["case_id"] == case_id, "t_max"].to_numpy()
-        ratio = float(np.median(b) / np.median(a))
-        p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue) if min(len(a), len(b)) > 1 \
-            else float("nan")
-        verdict = "~"
-        if p < alpha and ratio > 1 + threshold:
-            verdict = "slower"
-        elif p < alpha and ratio < 1 / (1 + threshold):
-            verdict = "faster"
-        rows.append({"case_id": case_id, "time_a_us": np.median(a) * 1e6,
-                     "time_b_us": np.median(b) * 1e6, "ratio": ratio, "p_value": p,
-                     "n_a": len(a), "n_b": len(b), "verdict": verdict})
-    return pd.DataFrame(rows), notes
+    ga, gb = ra.groupby("case_id")["median"], rb.groupby("case_id")["median"]
+    a = {c: ga.get_group(c).to_numpy() for c in common}
+    b = {c: gb.get_group(c).to_numpy() for c in common}
+    few = min(min(map(len, a.values())), min(map(len, b.values())))
+    if few < 2:
+        notes.append("a run has a single round: between-launch variation is unknown, so "
+                     "no case can be judged (noisy); measure with --rounds 3 or more")
+    return verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction), notes
 
 
 def render(table: pd.DataFrame, notes: list[str], name_a: str, name_b: str,
-           threshold: float) -> str:
-    lines = [f"# compare A={name_a} B={name_b}: ratio = B/A of the median over iterations of "
-             f"the max over processes; Mann-Whitney U on per-iteration times; threshold "
-             f"{threshold:.0%}"]
+           threshold: float, correction: str = "bh") -> str:
+    lines = [f"# compare A={name_a} B={name_b}: ratio = B/A of the geometric mean over rounds "
+             f"of each round's median over iterations of the max over processes; Welch t-test "
+             f"on log round medians, p adjusted ({correction}) over {len(table)} cases; "
+             f"threshold {threshold:.0%}"]
     lines += [f"# note: {n}" for n in notes]
     width = max(len(c) for c in table["case_id"])
     lines.append(f"# {'case':<{width}}  {'A (us)':>10}  {'B (us)':>10}  {'B/A':>6}  "
-                 f"{'p':>8}  verdict")
+                 f"{'95% CI':>13}  {'rounds':>6}  {'p adj':>8}  verdict")
     for r in table.itertuples():
+        ci = f"{r.ci_lo:.3f}-{r.ci_hi:.3f}" if not np.isnan(r.ci_lo) else "N/A"
         lines.append(f"  {r.case_id:<{width}}  {r.time_a_us:10.1f}  {r.time_b_us:10.1f}  "
-                     f"{r.ratio:6.3f}  {r.p_value:8.2g}  {r.verdict}")
+                     f"{r.ratio:6.3f}  {ci:>13}  {r.rounds_a:>2d}/{r.rounds_b:<3d}  "
+                     f"{r.p_adj:8.2g}  {r.verdict}")
     counts = table["verdict"].value_counts()
     lines.append(f"# {counts.get('slower', 0)} slower, {counts.get('faster', 0)} faster, "
-                 f"{counts.get('~', 0)} unchanged")
+                 f"{counts.get('~', 0)} unchanged, {counts.get('noisy', 0)} noisy")
     return "\n".join(lines)

@@ -26,11 +26,11 @@ from podscale.core.records import (
 IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "layout",
             "mesh"]
 SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
-MEASURED = ["case_id", "process", "bytes_per_process", "flops_per_process", "bytes_per_device",
-            "collective", "participants", "compile_kind", "checked", "wrong", "max_error",
-            "result"]
+MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
+            "bytes_per_device", "collective", "participants", "compile_kind", "checked", "wrong",
+            "max_error", "result"]
 FIXED = IDENTITY + SETTINGS + MEASURED
-SAMPLE_COLUMNS = ["case_id", "process", "phase", "iteration", "seconds", "device"]
+SAMPLE_COLUMNS = ["case_id", "process", "phase", "iteration", "seconds", "device", "round"]
 
 
 def param_columns(df: pd.DataFrame) -> list[str]:

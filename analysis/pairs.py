@@ -24,7 +24,8 @@ def _pair_rows(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     ends = df.set_index("case_id")[["src", "dst"]]
     timed = timed.join(ends, on="case_id")
     timed = timed[(timed["process"] == timed["src"]) | (timed["process"] == timed["dst"])]
-    pair = timed.groupby(["case_id", "iteration"])["seconds"].max().groupby("case_id").median()
+    per_step = timed.groupby(["case_id", "round", "iteration"])["seconds"].max()
+    pair = per_step.groupby("case_id").median()
     df["time_s"] = df["case_id"].map(pair)
     return df
 

@@ -23,7 +23,10 @@ def labels(across: str = "max") -> dict[str, str]:
     """Column -> how it is derived (shown in reports)."""
     agg = f"the {across} over processes"
     return {
-        "time_s": f"median over timed iterations of {agg}",
+        "time_s": f"median over timed iterations (of every round) of {agg}",
+        "rounds": "independent repetitions (separate launches) with timed samples",
+        "round_cv": "between-round coefficient of variation of each round's median "
+                    "(what a comparison must beat; NaN with one round)",
         "iqr_s": f"interquartile range over timed iterations of {agg}",
         "p90_s": f"90th percentile over timed iterations of {agg}",
         "p99_s": f"99th percentile over timed iterations of {agg}",
@@ -82,10 +85,21 @@ def describe(values) -> dict[str, float]:
 
 
 def per_iteration(samples: pd.DataFrame, phase: str = "timed") -> pd.DataFrame:
-    """Max, min and mean over processes of each (case, iteration) of ``phase``."""
+    """Max, min and mean over processes of each (case, round, iteration) of ``phase``."""
     s = samples[samples["phase"] == phase]
-    g = s.groupby(["case_id", "iteration"])["seconds"]
+    g = s.groupby(["case_id", "round", "iteration"])["seconds"]
     return g.agg(t_max="max", t_min="min", t_mean="mean", processes="count").reset_index()
+
+
+def round_medians(it: pd.DataFrame, col: str = "t_max") -> pd.DataFrame:
+    """Per (case, round): the median over that round's timed iterations of ``col``."""
+    return it.groupby(["case_id", "round"])[col].median().rename("median").reset_index()
+
+
+def round_spread(g: pd.DataFrame, col: str) -> dict[str, float]:
+    meds = g.groupby("round")[col].median()
+    cv = float(meds.std(ddof=1) / meds.mean()) if len(meds) > 1 else math.nan
+    return {"rounds": len(meds), "round_cv": cv}
 
 
 def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
@@ -97,6 +111,7 @@ def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
             "cv": d["cv"], "ci_lo_s": d["ci_lo"], "ci_hi_s": d["ci_hi"],
             "time_min_s": g[col].min(), "skew_s": (g["t_max"] - g["t_min"]).median(),
             "n_iters": len(g), "processes": g["processes"].max(),
+            **round_spread(g, col),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 

@@ -19,6 +19,8 @@ TAIL = [
     ("algbw", "algbw", "{:.3f}"),
     ("busbw", "busbw", "{:.3f}"),
     ("compile_s", "compile(ms)", "{:.1f}"),
+    ("rounds", "rounds", "{:d}"),
+    ("round_cv", "round cv", "{:.3f}"),
     ("wrong", "#wrong", "{:d}"),
 ]
 _SCALE = {"time_s": 1e6, "compile_s": 1e3}
@@ -50,5 +52,6 @@ def render(summary: pd.DataFrame) -> str:
     lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
     wrong = int(summary["wrong"].sum()) if len(summary) else 0
     lines.append(f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}")
-    lines.append("# time: median over timed iterations of the max over processes")
+    lines.append("# time: median over timed iterations of the max over processes; round cv: "
+                 "spread of the rounds' medians (separate launches)")
     return "\n".join(lines)

@@ -1,7 +1,10 @@
 """The reference program (JAX in Action, listing 7.30), run unchanged on every process.
 
-Prints the listing's lines and also writes ``seed/process-<i>.json`` with the global
-and local sums so the launcher can check them against each other in float64.
+Prints the listing's lines, then checks every dot product against float64 dot products
+of the same vectors within a sound float32 rounding bound (gamma_3 * sum|x*y| + u*|dot|),
+and writes ``seed/process-<i>.json`` with the outcome and the sums, which the launcher
+checks against each other (``PODSCALE_FAULT=corrupt@P:*`` corrupts process P's dot
+products before the check).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ def main(rt, run_dir: Path) -> None:
         print("-- result shape: ", dots.shape)
     local_sum = jnp.sum(dots)
     print(f"== Worker {jax.process_index()} local sum: {local_sum}")
+    check = check_dots(rt.process, np.asarray(dots), np.asarray(v1s), np.asarray(v2s))
     out = run_dir / "seed" / f"process-{jax.process_index()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -53,7 +57,32 @@ def main(rt, run_dir: Path) -> None:
                 "local_sum": float(local_sum),
                 "abs_sum": float(jnp.sum(jnp.abs(dots))),
                 "dots": int(dots.shape[0]),
+                **check,
             }
         )
     )
     print(f"== Worker {jax.process_index()} done", flush=True)
+
+
+def check_dots(process: int, dots, v1, v2) -> dict:
+    """Every computed dot product against float64, within a sound float32 bound."""
+    import numpy as np
+
+    from podscale.worker import faults
+    from suites.common import sum_bound
+
+    dots = faults.corrupt(faults.from_env(), process, 0, dots, "seed")
+    a, b = v1.astype(np.float64), v2.astype(np.float64)
+    exact = np.einsum("ij,ij->i", a, b)
+    bound = sum_bound(a.shape[1], "float32", np.einsum("ij,ij->i", np.abs(a), np.abs(b)),
+                      exact)
+    got = np.asarray(dots, dtype=np.float64)
+    err = np.abs(got - exact)
+    wrong = int(np.count_nonzero(~(err <= bound)))
+    ratio = float(np.max(err / np.maximum(bound, 1e-300))) if np.isfinite(err).all() \
+        else float("inf")
+    print(f"== Worker {process} dot products: {wrong} wrong of {got.size} "
+          f"(max error {ratio:.3g} x bound)", flush=True)
+    # for the global sum: the exact total, and how far the float32 dots may be from it
+    return {"dots_wrong": wrong, "dots_max_error": ratio, "sum64": float(np.sum(exact)),
+            "abs_sum64": float(np.sum(np.abs(exact))), "dots_bound": float(np.sum(bound))}

@@ -23,13 +23,19 @@ def synthetic_cases(sizes=(1024, 2048, 4096), hosts=(1, 2), dph=(1, 2),
 
 def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 30,
              platform: str = "cpu", cpu_count: int = 2, name: str = "<synthetic & 'run'>",
-             settings: Settings | None = None) -> Path:
-    """A complete run; times scale with size, hosts and ``slowdown``; small noise."""
+             settings: Settings | None = None, rounds: int = 3,
+             launch_noise: float = 0.03, only: str | None = None) -> Path:
+    """A complete run; times scale with size, hosts and ``slowdown``; small noise within
+    a round and a per-round (per-launch) factor of log-sd ``launch_noise``, shared by every
+    iteration of the round, as between launches on a real machine. ``only``: the
+    slowdown applies to that workload alone."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
     env = {"hostname": name, "cpu_count": cpu_count, "git_commit": "abc", "python": "3.11",
            "versions": {"jax": "0.0-test"}}
     layouts = group_by_layout(synthetic_cases(settings=settings or Settings(iters=iters)))
+    effects = {(c.id, r): float(np.exp(launch_noise * rng.normal()))
+               for cs in layouts.values() for c in cs for r in range(rounds)}
     write_manifest(path, Manifest(path.name, "2026-01-01T00:00:00", ["podscale", name],
                                   {"synthetic": True}, [k.key for k in layouts], env,
                                   status="complete"))
@@ -39,21 +45,24 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
             w.write(EnvRecord(p, layout.hosts, layout.devices_per_host, layout.devices, platform,
                               platform, "0.0-test", "0.0-test", name, 1, "", {}))
             for case in cases:
-                w.write(_case(case, p), Sample(case.id, p, "compile", 0, 0.02))
                 size = case.p["size"]
                 base = 1e-5 + size * 1e-9 * (2 if case.workload == "dot" else 1)
-                base *= (1 + 0.3 * (layout.hosts - 1)) * slowdown * (1 + 0.05 * p)
-                for i in range(iters):
-                    t = base * (1 + 0.02 * abs(rng.normal()))
-                    w.write(Sample(case.id, p, "timed", i, t))
+                slow = slowdown if only in (None, case.workload) else 1.0
+                base *= (1 + 0.3 * (layout.hosts - 1)) * slow * (1 + 0.05 * p)
+                for r in range(rounds):
+                    w.write(_case(case, p, r), Sample(case.id, p, "compile", 0, 0.02, round=r))
+                    launch = base * effects[(case.id, r)]
+                    for i in range(iters):
+                        t = launch * (1 + 0.02 * abs(rng.normal()))
+                        w.write(Sample(case.id, p, "timed", i, t, round=r))
             w.close()
     return path
 
 
-def _case(case: Case, p: int) -> CaseRecord:
+def _case(case: Case, p: int, round_: int = 0) -> CaseRecord:
     size = case.p["size"]
     nbytes = size * case.itemsize * (7 if case.workload == "dot" else 1)
     collective = "all_reduce" if case.workload == "psum" else None
     return CaseRecord(case.id, p, case.to_dict(), nbytes, 6 * size,
                       nbytes // case.devices_per_host, size, 0, 0.0, 1.0,
-                      collective=collective, participants=case.layout.devices)
+                      collective=collective, participants=case.layout.devices, round=round_)

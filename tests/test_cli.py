@@ -54,7 +54,8 @@ def test_bad_input_one_line_exit_2(args, message, tmp_path):
 def test_malformed_suite_files(content, message, tmp_path):
     path = tmp_path / "grid.toml"
     path.write_text(content)
-    res = podscale("run", "--suite-file", str(path), "--out", str(tmp_path / "out"))
+    res = podscale("run", "--rounds", "1",
+                   "--suite-file", str(path), "--out", str(tmp_path / "out"))
     assert res.returncode == 2, res.stderr
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
@@ -64,7 +65,8 @@ def test_suite_file_runs_and_cli_overrides(tmp_path):
     path = tmp_path / "grid.toml"
     path.write_text('workloads = ["dot"]\nsizes = ["1K"]\nhosts = [1]\ndevices_per_host = [2]\n'
                     'variants = ["pmap"]\niters = 2\nwarmup = 0\n[params]\nwidth = [5]\n')
-    res = podscale("run", "--suite-file", str(path), "--sizes", "2K", "--out", str(tmp_path))
+    res = podscale("run", "--rounds", "1",
+                   "--suite-file", str(path), "--sizes", "2K", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     rows = [line.split() for line in res.stdout.splitlines() if line.lstrip().startswith("dot ")]
     assert [r[3:5] for r in rows] == [["2048", "5"]]  # size from the CLI, width from the file
@@ -80,7 +82,8 @@ def test_suite_file_sweeps_run_together(tmp_path):
                     '[[sweep]]\nworkloads = ["dot"]\nhosts = [1]\n'
                     '[[sweep]]\nworkloads = ["all_gather"]\nvariants = ["shard_map"]\n'
                     '[sweep.params]\naxes = ["local"]\n')
-    res = podscale("run", "--suite-file", str(path), "--hosts", "2", "--out", str(tmp_path))
+    res = podscale("run", "--rounds", "1",
+                   "--suite-file", str(path), "--hosts", "2", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     from analysis import load_run, summarize
 
@@ -101,5 +104,5 @@ def test_list_prints_workloads_and_params(tmp_path):
 
 
 def test_too_many_local_processes(tmp_path):
-    res = podscale("run", "psum", "--hosts", "1000", "--out", str(tmp_path))
+    res = podscale("run", "--rounds", "1", "psum", "--hosts", "1000", "--out", str(tmp_path))
     assert res.returncode == 2 and "at most 256 processes" in res.stderr

@@ -33,13 +33,15 @@ def env(**extra: str) -> dict:
 
 @needs_mpirun
 def test_mpirun_run_and_fault(tmp_path):
-    res = podscale("run", "dot,psum", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "a"),
+    res = podscale("run", "--rounds", "1",
+                   "dot,psum", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "a"),
                    env=env(**MPI_ENV))
     assert res.returncode == 0, res.stderr + res.stdout
     manifest, _, cases, envs = load_run(only_run(tmp_path / "a"))
     assert manifest.status == "complete" and manifest.spec["launcher"] == "mpirun"
     assert set(envs["process_count"]) == {2} and (cases["wrong"] == 0).all()
-    res = podscale("run", "dot", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "b"),
+    res = podscale("run", "--rounds", "1",
+                   "dot", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "b"),
                    env=env(**MPI_ENV, PODSCALE_FAULT="raise@1:0"))
     assert res.returncode == 3
     assert "(mpirun): process 1 failed (mpirun exited with code 1)" in res.stderr
@@ -51,13 +53,16 @@ def test_mpirun_hosts_run_podscale_worker_with_gather(tmp_path):
     run_dir = tmp_path / "run"
     cmd = ["mpirun", "-np", "2", "--tag-output", sys.executable, "-m", "podscale", "worker",
            "dot,psum", "--run-dir", str(run_dir), "--gather", "--platform", "cpu", "--sizes", "4K",
-           "--devices-per-host", "1,2", "--iters", "3", "--variants", "shard_map"]
+           "--devices-per-host", "1,2", "--iters", "3", "--variants", "shard_map",
+           "--rounds", "2"]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env=env(**MPI_ENV))
     assert res.returncode == 0, res.stdout[-3000:]
     manifest, samples, cases, _ = load_run(run_dir)
     assert manifest.status == "complete"
     assert sorted(manifest.layouts) == ["h2-d1", "h2-d2"]  # device subsets, same processes
+    # two rounds one after another in the same job (a cluster job cannot relaunch itself)
+    assert sorted(set(samples["round"])) == [0, 1] and manifest.spec["rounds"] == 2
     # process 0 wrote process 1's records, gathered with multihost_utils
     assert set(cases["process"]) == {0, 1} and set(samples["process"]) == {0, 1}
 
@@ -105,13 +110,15 @@ def slurm(tmp_path_factory):
 
 
 def test_srun_in_single_node_slurm(slurm, tmp_path):
-    res = podscale("run", "dot,psum", *GRID, "--launcher", "srun", "--out", str(tmp_path),
+    res = podscale("run", "--rounds", "1",
+                   "dot,psum", *GRID, "--launcher", "srun", "--out", str(tmp_path),
                    env=env(**slurm))
     assert res.returncode == 0, res.stderr + res.stdout
     manifest, _, cases, envs = load_run(only_run(tmp_path))
     assert manifest.status == "complete" and set(envs["process_count"]) == {2}
     assert (cases["wrong"] == 0).all()
-    res = podscale("run", "psum", *GRID, "--launcher", "srun", "--out", str(tmp_path / "f"),
+    res = podscale("run", "--rounds", "1",
+                   "psum", *GRID, "--launcher", "srun", "--out", str(tmp_path / "f"),
                    env=env(**slurm, PODSCALE_FAULT="exit@0:0"))
     assert res.returncode == 3 and "(srun): process 0 failed (srun exited" in res.stderr
     assert "injected fault: exit" in res.stderr
@@ -167,7 +174,7 @@ def test_k8s_manifest():
 
 
 def test_unknown_launcher_and_missing_gcloud(tmp_path):
-    res = podscale("run", "dot", "--launcher", "pbs", "--out", str(tmp_path))
+    res = podscale("run", "--rounds", "1", "dot", "--launcher", "pbs", "--out", str(tmp_path))
     assert res.returncode == 2 and "invalid choice" in res.stderr
     res = podscale("tpu", "--tpu", "x", "--zone", "z", env={**os.environ, "PATH": "/nonexistent"})
     assert res.returncode == 2 and "gcloud not found" in res.stderr
@@ -176,7 +183,8 @@ def test_unknown_launcher_and_missing_gcloud(tmp_path):
 @needs_mpirun
 def test_impossible_layout_on_a_cluster_is_a_usage_error(tmp_path):
     # --platform auto: JAX finds one CPU device per process, the grid asks for two
-    res = podscale("run", "dot", "--hosts", "2", "--devices-per-host", "2", "--sizes", "4K",
+    res = podscale("run", "--rounds", "1",
+                   "dot", "--hosts", "2", "--devices-per-host", "2", "--sizes", "4K",
                    "--launcher", "mpirun", "--platform", "auto", "--out", str(tmp_path),
                    env=env(**MPI_ENV))
     assert res.returncode == 2, res.stderr

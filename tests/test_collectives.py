@@ -17,7 +17,7 @@ def collective_run(tmp_path_factory):
     """One launch per host count: every collective x axes hosts, local, all x 2 sizes on
     2 hosts x 2 devices, in every variant that can express the case."""
     out = tmp_path_factory.mktemp("coll")
-    res = podscale("run", COLLECTIVES + ",ragged_all_to_all", "--hosts", "2",
+    res = podscale("run", "--rounds", "1", COLLECTIVES + ",ragged_all_to_all", "--hosts", "2",
                    "--devices-per-host", "2", "--sizes", "1KiB,4KiB", "--param",
                    "axes=hosts,local,all", "--iters", "2", "--warmup", "0", "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
@@ -85,7 +85,8 @@ def test_busbw_against_hand_computed(collective_run):
 
 
 def test_corrupted_output_of_each_collective_is_caught(tmp_path):
-    res = podscale("run", COLLECTIVES, "--hosts", "2", "--devices-per-host", "1", "--sizes",
+    res = podscale("run", "--rounds", "1",
+                   COLLECTIVES, "--hosts", "2", "--devices-per-host", "1", "--sizes",
                    "1KiB", "--variants", "shard_map", "--iters", "1", "--warmup", "0",
                    "--out", str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "corrupt@0:*"})
     assert res.returncode == 4, res.stderr
@@ -95,7 +96,7 @@ def test_corrupted_output_of_each_collective_is_caught(tmp_path):
 
 
 def test_three_d_mesh_subsets(tmp_path):
-    res = podscale("run", "all_to_all,reduce_scatter,all_reduce", "--hosts", "2",
+    res = podscale("run", "--rounds", "1", "all_to_all,reduce_scatter,all_reduce", "--hosts", "2",
                    "--local-axes", "chip=2,core=2", "--sizes", "1KiB", "--variants",
                    "shard_map", "--param", "axes=hosts+core,core+chip,chip", "--iters", "1",
                    "--warmup", "0", "--out", str(tmp_path))
@@ -106,7 +107,8 @@ def test_three_d_mesh_subsets(tmp_path):
     assert set(table["mesh"]) == {"hosts2xchip2xcore2"}
     assert dict(zip(table["axes"], table["participants"])) == {"hosts+core": 4, "core+chip": 4,
                                                               "chip": 2}
-    res = podscale("run", "all_reduce", "--hosts", "2", "--param", "axes=hosts+gpu",
+    res = podscale("run", "--rounds", "1",
+                   "all_reduce", "--hosts", "2", "--param", "axes=hosts+gpu",
                    "--out", str(tmp_path / "bad"))
     assert res.returncode == 2 and "not distinct axes of the mesh hosts,local" in res.stderr
 
@@ -114,7 +116,8 @@ def test_three_d_mesh_subsets(tmp_path):
 def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     from analysis.report import algorithms, write_report
 
-    res = podscale("run", "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
+    res = podscale("run", "--rounds", "1",
+                   "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
                    "4KiB", "--param", "algorithm=flat,hierarchical", "--param", "op=sum,max",
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
@@ -133,7 +136,8 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
 def test_pair_matrix_names_the_planted_slow_process(tmp_path):
     from analysis.pairs import matrices, outliers
 
-    res = podscale("run", "pairs", "--hosts", "3", "--devices-per-host", "1", "--sizes",
+    res = podscale("run", "--rounds", "1",
+                   "pairs", "--hosts", "3", "--devices-per-host", "1", "--sizes",
                    "4KiB", "--iters", "5", "--warmup", "1", "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "slow=0.02@1:*"})
     assert res.returncode == 0, res.stderr

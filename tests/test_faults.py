@@ -18,8 +18,8 @@ from analysis import load_run
 from podscale.core.records import read_manifest
 from tests.conftest import ROOT, only_run, podscale
 
-RUN = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K,8K,16K",
-       "--variants", "pmap,shard_map", "--iters", "3", "--warmup", "1"]
+RUN = ["run", "--rounds", "1", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes",
+       "4K,8K,16K", "--variants", "pmap,shard_map", "--iters", "3", "--warmup", "1"]
 
 
 def start(out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
@@ -130,7 +130,8 @@ def test_busy_coordinator_port_is_avoided(tmp_path):
         s.bind(("127.0.0.1", 0))
         s.listen()
         busy = s.getsockname()[1]
-        res = podscale("run", "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "1K",
+        res = podscale("run", "--rounds", "1",
+                       "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "1K",
                        "--iters", "2", "--coordinator-port", str(busy), "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert f"coordinator port {busy} is busy" in res.stderr
@@ -159,3 +160,24 @@ def test_foreign_run_directory(tmp_path):
     (tmp_path / "run.json").write_text("{broken")
     res = podscale("report", str(tmp_path))
     assert res.returncode == 2 and "unreadable manifest" in res.stderr
+
+
+def test_fault_specs_select_processes_and_workloads():
+    from podscale.worker.faults import Fault, parse, wrap_step
+
+    assert parse("stretch=2@*:psum") == Fault("stretch", None, "psum", 2.0)
+    assert parse("slow@1:*") == Fault("slow", 1, None, None)
+    assert parse("corrupt@0:3") == Fault("corrupt", 0, 3, None)
+    f = parse("stretch=2@*:all_reduce")
+    assert f.applies(5, 0, "all_reduce") and not f.applies(5, 0, "psum")
+    with pytest.raises(ValueError, match="CASE an index"):
+        parse("stretch@*:bad-name")
+
+    def step():
+        time.sleep(0.01)
+
+    stretched = wrap_step(f, 0, 0, step, "all_reduce")
+    assert wrap_step(f, 0, 0, step, "psum") is step
+    start = time.perf_counter()
+    stretched()
+    assert 0.019 <= time.perf_counter() - start < 0.04  # twice the step's own 10 ms

@@ -21,6 +21,19 @@ def test_seed_listing_checks_global_sum(tmp_path):
         assert all(abs(g - total) < 1e-3 * max(1.0, abs(total)) for g in s["global_sum"])
 
 
+def test_seed_checks_every_dot_product(tmp_path):
+    """Corrupted dot products on process 1 are found there (the global sum, computed
+    before, still agrees): the seed check fails with the wrong-results exit code."""
+    import os
+
+    res = podscale("seed", "--hosts", "2", "--devices-per-host", "1", "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "corrupt@1:*"})
+    assert res.returncode == 4, res.stderr + res.stdout[-2000:]
+    assert "== Worker 0 dot products: 0 wrong of 1000000" in res.stdout
+    assert "== Worker 1 dot products: 1000000 wrong of 1000000" in res.stdout
+    assert "seed check failed on process(es) 1;" in res.stderr
+
+
 def test_run_records_and_table(small_run):
     manifest, samples, cases, envs = load_run(small_run)
     assert manifest.status == "complete" and manifest.schema == "podscale.run/2"
@@ -28,14 +41,19 @@ def test_run_records_and_table(small_run):
     assert set(envs["process_count"]) == {1, 2}
     assert set(envs["platform"]) == {"cpu"}
     assert (cases["wrong"] == 0).all() and (cases["checked"] > 0).all()
-    # raw samples: every process, every iteration, every phase
+    # raw samples: every process, every iteration of every round, every phase
     timed = samples[samples.phase == "timed"]
     per_case = timed.groupby("case_id").size()
     two_host = [c for c in per_case.index if c.endswith("h2xd2")]
-    assert len(two_host) == 8 and all(per_case[c] == 2 * 5 for c in two_host)
+    assert len(two_host) == 8 and all(per_case[c] == 2 * 5 * 2 for c in two_host)
     assert set(samples.phase) == {"compile", "warmup", "timed"}
+    assert sorted(set(samples["round"])) == [0, 1] and sorted(set(cases["round"])) == [0, 1]
+    # each round is its own launch: its own plan and logs; one env record per process
+    assert (small_run / "plans" / "h2-d2-round1.json").is_file()
+    assert (small_run / "logs" / "h2-d2-round1" / "process-1.log").is_file()
+    assert len(envs) == 1 + 2 and manifest.spec["rounds"] == 2
     table = summarize(samples, cases)
-    assert len(table) == 16
+    assert len(table) == 16 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
     assert (table["time_s"] > 0).all()
     psum = table[table.workload == "psum"]
     assert psum.loc[psum.hosts == 2, "busbw"].notna().all()

@@ -42,3 +42,23 @@ def test_sync_once_and_around_hook():
     assert len(barriers) == 1
     assert wrapped == [0, 1, 2, 3]
     assert out[-1] == Timing("traced", 3, 1.0)
+
+
+def test_barrier_time_is_never_clocked():
+    """A barrier that advances the clock by 100 s, a step that advances it by 1 s: if the
+    barrier ever moved inside the clocked region, samples would show 101 s."""
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    def barrier() -> None:
+        now[0] += 100.0
+
+    def step() -> None:
+        now[0] += 1.0
+
+    for sync_each in (True, False):
+        out = list(measure(step, clock=clock, barrier=barrier, warmup=2, iters=5,
+                           sync_each=sync_each))
+        assert [t.seconds for t in out] == [1.0] * 7

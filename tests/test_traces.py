@@ -55,7 +55,8 @@ def test_stragglers_and_merge():
 @pytest.fixture(scope="module")
 def profiled_run(tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("prof")
-    res = podscale("run", "dot,psum", "--hosts", "2", "--devices-per-host", "2", "--sizes", "8K",
+    res = podscale("run", "--rounds", "1",
+                   "dot,psum", "--hosts", "2", "--devices-per-host", "2", "--sizes", "8K",
                    "--variants", "shard_map", "--iters", "4", "--profile", "--traced-iters", "3",
                    "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout
@@ -103,7 +104,8 @@ def test_merged_timeline_one_track_per_process(profiled_run):
 def test_trace_dir_named_by_host(tmp_path):
     """--trace-dir: the host writes straight to a shared path (or gs://) named by host;
     podscale maps host names back to processes through the run's sidecars."""
-    res = podscale("run", "psum", "--hosts", "1", "--devices-per-host", "2", "--sizes", "4K",
+    res = podscale("run", "--rounds", "1",
+                   "psum", "--hosts", "1", "--devices-per-host", "2", "--sizes", "4K",
                    "--iters", "3", "--profile", "--trace-dir", str(tmp_path / "shared"),
                    "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
@@ -111,6 +113,7 @@ def test_trace_dir_named_by_host(tmp_path):
     assert not xplane.name.startswith("process-")  # JAX's own <host>.xplane.pb
     table = step_table(load_traces(only_run(tmp_path / "out"), tmp_path / "shared"))
     assert set(table["process"]) == {0} and len(table) == 2 * 3
-    res = podscale("run", "psum", "--hosts", "2", "--profile", "--trace-dir", "gs://b/p",
+    res = podscale("run", "--rounds", "1",
+                   "psum", "--hosts", "2", "--profile", "--trace-dir", "gs://b/p",
                    "--out", str(tmp_path / "x"))
     assert res.returncode == 2 and "share one host" in res.stderr

@@ -68,7 +68,8 @@ def user_run(tmp_path_factory):
     example = readme.split("A new collective in one file:\n\n```python\n", 1)[1].split("```")[0]
     (home / "pmax.py").write_text(example)
     out = home / "runs"
-    res = podscale("run", f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step,"
+    res = podscale("run", "--rounds", "1",
+                   f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step,"
                    f"{home / 'pmax.py'}",
                    "--hosts", "2", "--devices-per-host", "2", "--param", "scale=1,2",
                    "--variants", "shard_map,jit", "--sizes", "4K", "--iters", "3", "--warmup", "1",
@@ -121,7 +122,8 @@ def test_worker_imports_only_what_it_measures_with(user_run):
 def test_wrong_results_fail_the_run_in_every_dtype(tmp_path):
     """A planted corruption of process 1's outputs: every case of every dtype reports
     wrong elements, the run keeps its records and exits 4 naming a case."""
-    res = podscale("run", "dot,psum", "--hosts", "2", "--devices-per-host", "1", "--sizes",
+    res = podscale("run", "--rounds", "1",
+                   "dot,psum", "--hosts", "2", "--devices-per-host", "1", "--sizes",
                    "1K", "--dtypes", "float32,bfloat16,float16", "--variants", "shard_map",
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "corrupt@1:*"})

@@ -40,12 +40,16 @@ class Plan:
     mode: str = "bench"
     gather: bool = False  # process 0 gathers every process's records (no shared filesystem)
     trace_dir: str | None = None  # traces straight to a shared path or gs:// (real hosts)
+    round: int = 0  # the first round this launch runs (local: one launch per round)
+    rounds: int = 1  # rounds run in this launch, one after another (cluster jobs)
     schema: str = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layouts", tuple(self.layouts))
         if self.schema != PLAN_SCHEMA:
             raise UsageError(f"plan schema {self.schema!r} is not {PLAN_SCHEMA!r}")
+        if self.round < 0 or self.rounds < 1:
+            raise UsageError(f"bad plan rounds: round {self.round}, rounds {self.rounds}")
         if self.mode not in MODES:
             raise UsageError(f"plan mode {self.mode!r} is not one of {', '.join(MODES)}")
         for lp in self.layouts:
@@ -61,6 +65,7 @@ class Plan:
     def to_dict(self) -> dict:
         return {"schema": self.schema, "run_dir": self.run_dir, "mode": self.mode,
                 "gather": self.gather, "trace_dir": self.trace_dir,
+                "round": self.round, "rounds": self.rounds,
                 "launched": self.launched.to_dict(),
                 "layouts": [{"layout": lp.layout.to_dict(),
                              "cases": [c.to_dict() for c in lp.cases]} for lp in self.layouts]}
@@ -76,7 +81,8 @@ class Plan:
                                      tuple(Case.from_dict(c) for c in lp["cases"]))
                           for lp in d["layouts"]),
             mode=d.get("mode", "bench"), gather=bool(d.get("gather")),
-            trace_dir=d.get("trace_dir"))
+            trace_dir=d.get("trace_dir"), round=int(d.get("round", 0)),
+            rounds=int(d.get("rounds", 1)))
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,10 +41,12 @@ class Sample:
     iteration: int
     seconds: float
     device: int | None = None  # device id where the time is per device; None = whole process
+    round: int = 0  # the repetition (a separate launch of the case's processes, see --rounds)
 
     def __post_init__(self) -> None:
         _require(self.phase in PHASES, f"unknown phase {self.phase!r}")
-        _require(self.process >= 0 and self.iteration >= 0, "negative process or iteration")
+        _require(self.process >= 0 and self.iteration >= 0 and self.round >= 0,
+                 "negative process, iteration or round")
         _require(math.isfinite(self.seconds) and self.seconds >= 0, "bad seconds value")
 
 
@@ -66,6 +68,7 @@ class CaseRecord:
     collective: str | None = None
     participants: int = 1
     compile_kind: str = "lower+compile"  # or "first call (incl. execution)"
+    round: int = 0
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")

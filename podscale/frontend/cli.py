@@ -47,6 +47,10 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
                                       "variant each workload supports)")
     p.add_argument("--iters", type=int)
     p.add_argument("--warmup", type=int)
+    p.add_argument("--rounds", type=int, default=None,
+                   help="independent repetitions of every case, each a fresh launch of the "
+                        "processes, interleaved (default 3; podscale compare needs >= 2 per "
+                        "run to judge a change against between-launch variation)")
     p.add_argument("--sync", choices=["each", "once"],
                    help="barrier before each timed iteration (default), or once before the loop")
     p.add_argument("--profile", action="store_true",
@@ -113,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--threshold", type=float, default=0.05,
                          help="relative change that counts (default 0.05)")
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    compare.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
+                         help="adjust p-values for the many cases tested at once: "
+                              "Benjamini-Hochberg (default), Holm, or none")
     compare.add_argument("--force", action="store_true",
                          help="compare even when the environments differ")
     compare.add_argument("--out", type=Path, default=None,
@@ -157,7 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                "sweep turnaround, scale, memory ceiling")
     selfb.add_argument("--out", type=Path, default=None,
                        help="write the figures as JSON (default: results/bench-self-<stamp>.json)")
-    selfb.add_argument("--max-processes", type=int, default=32)
+    selfb.add_argument("--max-processes", type=int, default=128,
+                       help="the scale stage doubles the process count up to this")
+    selfb.add_argument("--only", default=None, metavar="STAGE,...",
+                       help="run only these stages: harness, turnaround, scale, verdicts")
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     trace.add_argument("--traces", type=Path, default=None,
@@ -194,11 +204,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench-self":
             from datetime import datetime
 
-            from podscale.frontend.selfbench import run_all
+            from podscale.frontend.selfbench import STAGES, run_all
 
+            only = tuple(w.strip() for w in (args.only or ",".join(STAGES)).split(",")
+                         if w.strip())
+            bad = [w for w in only if w not in STAGES]
+            if bad or not only:
+                raise UsageError(f"unknown bench-self stage {bad[0] if bad else ''!r} "
+                                 f"(known: {', '.join(STAGES)})")
             stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
             run_all(args.out or Path("results") / f"bench-self-{stamp}.json",
-                    max_processes=args.max_processes)
+                    max_processes=args.max_processes, only=only)
             return 0
         if args.command == "trace":
             trace(args.run_dir, args.traces)

@@ -22,7 +22,7 @@ MAX_LOCAL_PROCESSES = 256
 STUDY_FILE = Path(__file__).resolve().parents[2] / "suites" / "study.toml"
 GRID_DEFAULTS = {"workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
                  "local_axes": None, "dtypes": "float32", "variants": None, "iters": 20,
-                 "warmup": 3, "sync": "each", "traced_iters": 3, "params": {}}
+                 "warmup": 3, "sync": "each", "traced_iters": 3, "rounds": 3, "params": {}}
 
 
 def _launch_kwargs(args: argparse.Namespace) -> dict:
@@ -68,6 +68,18 @@ def grids(args: argparse.Namespace, default_file: Path | None = None) -> list[di
 
 def grids_from_args(args: argparse.Namespace, default_file: Path | None = None) -> list[Grid]:
     return [_grid(g, args) for g in grids(args, default_file)]
+
+
+def rounds_from_args(args: argparse.Namespace, default_file: Path | None = None) -> int:
+    """Independent repetitions of the whole run (one value for every sweep)."""
+    found = {g["rounds"] for g in grids(args, default_file)}
+    if len(found) > 1:
+        raise UsageError(f"rounds differ between sweeps ({sorted(found)}): set it once, at "
+                         "the top of the suite file")
+    (rounds,) = found
+    if rounds < 1:
+        raise UsageError(f"--rounds must be >= 1, got {rounds}")
+    return rounds
 
 
 def _grid(g: dict, args: argparse.Namespace) -> Grid:
@@ -147,6 +159,7 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
     from podscale.launch.runner import execute
 
     gs = grids_from_args(args, default_file)
+    rounds = rounds_from_args(args, default_file)
     cases = expand_all(gs)  # validate every case before starting any process
     if not 0 <= args.coordinator_port < 65536:
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
@@ -161,7 +174,7 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
                          f"{MAX_LOCAL_PROCESSES} processes")
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
     run_dir = execute(cases, args.out, name, spec=spec_of(gs), case_timeout=args.case_timeout,
-                      port=args.coordinator_port, reuse=args.reuse,
+                      port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
                       trace_dir=args.trace_dir if args.profile else None,
                       **_launch_kwargs(args))
     wrong = show(run_dir)
@@ -231,8 +244,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.threshold < 0 or not 0 < args.alpha < 1:
         raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
     table, notes = compare(args.run_a, args.run_b, threshold=args.threshold, alpha=args.alpha,
-                           force=args.force)
-    text = render(table, notes, args.run_a.name, args.run_b.name, args.threshold)
+                           force=args.force, correction=args.correction)
+    text = render(table, notes, args.run_a.name, args.run_b.name, args.threshold,
+                  args.correction)
     print(text)
     out = args.out or args.run_b / f"compare-{args.run_a.name}"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -252,8 +266,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     gs = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
-    return host_main(gs, args.run_dir, gather=args.gather, cpu_devices=cpu,
-                     trace_dir=args.trace_dir if args.profile else None)
+    return host_main(gs, args.run_dir, rounds=rounds_from_args(args), gather=args.gather,
+                     cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

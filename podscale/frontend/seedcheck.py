@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from podscale.core.bounds import sum_bound
+from podscale.core.errors import WrongResults
 from podscale.launch.cluster import split_by_rank
 from podscale.launch.local import NOISE
 
 
 def report(run_dir: Path) -> int:
-    """Echo every process's listing lines; 0 if every global sum matches, else 1."""
+    """Echo every process's listing lines; 0 if every dot product and global sum is
+    within its bound, else :class:`WrongResults` (exit 4)."""
     layout = sorted((run_dir / "logs").iterdir())[0]
     by_rank: dict[int, list[str]] = {}
     for log in layout.glob("*.log"):
@@ -24,15 +27,29 @@ def report(run_dir: Path) -> int:
     for rank in sorted(by_rank):
         print("\n".join(by_rank[rank]))
     results = [json.loads(p.read_text()) for p in sorted((run_dir / "seed").glob("*.json"))]
-    total = sum(r["local_sum"] for r in results)  # float64 sum of the workers' local sums
-    scale = sum(r["abs_sum"] for r in results)
-    tol = 1e-6 * scale + 1e-3
+    if len(results) != len(by_rank) or not results:
+        raise WrongResults(f"{len(results)} of {len(by_rank)} workers wrote their check; "
+                           f"run: {run_dir}")
+    # the global sum (a float32 psum of per-device float32 sums of float32 dot products)
+    # against the exact float64 total: the dots' own bounds plus the summation's
+    total = sum(r["sum64"] for r in results)
+    terms = sum(r["dots"] for r in results)
+    slack = sum(r["dots_bound"] for r in results)
+    tol = float(sum_bound(terms, "float32", sum(r["abs_sum64"] for r in results) + slack,
+                          total)) + slack
     ok = True
     for r in results:
         worst = max(abs(g - total) for g in r["global_sum"])
-        ok &= worst <= tol
-        print(f"## check worker {r['process']}: global sum {r['global_sum'][0]!r} vs float64 sum "
-              f"of local sums {total!r}: |diff| {worst:.3g} <= {tol:.3g}: "
-              f"{'OK' if worst <= tol else 'MISMATCH'}")
+        fine = worst <= tol and r["dots_wrong"] == 0
+        ok &= fine
+        print(f"## check worker {r['process']}: {r['dots_wrong']} wrong of {r['dots']} dot "
+              f"products (max {r['dots_max_error']:.3g} x bound); global sum "
+              f"{r['global_sum'][0]!r} vs the exact float64 total {total!r}: "
+              f"|diff| {worst:.3g} <= {tol:.3g}: {'OK' if fine else 'MISMATCH'}")
     print(f"## seed check {'passed' if ok else 'FAILED'}; run: {run_dir}")
-    return 0 if ok else 1
+    if not ok:
+        bad = [r["process"] for r in results if r["dots_wrong"] or
+               max(abs(g - total) for g in r["global_sum"]) > tol]
+        raise WrongResults(f"seed check failed on process(es) {', '.join(map(str, bad))}; "
+                           f"run: {run_dir}")
+    return 0

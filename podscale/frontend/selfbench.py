@@ -6,7 +6,11 @@
   the measured time (target <= 1.5x), and vs one launch per case (target >= 5x faster);
 - scale: the largest simulated psum job that completes (target 32 processes), with startup
   and psum latency per process count;
-- the dot product's achieved bandwidth vs a numpy-copy memory ceiling measured in the run.
+- the dot product's achieved bandwidth vs a numpy-copy memory ceiling measured in the run;
+- comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection
+  (:mod:`podscale.frontend.verdictbench`).
+
+``--only STAGE,...`` runs some of them (harness, turnaround, scale, verdicts).
 """
 
 from __future__ import annotations
@@ -106,18 +110,41 @@ def turnaround(out: Path, per_case_samples: int = 1, log=None) -> dict:
             "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
 
 
-def scale(out: Path, counts=(1, 2, 4, 8, 16, 32)) -> dict:
-    """psum on 1..32 single-device processes: startup and latency per process count."""
+#: resident memory of one simulated host (a JAX CPU process), for the scale guard
+PROCESS_MB = 350
+
+
+def available_mb() -> float:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("inf")
+
+
+def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
+    """psum on 1, 2, 4, ... single-device processes until one fails, the next would not
+    fit in memory, or the last count completes: startup and latency per count, and why
+    it stopped."""
     from analysis import load_run, summarize
 
     curve, largest = [], 0
+    stopped = f"reached {counts[-1]} processes"
     for n in counts:
+        need, have = n * PROCESS_MB, available_mb()
+        if need > 0.8 * have:
+            stopped = (f"{n} processes would need ~{need / 1024:.1f} GiB "
+                       f"({PROCESS_MB} MB each), {have / 1024:.1f} GiB available")
+            break
         t0 = time.monotonic()
         try:
             run = execute(_one("psum", 1024, n, 1), out, f"scale-h{n}", progress=None,
                           case_timeout=300)
         except PodscaleError as exc:
             curve.append({"processes": n, "error": str(exc)})
+            stopped = f"{n} processes failed: {str(exc)[:200]}"
             break
         wall = time.monotonic() - t0
         _, samples, cases, _ = load_run(run)
@@ -125,7 +152,7 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32)) -> dict:
         curve.append({"processes": n, "wall_s": wall,
                       "startup_s": wall - measured_seconds(run), "psum_us": t * 1e6})
         largest = n
-    return {"largest": largest, "target": 32, "curve": curve}
+    return {"largest": largest, "target": 32, "curve": curve, "stopped": stopped}
 
 
 def dot_vs_memory(run: Path) -> dict:
@@ -141,42 +168,61 @@ def dot_vs_memory(run: Path) -> dict:
             "best_case": best.case_id, "fraction": float(best.gbps) / ceiling}
 
 
-def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32) -> dict:
+STAGES = ("harness", "turnaround", "scale", "verdicts")
+
+
+def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
+            only: tuple[str, ...] = STAGES) -> dict:
+    result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.monotonic()
+        chosen = [s for s in STAGES if s in only]
 
-        def stage(k: int, what: str) -> None:
+        def stage(name: str, what: str) -> None:
             done = time.monotonic() - started
-            log(f"# [stage {k}/3, elapsed {done:.0f}s] {what} ...")
+            log(f"# [stage {chosen.index(name) + 1}/{len(chosen)}, elapsed {done:.0f}s] "
+                f"{what} ...")
 
-        stage(1, "harness overhead")
-        result = {"harness": harness_overhead()}
-        log(f"  podscale {result['harness']['podscale_us']:.1f} us vs bare "
-            f"{result['harness']['bare_us']:.1f} us: ratio {result['harness']['ratio']:.3f} "
-            "(target <= 1.02)")
-        stage(2, "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x hosts 1,2,4)")
-        t = result["turnaround"] = turnaround(work, log=log)
-        log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
-            f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
-            f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
-        log(f"  one launch per case (extrapolated): {t['per_case_launch_s']:.0f}s: sweep is "
-            f"{t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
-        d = result["dot_vs_memory"] = dot_vs_memory(Path(t["run"]))
-        log(f"# dot bandwidth: best {d['best_dot_gbps']:.2f} GB/s per process "
-            f"({d['best_case']}) = {d['fraction']:.0%} of numpy-copy {d['memcpy_gbps']:.2f} GB/s")
-        stage(3, f"scale: psum over 1..{max_processes} simulated processes")
-        counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= max_processes]
-        s = result["scale"] = scale(work, counts)
-        log("  processes  wall(s)  startup(s)  psum(us)")
-        for row in s["curve"]:
-            if "error" in row:
-                log(f"  {row['processes']:9d}  failed: {row['error'][:100]}")
-            else:
-                log(f"  {row['processes']:9d}  {row['wall_s']:7.1f}  {row['startup_s']:10.1f}"
-                    f"  {row['psum_us']:8.0f}")
-        log(f"  largest completed: {s['largest']} processes (target 32)")
-        result["turnaround"].pop("run")
+        if "harness" in chosen:
+            stage("harness", "harness overhead")
+            h = result["harness"] = harness_overhead()
+            log(f"  podscale {h['podscale_us']:.1f} us vs bare {h['bare_us']:.1f} us: ratio "
+                f"{h['ratio']:.3f} (target <= 1.02)")
+        if "turnaround" in chosen:
+            stage("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
+                                "hosts 1,2,4)")
+            t = result["turnaround"] = turnaround(work, log=log)
+            log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
+                f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
+                f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
+            log(f"  one launch per case (extrapolated): {t['per_case_launch_s']:.0f}s: sweep "
+                f"is {t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
+            d = result["dot_vs_memory"] = dot_vs_memory(Path(t.pop("run")))
+            log(f"# dot bandwidth: best {d['best_dot_gbps']:.2f} GB/s per process "
+                f"({d['best_case']}) = {d['fraction']:.0%} of numpy-copy "
+                f"{d['memcpy_gbps']:.2f} GB/s")
+        if "scale" in chosen:
+            stage("scale", f"scale: psum over 1..{max_processes} simulated processes")
+            counts = tuple(n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n <= max_processes)
+            s = result["scale"] = scale(work, counts)
+            log("  processes  wall(s)  startup(s)  psum(us)")
+            for row in s["curve"]:
+                if "error" in row:
+                    log(f"  {row['processes']:9d}  failed: {row['error'][:100]}")
+                else:
+                    log(f"  {row['processes']:9d}  {row['wall_s']:7.1f}  "
+                        f"{row['startup_s']:10.1f}  {row['psum_us']:8.0f}")
+            log(f"  largest completed: {s['largest']} processes (target 32); stopped: "
+                f"{s['stopped']}")
+        if "verdicts" in chosen:
+            from podscale.frontend.verdictbench import summary_lines, verdicts
+
+            stage("verdicts", "compare verdicts: A, B (psum stretched 1.5x), A' with the "
+                              "defaults (3 rounds each)")
+            v = result["verdicts"] = verdicts(work, log)
+            for line in summary_lines(v):
+                log(line)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))

@@ -12,6 +12,7 @@ Example::
     iters = 20
     warmup = 3
     sync = "each"                      # or "once"
+    rounds = 3                         # independent repetitions (separate launches)
 
     [params]                           # any other workload parameter (podscale list)
     width = [3, 8]
@@ -33,7 +34,8 @@ from podscale.core.errors import UsageError
 
 LISTS = {"workloads": str, "sizes": (str, int), "hosts": int, "devices_per_host": int,
          "dtypes": str, "variants": str}
-SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str}
+SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str,
+           "rounds": int}
 TABLES = ("params",)
 SWEEP = "sweep"
 

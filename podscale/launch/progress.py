@@ -44,7 +44,9 @@ class Progress:
         self._say(message)
 
     def start_launch(self, lead_files: Sequence[Path]) -> None:
-        self._base, self._files = self.done, {p: (0, 0) for p in lead_files}
+        # files of earlier rounds already hold records: count only what is appended
+        self._base = self.done
+        self._files = {p: (p.stat().st_size if p.exists() else 0, 0) for p in lead_files}
 
     def _count(self) -> int:
         """Case records in the launch's files, reading only what was appended."""

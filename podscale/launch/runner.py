@@ -10,6 +10,7 @@ Run directory::
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -61,23 +62,31 @@ def execute(
     simulate_cpu: bool = True,
     reuse: bool = True,
     trace_dir: str | None = None,
+    rounds: int = 1,
 ) -> Path:
     """Run every case (``mode="seed"``: the reference listing on ``layouts``); the manifest
-    records how the run ended, and every failure names the run directory it kept."""
+    records how the run ended, and every failure names the run directory it kept.
+
+    ``rounds``: independent repetitions, each a fresh launch of every process group,
+    interleaved (round 0 of every group, then round 1, ...); samples carry their round."""
+    if rounds < 1:
+        raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
               else [(k, [LayoutPlan(k)]) for k in layouts])
     run_dir = new_run_dir(out, name)
     manifest = Manifest(
         run_id=run_dir.name, created=now(), command=list(sys.argv),
-        spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout,
+        spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout, "rounds": rounds,
               "launcher": launcher, "launcher_args": list(launcher_args)},
         layouts=[lp.layout.key for _, group in groups for lp in group],
         environment=environment())
-    bar = Progress([c for _, g in groups for lp in g for c in lp.cases], progress)
+    bar = Progress([c for _ in range(rounds) for _, g in groups for lp in g for c in lp.cases],
+                   progress)
     try:
         with lifecycle(run_dir, manifest):
-            for launched, group in groups:
-                _launch(run_dir, launched, group, mode, bar, case_timeout=case_timeout,
+            for round_, (launched, group) in itertools.product(range(rounds), groups):
+                _launch(run_dir, launched, group, mode, bar, round_, rounds,
+                        case_timeout=case_timeout,
                         port=port, launcher=launcher, launcher_args=launcher_args,
                         simulate_cpu=simulate_cpu, trace_dir=trace_dir)
     except WorkerFailed as exc:
@@ -93,19 +102,23 @@ def execute(
 
 
 def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
-            bar: Progress, *, case_timeout: float, port: int, launcher: str,
-            launcher_args: Sequence[str], simulate_cpu: bool, trace_dir: str | None) -> None:
+            bar: Progress, round_: int, rounds: int, *, case_timeout: float, port: int,
+            launcher: str, launcher_args: Sequence[str], simulate_cpu: bool,
+            trace_dir: str | None) -> None:
     started = time.monotonic()
     label = launch_label(group)
+    which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
     bar.say(f"# {label}: {launched.hosts} process(es) x {launched.devices_per_host} "
-            f"device(s), {sum(len(lp.cases) for lp in group)} case(s)")
-    plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir)
-    path = plan.write(run_dir / "plans" / f"{launched.key}.json")
+            f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
+    plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir,
+                round=round_)
+    suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
+    path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"
                for lp in group for i in range(lp.layout.hosts)]
     lead = [run_dir / "records" / lp.layout.key / "process-0.jsonl" for lp in group]
     bar.start_launch(lead)
-    logs = run_dir / "logs" / launched.key
+    logs = run_dir / "logs" / f"{launched.key}{suffix}"
     if launcher == "local":
         run_local(launched, path, logs, case_timeout=case_timeout, port=port,
                   watched=watched, label=label, on_poll=bar.poll)

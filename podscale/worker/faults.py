@@ -1,10 +1,14 @@
 """Planted faults, for testing podscale itself: ``PODSCALE_FAULT=KIND[=ARG]@PROCESS:CASE``.
 
-CASE is a case index within the launch or ``*`` (every case). KIND is one of:
+PROCESS is a process index or ``*`` (every process); CASE is a case index within the
+launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
 
 - ``raise``, ``exit``, ``kill``, ``hang`` — at the start of the case (the supervisor's tests);
 - ``slow[=SECONDS]`` — process PROCESS sleeps SECONDS (default 0.002) before its part of
   every step, warm-up and timed alike: a straggler its peers wait for at the collective;
+- ``stretch[=FACTOR]`` — each step of process PROCESS takes FACTOR times as long
+  (default 1.5; a spin-wait of (FACTOR-1) x the step's own time after it): a planted
+  slowdown of a workload, e.g. ``stretch=1.5@*:psum``, for the comparison benchmark;
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check.
 """
 
@@ -19,18 +23,19 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("raise", "exit", "kill", "hang", "slow", "corrupt")
+KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "corrupt")
+STEP_KINDS = ("slow", "stretch", "corrupt")  # act on steps or outputs, not at case start
 
 
 @dataclass(frozen=True)
 class Fault:
     kind: str
-    process: int
-    case: int | None  # None: every case
+    process: int | None  # None: every process
+    case: int | str | None  # None: every case; str: every case of that workload
     arg: float | None = None
 
-    def applies(self, process: int, index: int) -> bool:
-        return process == self.process and self.case in (None, index)
+    def applies(self, process: int, index: int, workload: str = "") -> bool:
+        return self.process in (None, process) and self.case in (None, index, workload)
 
 
 def parse(spec: str) -> Fault | None:
@@ -39,10 +44,14 @@ def parse(spec: str) -> Fault | None:
     what, _, where = spec.partition("@")
     kind, _, arg = what.partition("=")
     process, _, case = where.partition(":")
-    if kind not in KINDS or not process.isdigit() or not (case in ("", "*") or case.isdigit()):
+    named = case.replace("_", "a").isalnum() and not case.isdigit()
+    if kind not in KINDS or not (process.isdigit() or process == "*") or \
+            not (case in ("", "*") or case.isdigit() or named):
         raise ValueError(f"bad PODSCALE_FAULT {spec!r}: KIND[=ARG]@PROCESS:CASE with KIND of "
-                         f"{', '.join(KINDS)} and CASE an index or *")
-    return Fault(kind, int(process), None if case == "*" else int(case or 0),
+                         f"{', '.join(KINDS)}, PROCESS an index or * and CASE an index, * "
+                         "or a workload name")
+    which: int | str | None = None if case == "*" else case if named else int(case or 0)
+    return Fault(kind, None if process == "*" else int(process), which,
                  float(arg) if arg else None)
 
 
@@ -50,8 +59,10 @@ def from_env() -> Fault | None:
     return parse(os.environ.get("PODSCALE_FAULT", ""))
 
 
-def at_case_start(fault: Fault | None, process: int, index: int, say: Callable) -> None:
-    if fault is None or not fault.applies(process, index) or fault.kind in ("slow", "corrupt"):
+def at_case_start(fault: Fault | None, process: int, index: int, say: Callable,
+                  workload: str = "") -> None:
+    if fault is None or not fault.applies(process, index, workload) or \
+            fault.kind in STEP_KINDS:
         return
     say(f"injected fault: {fault.kind}")
     if fault.kind == "raise":
@@ -64,10 +75,23 @@ def at_case_start(fault: Fault | None, process: int, index: int, say: Callable) 
         time.sleep(3600)
 
 
-def wrap_step(fault: Fault | None, process: int, index: int,
-              step: Callable[[], Any]) -> Callable[[], Any]:
-    if fault is None or fault.kind != "slow" or not fault.applies(process, index):
+def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], Any],
+              workload: str = "") -> Callable[[], Any]:
+    if fault is None or fault.kind not in ("slow", "stretch") or \
+            not fault.applies(process, index, workload):
         return step
+    if fault.kind == "stretch":
+        factor = 1.5 if fault.arg is None else fault.arg
+
+        def stretched():
+            start = time.perf_counter()
+            out = step()
+            end = start + factor * (time.perf_counter() - start)
+            while time.perf_counter() < end:  # spin: sleep is too coarse for microseconds
+                pass
+            return out
+
+        return stretched
     delay = 0.002 if fault.arg is None else fault.arg
 
     def slowed():
@@ -77,9 +101,10 @@ def wrap_step(fault: Fault | None, process: int, index: int,
     return slowed
 
 
-def corrupt(fault: Fault | None, process: int, index: int, got: np.ndarray) -> np.ndarray:
+def corrupt(fault: Fault | None, process: int, index: int, got: np.ndarray,
+            workload: str = "") -> np.ndarray:
     """Outputs moved far outside any rounding bound (and the first made NaN)."""
-    if fault is None or fault.kind != "corrupt" or not fault.applies(process, index):
+    if fault is None or fault.kind != "corrupt" or not fault.applies(process, index, workload):
         return got
     bad = np.array(got, dtype=np.float64, copy=True)
     bad += 1.0 + 1e3 * np.maximum(np.abs(bad), 1.0)

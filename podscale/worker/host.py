@@ -19,7 +19,9 @@ from podscale.worker.main import run_plan
 
 
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
-              trace_dir: str | None = None) -> int:
+              trace_dir: str | None = None, rounds: int = 1) -> int:
+    """Run the grids on this job's processes; ``rounds`` repetitions run one after
+    another in the same processes (a cluster job cannot relaunch itself)."""
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
     if not os.environ.get("PODSCALE_COORDINATOR"):
@@ -28,12 +30,12 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     grids = [replace(g, hosts=(rt.process_count,)) for g in grids]
     ((launched, layouts),) = launches(expand_all(grids))
     plan = Plan(str(run_dir.resolve()), launched, tuple(layouts), gather=gather,
-                trace_dir=trace_dir)
+                trace_dir=trace_dir, rounds=rounds)
     lead = rt.process == 0
     if lead:
         run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run_id=run_dir.name, created=now(), command=list(sys.argv),
-                        spec={**spec_of(grids), "launcher": "podscale worker",
+                        spec={**spec_of(grids), "launcher": "podscale worker", "rounds": rounds,
                               "gather": gather},
                         layouts=[lp.layout.key for lp in layouts], environment=environment())
     with lifecycle(run_dir, manifest, write=lead):

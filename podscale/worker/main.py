@@ -91,7 +91,8 @@ def unimplemented(exc: Exception) -> str | None:
     return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
 
 
-def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any] | None:
+def run_case(case: Case, index: int, rt, writer, fault,
+             round_: int = 0) -> Callable[[], Any] | None:
     """Prepare, compile, warm up, time and check one case; return its step (traced pass),
     or None when the backend does not implement it (a skip record says why)."""
     wl = load_source(case.source)
@@ -109,15 +110,16 @@ def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any] | N
         writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
         say(rt, f"case {case.id}: skipped, {reason}")
         return None
-    step = faults.wrap_step(fault, rt.process, index, step)
-    samples = [Sample(case.id, rt.process, "compile", 0, compile_s)]
+    step = faults.wrap_step(fault, rt.process, index, step, case.workload)
+    samples = [Sample(case.id, rt.process, "compile", 0, compile_s, round=round_)]
     say(rt, f"case {case.id}: measure")
     for t in measure(step, clock=time.perf_counter,
                      barrier=lambda: rt.barrier(f"case {case.id}"),
                      warmup=case.settings.warmup, iters=case.settings.iters,
                      sync_each=case.settings.sync == "each"):
-        samples.append(Sample(case.id, rt.process, t.phase, t.iteration, t.seconds))
-    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, step()))
+        samples.append(Sample(case.id, rt.process, t.phase, t.iteration, t.seconds,
+                              round=round_))
+    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, step()), case.workload)
     result = check(got, expected)
     work = wl.work(case)
     writer.write(CaseRecord(
@@ -125,29 +127,32 @@ def run_case(case: Case, index: int, rt, writer, fault) -> Callable[[], Any] | N
         bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
         bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
         max_error=result.max_error, result=result.result, collective=wl.collective,
-        participants=work.participants, compile_kind=kind), *samples)
+        participants=work.participants, compile_kind=kind, round=round_), *samples)
     say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
     return step
 
 
-def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0) -> int:
-    """Run one layout's cases on an initialised runtime (all processes together)."""
+def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0) -> int:
+    """Run one layout's cases on an initialised runtime (all processes together); the
+    traced pass (``--profile``) runs in round 0 only."""
     run_dir = Path(plan.run_dir)
     records = run_dir / "records" / lp.layout.key
     if plan.gather:
         writer = GatheringWriter(records, rt.process)
     else:
         writer = RecordWriter(records / f"process-{rt.process}.jsonl")
-    writer.write(runtime.environment(rt, layout=lp.layout.key))
+    if round_ == 0:
+        writer.write(runtime.environment(rt, layout=lp.layout.key))
     writer.flush()
-    say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices")
+    say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices, "
+            f"round {round_}")
     fault = faults.from_env()
     steps = []
     for index, case in enumerate(lp.cases, offset):
-        faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m))
-        step = run_case(case, index, rt, writer, fault)
+        faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m), case.workload)
+        step = run_case(case, index, rt, writer, fault, round_)
         writer.flush()
-        if case.settings.traced_iters and step is not None:
+        if case.settings.traced_iters and step is not None and round_ == 0:
             steps.append((case.id, step, case.settings.traced_iters))
     if steps:
         from podscale.worker.tracing import traced_pass
@@ -168,9 +173,10 @@ def run_plan(plan: Plan, rt) -> None:
 
         seed.main(rt, Path(plan.run_dir))
         return
-    index = 0
-    for lp in plan.layouts:
-        index = run_layout(plan, lp, rt, index)
+    for round_ in range(plan.round, plan.round + plan.rounds):
+        index = 0
+        for lp in plan.layouts:
+            index = run_layout(plan, lp, rt, index, round_)
 
 
 def main(argv: list[str] | None = None) -> int:
