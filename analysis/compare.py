@@ -170,7 +170,18 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
     if few < 2:
         notes.append("a run has a single round: between-launch variation is unknown, so "
                      "no case can be judged (noisy); measure with --rounds 3 or more")
-    return verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction), notes
+    table = verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction)
+    notes.append(run_shift(table))
+    return table, notes
+
+
+def run_shift(table: pd.DataFrame) -> str:
+    """The shift every case shares: machine-wide drift between the runs (or a change that
+    slows everything), which rounds inside one run do not sample; stated, not tested."""
+    q1, med, q3 = np.exp(np.percentile(np.log(table["ratio"]), [25, 50, 75]))
+    return (f"run-wide shift: median B/A over {len(table)} cases {med:.3f} (IQR {q1:.3f}-"
+            f"{q3:.3f}); a shift shared by every case is drift between the runs or a global "
+            "change, which the per-case verdicts cannot tell apart")
 
 
 def render(table: pd.DataFrame, notes: list[str], name_a: str, name_b: str,

@@ -64,8 +64,10 @@ def test_summary_aggregations_and_scaling(tmp_path):
 def test_compare_flags_planted_slowdown(tmp_path):
     a = make_run(tmp_path / "a", seed=1)
     b = make_run(tmp_path / "b", seed=2, slowdown=2.0)
-    table, _ = compare(a, b)
+    table, notes = compare(a, b)
     assert (table["verdict"] == "slower").all()
+    shift = [n for n in notes if n.startswith("run-wide shift")]
+    assert len(shift) == 1 and "median B/A over 48 cases 2.0" in shift[0]
     assert table["ratio"].between(1.8, 2.2).all()  # 3% launch noise per round
     assert (table["ci_lo"] > 1.5).all() and (table["rounds_a"] == 3).all()
     same, _ = compare(a, a)
