@@ -58,6 +58,10 @@ def version_differences(ca: pd.DataFrame, cb: pd.DataFrame) -> list[str]:
             for w in sorted(set(va.index) & set(vb.index)) if va[w] != vb[w]]
 
 
+COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_value",
+           "rounds_a", "rounds_b", "cv_a", "cv_b", "p_adj", "verdict"]
+
+
 def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *,
              threshold: float, alpha: float, correction: str = "bh") -> pd.DataFrame:
     """Per case, from each run's round medians (independent repetitions): the ratio B/A
@@ -70,7 +74,7 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
     - ``noisy``: undecided: the CI reaches beyond the threshold without a significant
       change, or a run has fewer than 2 rounds (no between-launch variation to judge by).
     """
-    from scipy.stats import false_discovery_control, ttest_ind
+    from scipy.stats import ttest_ind
 
     rows = []
     for case_id in a_rounds:
@@ -95,7 +99,7 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
     table["p_adj"] = np.nan
     if tested.any():
         ps = table.loc[tested, "p_value"].to_numpy()
-        table.loc[tested, "p_adj"] = adjust(ps, correction, false_discovery_control)
+        table.loc[tested, "p_adj"] = adjust(ps, correction)
     lo, hi = 1 / (1 + threshold), 1 + threshold
     verdict = []
     for r in table.itertuples():
@@ -113,16 +117,13 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
     return table
 
 
-COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_value",
-           "rounds_a", "rounds_b", "cv_a", "cv_b", "p_adj", "verdict"]
-CORRECTIONS = ("bh", "holm", "none")
-
-
-def adjust(ps: np.ndarray, correction: str, fdr) -> np.ndarray:
+def adjust(ps: np.ndarray, correction: str) -> np.ndarray:
     """p-values adjusted for testing every case at once: Benjamini-Hochberg (false
     discovery rate), Holm (family-wise error rate) or none."""
     if correction == "bh":
-        return fdr(ps, method="bh")
+        from scipy.stats import false_discovery_control
+
+        return false_discovery_control(ps, method="bh")
     if correction == "holm":
         order = np.argsort(ps)
         m = len(ps)

@@ -68,21 +68,19 @@ def check_dots(process: int, dots, v1, v2) -> dict:
     """Every computed dot product against float64, within a sound float32 bound."""
     import numpy as np
 
+    from podscale.core.bounds import sum_bound
+    from podscale.core.workload import Expected, check
     from podscale.worker import faults
-    from suites.common import sum_bound
 
     dots = faults.corrupt(faults.from_env(), process, 0, dots, "seed")
     a, b = v1.astype(np.float64), v2.astype(np.float64)
     exact = np.einsum("ij,ij->i", a, b)
     bound = sum_bound(a.shape[1], "float32", np.einsum("ij,ij->i", np.abs(a), np.abs(b)),
                       exact)
-    got = np.asarray(dots, dtype=np.float64)
-    err = np.abs(got - exact)
-    wrong = int(np.count_nonzero(~(err <= bound)))
-    ratio = float(np.max(err / np.maximum(bound, 1e-300))) if np.isfinite(err).all() \
-        else float("inf")
-    print(f"== Worker {process} dot products: {wrong} wrong of {got.size} "
-          f"(max error {ratio:.3g} x bound)", flush=True)
+    result = check(dots, Expected(exact, bound))
+    print(f"== Worker {process} dot products: {result.wrong} wrong of {result.checked} "
+          f"(max error {result.max_error:.3g} x bound)", flush=True)
     # for the global sum: the exact total, and how far the float32 dots may be from it
-    return {"dots_wrong": wrong, "dots_max_error": ratio, "sum64": float(np.sum(exact)),
+    return {"dots_wrong": result.wrong, "dots_max_error": result.max_error,
+            "sum64": float(np.sum(exact)),
             "abs_sum64": float(np.sum(np.abs(exact))), "dots_bound": float(np.sum(bound))}

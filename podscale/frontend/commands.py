@@ -66,13 +66,17 @@ def grids(args: argparse.Namespace, default_file: Path | None = None) -> list[di
     return out
 
 
-def grids_from_args(args: argparse.Namespace, default_file: Path | None = None) -> list[Grid]:
-    return [_grid(g, args) for g in grids(args, default_file)]
+def grids_from_args(args: argparse.Namespace,
+                    default_file: Path | None = None) -> tuple[list[Grid], int]:
+    """The run's grids (one per sweep) and its number of rounds, from one read of the
+    suite file."""
+    values = grids(args, default_file)
+    return [_grid(g, args) for g in values], _rounds(values)
 
 
-def rounds_from_args(args: argparse.Namespace, default_file: Path | None = None) -> int:
+def _rounds(values: list[dict]) -> int:
     """Independent repetitions of the whole run (one value for every sweep)."""
-    found = {g["rounds"] for g in grids(args, default_file)}
+    found = {g["rounds"] for g in values}
     if len(found) > 1:
         raise UsageError(f"rounds differ between sweeps ({sorted(found)}): set it once, at "
                          "the top of the suite file")
@@ -158,8 +162,7 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
     from podscale.core.grid import expand_all, spec_of
     from podscale.launch.runner import execute
 
-    gs = grids_from_args(args, default_file)
-    rounds = rounds_from_args(args, default_file)
+    gs, rounds = grids_from_args(args, default_file)
     cases = expand_all(gs)  # validate every case before starting any process
     if not 0 <= args.coordinator_port < 65536:
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
@@ -264,9 +267,9 @@ def _rest(words: list[str]) -> list[str]:
 def cmd_worker(args: argparse.Namespace) -> int:
     from podscale.worker.host import host_main
 
-    gs = grids_from_args(args)
+    gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
-    return host_main(gs, args.run_dir, rounds=rounds_from_args(args), gather=args.gather,
+    return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None)
 
 

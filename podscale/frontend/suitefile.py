@@ -63,8 +63,8 @@ def load(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _grid(data: dict, where: str) -> dict[str, Any]:
-    path = where
+def _grid(data: dict, path: str) -> dict[str, Any]:
+    """One grid's keys, validated; ``path`` names it in errors (file, or file: sweep i)."""
     unknown = sorted(set(data) - set(LISTS) - set(SCALARS) - set(TABLES))
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)} "

@@ -44,7 +44,7 @@ def parse(spec: str) -> Fault | None:
     what, _, where = spec.partition("@")
     kind, _, arg = what.partition("=")
     process, _, case = where.partition(":")
-    named = case.replace("_", "a").isalnum() and not case.isdigit()
+    named = case.isidentifier()
     if kind not in KINDS or not (process.isdigit() or process == "*") or \
             not (case in ("", "*") or case.isdigit() or named):
         raise ValueError(f"bad PODSCALE_FAULT {spec!r}: KIND[=ARG]@PROCESS:CASE with KIND of "
