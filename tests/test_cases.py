@@ -90,8 +90,11 @@ def test_plan_roundtrip_and_launches(tmp_path):
     assert [(k.key, [lp.layout.key for lp in g]) for k, g in groups] == [
         ("h1-d2", ["h1-d1", "h1-d2"]), ("h2-d2", ["h2-d1", "h2-d2"])]
     launched, layouts = groups[1]
-    plan = Plan(str(tmp_path), launched, tuple(layouts), gather=True)
+    plan = Plan(str(tmp_path), launched, tuple(layouts), gather=True,
+                env=(("XLA_FLAGS", "--xla_cpu_enable_fast_math=false"),))
     assert Plan.read(plan.write(tmp_path / "p.json")) == plan
+    with pytest.raises(UsageError, match="bad environment variable name"):
+        Plan(str(tmp_path), launched, tuple(layouts), env=(("NOT-A-NAME", "1"),))
     assert [c.id for c in plan.cases] == [c.id for c in cases if c.hosts == 2]
     (tmp_path / "bad.json").write_text(json.dumps({**plan.to_dict(), "schema": "x/0"}))
     with pytest.raises(UsageError, match="plan schema 'x/0'"):

@@ -42,10 +42,17 @@ class Plan:
     trace_dir: str | None = None  # traces straight to a shared path or gs:// (real hosts)
     round: int = 0  # the first round this launch runs (local: one launch per round)
     rounds: int = 1  # rounds run in this launch, one after another (cluster jobs)
+    #: environment variables every process sets before it imports JAX (an A/B arm's
+    #: XLA_FLAGS, LIBTPU_INIT_ARGS, NCCL_* ...)
+    env: tuple[tuple[str, str], ...] = ()
     schema: str = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layouts", tuple(self.layouts))
+        object.__setattr__(self, "env", tuple((str(k), str(v)) for k, v in self.env))
+        bad = [k for k, _ in self.env if not (k.isidentifier() and k.isascii())]
+        if bad:
+            raise UsageError(f"bad environment variable name(s) in plan: {', '.join(bad)}")
         if self.schema != PLAN_SCHEMA:
             raise UsageError(f"plan schema {self.schema!r} is not {PLAN_SCHEMA!r}")
         if self.round < 0 or self.rounds < 1:
@@ -65,7 +72,7 @@ class Plan:
     def to_dict(self) -> dict:
         return {"schema": self.schema, "run_dir": self.run_dir, "mode": self.mode,
                 "gather": self.gather, "trace_dir": self.trace_dir,
-                "round": self.round, "rounds": self.rounds,
+                "round": self.round, "rounds": self.rounds, "env": dict(self.env),
                 "launched": self.launched.to_dict(),
                 "layouts": [{"layout": lp.layout.to_dict(),
                              "cases": [c.to_dict() for c in lp.cases]} for lp in self.layouts]}
@@ -82,7 +89,7 @@ class Plan:
                           for lp in d["layouts"]),
             mode=d.get("mode", "bench"), gather=bool(d.get("gather")),
             trace_dir=d.get("trace_dir"), round=int(d.get("round", 0)),
-            rounds=int(d.get("rounds", 1)))
+            rounds=int(d.get("rounds", 1)), env=tuple(d.get("env", {}).items()))
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m podscale.worker PLAN.json``: join the job and run the plan."""
     argv = sys.argv[1:] if argv is None else argv
     plan = Plan.read(Path(argv[0]))
+    os.environ.update(plan.env)  # before JAX is imported: XLA_FLAGS etc. are read then
     rt = runtime.start()
     try:
         run_plan(plan, rt)
