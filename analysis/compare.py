@@ -63,10 +63,13 @@ COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_va
 
 
 def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *,
-             threshold: float, alpha: float, correction: str = "bh") -> pd.DataFrame:
+             threshold: float, alpha: float, correction: str = "bh",
+             paired: bool = False) -> pd.DataFrame:
     """Per case, from each run's round medians (independent repetitions): the ratio B/A
-    of geometric means, Welch's t-test on log times with its CI, the p-value adjusted for
-    testing every case at once, and a verdict:
+    of geometric means, Welch's t-test on log times with its CI (``paired``: runs whose
+    launches were interleaved, round i of A beside round i of B: a one-sample t-test on
+    the per-round log ratios, so drift shared by neighbouring launches cancels), the
+    p-value adjusted for testing every case at once, and a verdict:
 
     - ``slower`` / ``faster``: adjusted p < ``alpha`` and the ratio beyond ``threshold``;
     - ``~``: no change of ``threshold`` size (the CI lies within it, or the change is
@@ -74,7 +77,7 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
     - ``noisy``: undecided: the CI reaches beyond the threshold without a significant
       change, or a run has fewer than 2 rounds (no between-launch variation to judge by).
     """
-    from scipy.stats import ttest_ind
+    from scipy.stats import ttest_1samp, ttest_ind
 
     rows = []
     for case_id in a_rounds:
@@ -85,11 +88,12 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
                "ci_hi": np.nan, "p_value": np.nan, "rounds_a": len(la), "rounds_b": len(lb),
                "cv_a": _cv(a_rounds[case_id]), "cv_b": _cv(b_rounds[case_id])}
         if min(len(la), len(lb)) >= 2:
-            if la.std() == 0 and lb.std() == 0:  # identical repetitions: exact
+            if (lb - la).std() == 0 if paired else la.std() == 0 and lb.std() == 0:  # exact
                 row.update(p_value=0.0 if la.mean() != lb.mean() else 1.0,
                            ci_lo=row["ratio"], ci_hi=row["ratio"])
             else:
-                res = ttest_ind(lb, la, equal_var=False)
+                res = ttest_1samp(lb - la, 0.0) if paired else \
+                    ttest_ind(lb, la, equal_var=False)
                 ci = res.confidence_interval(1 - alpha)
                 row.update(p_value=float(res.pvalue), ci_lo=float(np.exp(ci.low)),
                            ci_hi=float(np.exp(ci.high)))
@@ -114,6 +118,7 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
         else:
             verdict.append("noisy")
     table["verdict"] = verdict
+    table.attrs["paired"] = paired
     return table
 
 
@@ -139,9 +144,14 @@ def _cv(x: np.ndarray) -> float:
 
 
 def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float = 0.05,
-            force: bool = False, correction: str = "bh") -> tuple[pd.DataFrame, list[str]]:
+            force: bool = False, correction: str = "bh",
+            paired: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): :func:`verdicts` over the cases both runs have, each case's
-    rounds summarised by their medians over iterations of the max over processes."""
+    rounds summarised by their medians over iterations of the max over processes.
+    ``paired`` (runs of one ``podscale ab`` only) pairs round i of A with round i of B;
+    measured here, neighbouring launches share little (correlation of round medians
+    ~0.2), so pairing halves the degrees of freedom for a small gain and Welch is the
+    default."""
     ma, sa, ca, ea = load_run(run_a)
     mb, sb, cb, eb = load_run(run_b)
     ka, kb = environment_key(ma, ea), environment_key(mb, eb)
@@ -164,31 +174,56 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
     only = len(set(ra["case_id"]) ^ set(rb["case_id"]))
     if only:
         notes.append(f"{only} case(s) are in only one run and were left out")
-    ga, gb = ra.groupby("case_id")["median"], rb.groupby("case_id")["median"]
-    a = {c: ga.get_group(c).to_numpy() for c in common}
-    b = {c: gb.get_group(c).to_numpy() for c in common}
+    alternated = interleaved(ma, mb)
+    if paired and not alternated:
+        raise UsageError("--paired pairs round i of A with round i of B: it needs two runs "
+                         "of one podscale ab, whose launches alternated")
+    if paired:  # round i of A beside round i of B; rounds only one run has are left out
+        both = ra.merge(rb, on=["case_id", "round"], suffixes=("_a", "_b"))
+        g = both.sort_values("round").groupby("case_id")
+        a = {c: g.get_group(c)["median_a"].to_numpy() for c in common}
+        b = {c: g.get_group(c)["median_b"].to_numpy() for c in common}
+        notes.append("verdicts pair round i of A with round i of B (--paired)")
+    else:
+        ga, gb = ra.groupby("case_id")["median"], rb.groupby("case_id")["median"]
+        a = {c: ga.get_group(c).to_numpy() for c in common}
+        b = {c: gb.get_group(c).to_numpy() for c in common}
     few = min(min(map(len, a.values())), min(map(len, b.values())))
     if few < 2:
         notes.append("a run has a single round: between-launch variation is unknown, so "
                      "no case can be judged (noisy); measure with --rounds 3 or more")
-    table = verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction)
-    notes.append(run_shift(table))
+    table = verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction,
+                     paired=paired)
+    notes.append(run_shift(table, alternated))
     return table, notes
 
 
-def run_shift(table: pd.DataFrame) -> str:
-    """The shift every case shares: machine-wide drift between the runs (or a change that
-    slows everything), which rounds inside one run do not sample; stated, not tested."""
+def interleaved(ma, mb) -> bool:
+    """Whether the two runs' launches alternated (one ``podscale ab``)."""
+    return mb.run_id in ma.spec.get("interleaved_with", ()) or \
+        ma.run_id in mb.spec.get("interleaved_with", ())
+
+
+def run_shift(table: pd.DataFrame, alternated: bool = False) -> str:
+    """The shift every case shares: a change that slows everything, or (runs not
+    interleaved) machine-wide drift between the runs, which rounds inside one run do not
+    sample; stated, not tested."""
     q1, med, q3 = np.exp(np.percentile(np.log(table["ratio"]), [25, 50, 75]))
+    why = ("launches alternated, so drift fell on both runs alike and a shift every "
+           "case shares is a change that slows everything"
+           if alternated else "a shift shared by every case is drift between the runs or a "
+           "global change, which the per-case verdicts cannot tell apart (podscale ab "
+           "interleaves the runs' launches)")
     return (f"run-wide shift: median B/A over {len(table)} cases {med:.3f} (IQR {q1:.3f}-"
-            f"{q3:.3f}); a shift shared by every case is drift between the runs or a global "
-            "change, which the per-case verdicts cannot tell apart")
+            f"{q3:.3f}); {why}")
 
 
 def render(table: pd.DataFrame, notes: list[str], name_a: str, name_b: str,
            threshold: float, correction: str = "bh") -> str:
+    test = "paired t-test (round i of A with round i of B)" if table.attrs.get("paired") \
+        else "Welch t-test"
     lines = [f"# compare A={name_a} B={name_b}: ratio = B/A of the geometric mean over rounds "
-             f"of each round's median over iterations of the max over processes; Welch t-test "
+             f"of each round's median over iterations of the max over processes; {test} "
              f"on log round medians, p adjusted ({correction}) over {len(table)} cases; "
              f"threshold {threshold:.0%}"]
     lines += [f"# note: {n}" for n in notes]

@@ -106,3 +106,42 @@ def test_list_prints_workloads_and_params(tmp_path):
 def test_too_many_local_processes(tmp_path):
     res = podscale("run", "--rounds", "1", "psum", "--hosts", "1000", "--out", str(tmp_path))
     assert res.returncode == 2 and "at most 256 processes" in res.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rounds", "1"], "--rounds must be >= 2"),
+    (["--env-b", "NOVALUE"], "bad --env-b 'NOVALUE': expected NAME=VALUE"),
+])
+def test_ab_bad_input(args, message, tmp_path):
+    res = podscale("ab", "psum", *args, "--out", str(tmp_path))
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
+def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
+    """Arm B's processes get the environment (a planted 8x stretch of psum's steps), arms
+    alternate launch by launch, and the comparison flags psum, not dot."""
+    res = podscale("ab", "dot,psum", "--hosts", "1", "--devices-per-host", "2", "--sizes", "4K",
+                   "--variants", "shard_map", "--rounds", "4", "--iters", "5", "--warmup", "1",
+                   "--alpha", "0.01", "--env-b", "PODSCALE_FAULT=stretch=8@*:psum",
+                   "--fail-on-regression", "--name", "t", "--out", str(tmp_path))
+    assert res.returncode == 1, res.stderr + res.stdout
+    run_a, run_b = sorted(tmp_path.iterdir())
+    assert run_a.name.endswith("-t-A") and run_b.name.endswith("-t-B")
+    arms = [line.split("[")[1].split("]")[0][-1] for line in res.stdout.splitlines()
+            if line.startswith("# layout ")]
+    assert arms == ["A", "B", "B", "A", "A", "B", "B", "A"]
+    rows = {line.split()[0].split("/")[0]: line.split()[-1] for line in res.stdout.splitlines()
+            if line.lstrip().startswith(("dot@", "psum@"))}
+    assert rows == {"psum@1": "slower", "dot@1": rows["dot@1"]} and rows["dot@1"] != "slower"
+    from analysis import load_run
+
+    ma, mb = load_run(run_a)[0], load_run(run_b)[0]
+    assert ma.spec["interleaved_with"] == [run_b.name] and ma.spec["env"] == {}
+    assert mb.spec["env"] == {"PODSCALE_FAULT": "stretch=8@*:psum"}
+    assert "Welch t-test" in res.stdout and "launches alternated" in res.stdout
+    paired = podscale("compare", str(run_a), str(run_b), "--paired", "--out",
+                      str(tmp_path / "p"))
+    assert paired.returncode == 0 and "paired t-test" in paired.stdout, paired.stderr
+    alone = podscale("compare", str(run_a), str(run_a), "--paired", "--out", str(tmp_path / "q"))
+    assert alone.returncode == 2 and "needs two runs of one podscale ab" in alone.stderr

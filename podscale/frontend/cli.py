@@ -84,6 +84,20 @@ def _launcher_args(p: argparse.ArgumentParser) -> None:
                         "(default with --launcher local); auto: whatever JAX finds")
 
 
+def _verdict_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.05,
+                   help="relative change that counts (default 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
+                   help="adjust p-values for the many cases tested at once: "
+                        "Benjamini-Hochberg (default), Holm, or none")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any case is slower")
+    p.add_argument("--paired", action="store_true",
+                   help="runs of one podscale ab: a paired t-test, round i of A with round "
+                        "i of B (default: Welch's t-test over the rounds)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="podscale", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -114,18 +128,22 @@ def build_parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="regression table between two runs")
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
-    compare.add_argument("--threshold", type=float, default=0.05,
-                         help="relative change that counts (default 0.05)")
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    compare.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
-                         help="adjust p-values for the many cases tested at once: "
-                              "Benjamini-Hochberg (default), Holm, or none")
+    _verdict_args(compare)
     compare.add_argument("--force", action="store_true",
                          help="compare even when the environments differ")
     compare.add_argument("--out", type=Path, default=None,
                          help="write the table here (default: RUN_B/compare-<A>.csv/.txt)")
-    compare.add_argument("--fail-on-regression", action="store_true",
-                         help="exit 1 when any case is slower")
+    ab = sub.add_parser("ab", help="one grid as two arms (A, B) whose launches alternate in "
+                                   "time (drift falls on both alike), then compared")
+    ab.add_argument("workloads", help="comma-separated workloads, as for podscale run")
+    ab.add_argument("--env-a", action="append", default=None, metavar="NAME=VALUE",
+                    help="environment variable arm A's processes set (repeatable)")
+    ab.add_argument("--env-b", action="append", default=None, metavar="NAME=VALUE",
+                    help="environment variable arm B's processes set (repeatable), e.g. "
+                         "XLA_FLAGS=...; with none on either side: an A/A run")
+    _grid_args(ab)
+    _verdict_args(ab)
+
     host = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "
                                          "TPU VMs, Kubernetes): join it and run the grid")
     host.add_argument("--run-dir", type=Path, required=True,
@@ -197,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args.run_dir, args.out, args.across, args.asv)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "ab":
+            from podscale.frontend.ab import cmd_ab
+
+            return cmd_ab(args)
         if args.command == "worker":
             return cmd_worker(args)
         if args.command in ("tpu", "k8s", "sbatch"):

@@ -157,13 +157,13 @@ def wrong_results(run_dir: Path) -> WrongResults:
                         f"process {int(bad['process'].iloc[0])}; results kept in {run_dir}")
 
 
-def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
-            report: bool = False) -> int:
+def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> tuple:
+    """(grids, cases, rounds, execute keyword arguments), every case and option validated
+    before any process starts."""
     from podscale.core.grid import expand_all, spec_of
-    from podscale.launch.runner import execute
 
     gs, rounds = grids_from_args(args, default_file)
-    cases = expand_all(gs)  # validate every case before starting any process
+    cases = expand_all(gs)
     if not 0 <= args.coordinator_port < 65536:
         raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
     if args.case_timeout <= 0:
@@ -172,14 +172,22 @@ def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
     most = max(c.hosts for c in cases)
-    if most > MAX_LOCAL_PROCESSES:
+    if args.launcher == "local" and most > MAX_LOCAL_PROCESSES:
         raise UsageError(f"{most} hosts: the local launcher starts at most "
                          f"{MAX_LOCAL_PROCESSES} processes")
+    kwargs = dict(spec=spec_of(gs), case_timeout=args.case_timeout,
+                  port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
+                  trace_dir=args.trace_dir if args.profile else None, **_launch_kwargs(args))
+    return gs, cases, rounds, kwargs
+
+
+def cmd_run(args: argparse.Namespace, default_file: Path | None = None,
+            report: bool = False) -> int:
+    from podscale.launch.runner import execute
+
+    gs, cases, _, kwargs = prepare_run(args, default_file)
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
-    run_dir = execute(cases, args.out, name, spec=spec_of(gs), case_timeout=args.case_timeout,
-                      port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
-                      trace_dir=args.trace_dir if args.profile else None,
-                      **_launch_kwargs(args))
+    run_dir = execute(cases, args.out, name, **kwargs)
     wrong = show(run_dir)
     if any(g.settings.traced_iters for g in gs):
         remote = args.trace_dir
@@ -242,16 +250,24 @@ def cmd_report(run_dir: Path, out: Path | None, across: str, asv: Path | None = 
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from analysis.compare import compare, render
+    from analysis.compare import compare
 
     if args.threshold < 0 or not 0 < args.alpha < 1:
         raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
     table, notes = compare(args.run_a, args.run_b, threshold=args.threshold, alpha=args.alpha,
-                           force=args.force, correction=args.correction)
-    text = render(table, notes, args.run_a.name, args.run_b.name, args.threshold,
-                  args.correction)
+                           force=args.force, correction=args.correction, paired=args.paired)
+    return write_compare(table, notes, args.run_a, args.run_b, args, args.out)
+
+
+def write_compare(table, notes: list[str], run_a: Path, run_b: Path,
+                  args: argparse.Namespace, out: Path | None = None) -> int:
+    """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
+    (1 if a case is slower and --fail-on-regression)."""
+    from analysis.compare import render
+
+    text = render(table, notes, run_a.name, run_b.name, args.threshold, args.correction)
     print(text)
-    out = args.out or args.run_b / f"compare-{args.run_a.name}"
+    out = out or run_b / f"compare-{run_a.name}"
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out.with_suffix(".csv"), index=False)
     out.with_suffix(".txt").write_text(text + "\n")

@@ -10,6 +10,7 @@ Run directory::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import time
@@ -46,10 +47,17 @@ def launch_label(layouts: Sequence[LayoutPlan]) -> str:
     return f"layout {keys[0]}" if len(keys) == 1 else f"layouts {'+'.join(keys)}"
 
 
-def execute(
+def execute(cases: Sequence[Case], out: Path, name: str, **kwargs) -> Path:
+    """Run every case (``mode="seed"``: the reference listing on ``layouts``); the manifest
+    records how the run ended, and every failure names the run directory it kept.
+    Options as for :func:`execute_arms`."""
+    return execute_arms(cases, out, {name: {}}, **kwargs)[0]
+
+
+def execute_arms(
     cases: Sequence[Case],
     out: Path,
-    name: str,
+    arms: dict[str, dict[str, str]],
     *,
     spec: dict | None = None,
     case_timeout: float = 300.0,
@@ -63,9 +71,11 @@ def execute(
     reuse: bool = True,
     trace_dir: str | None = None,
     rounds: int = 1,
-) -> Path:
-    """Run every case (``mode="seed"``: the reference listing on ``layouts``); the manifest
-    records how the run ended, and every failure names the run directory it kept.
+) -> list[Path]:
+    """One run per arm (run name -> environment its processes set), the arms' launches
+    interleaved: for every round and process group, each arm launches in turn, in an
+    order that alternates (A B, then B A, ...) so that drift in time falls on every arm
+    alike. One arm is a plain run.
 
     ``rounds``: independent repetitions, each a fresh launch of every process group,
     interleaved (round 0 of every group, then round 1, ...); samples carry their round."""
@@ -73,45 +83,59 @@ def execute(
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
               else [(k, [LayoutPlan(k)]) for k in layouts])
-    run_dir = new_run_dir(out, name)
-    manifest = Manifest(
-        run_id=run_dir.name, created=now(), command=list(sys.argv),
-        spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout, "rounds": rounds,
-              "launcher": launcher, "launcher_args": list(launcher_args)},
-        layouts=[lp.layout.key for _, group in groups for lp in group],
-        environment=environment())
-    bar = Progress([c for _ in range(rounds) for _, g in groups for lp in g for c in lp.cases],
-                   progress)
+    run_dirs = [new_run_dir(out, name) for name in arms]
+    ids = [d.name for d in run_dirs]
+    envs = [tuple(sorted(env.items())) for env in arms.values()]
+    bar = Progress([c for _ in range(rounds) for _, g in groups for _ in arms for lp in g
+                    for c in lp.cases], progress)  # the order launches run in
+    kept = ", ".join(map(str, run_dirs))
     try:
-        with lifecycle(run_dir, manifest):
+        with contextlib.ExitStack() as stack:
+            for run_dir, env in zip(run_dirs, envs):
+                others = [i for i in ids if i != run_dir.name]
+                manifest = Manifest(
+                    run_id=run_dir.name, created=now(), command=list(sys.argv),
+                    spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout,
+                          "rounds": rounds, "launcher": launcher,
+                          "launcher_args": list(launcher_args), "env": dict(env),
+                          **({"interleaved_with": others} if others else {})},
+                    layouts=[lp.layout.key for _, group in groups for lp in group],
+                    environment=environment())
+                stack.enter_context(lifecycle(run_dir, manifest))
+            turn = 0
             for round_, (launched, group) in itertools.product(range(rounds), groups):
-                _launch(run_dir, launched, group, mode, bar, round_, rounds,
-                        case_timeout=case_timeout,
-                        port=port, launcher=launcher, launcher_args=launcher_args,
-                        simulate_cpu=simulate_cpu, trace_dir=trace_dir)
+                order = list(zip(run_dirs, envs))
+                for run_dir, env in (order if turn % 2 == 0 else order[::-1]):
+                    arm = f" [{run_dir.name}]" if len(arms) > 1 else ""
+                    _launch(run_dir, launched, group, mode, bar, round_, rounds, env, arm,
+                            case_timeout=case_timeout,
+                            port=port, launcher=launcher, launcher_args=launcher_args,
+                            simulate_cpu=simulate_cpu, trace_dir=trace_dir)
+                turn += 1
     except WorkerFailed as exc:
-        raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
+        raise WorkerFailed(f"{exc}; records so far kept in {kept}") from None
     except UsageError as exc:
-        raise UsageError(f"{exc}; records so far kept in {run_dir}") from None
+        raise UsageError(f"{exc}; records so far kept in {kept}") from None
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; all workers stopped; records so far kept in "
-                          f"{run_dir}") from None
+                          f"{kept}") from None
     finally:
         bar.close()
-    return run_dir
+    return run_dirs
 
 
 def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
-            bar: Progress, round_: int, rounds: int, *, case_timeout: float, port: int,
+            bar: Progress, round_: int, rounds: int, env: tuple[tuple[str, str], ...],
+            arm: str, *, case_timeout: float, port: int,
             launcher: str, launcher_args: Sequence[str], simulate_cpu: bool,
             trace_dir: str | None) -> None:
     started = time.monotonic()
     label = launch_label(group)
     which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
-    bar.say(f"# {label}: {launched.hosts} process(es) x {launched.devices_per_host} "
+    bar.say(f"# {label}{arm}: {launched.hosts} process(es) x {launched.devices_per_host} "
             f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
     plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir,
-                round=round_)
+                round=round_, env=env)
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"

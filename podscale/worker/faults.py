@@ -87,7 +87,10 @@ def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], 
             start = time.perf_counter()
             out = step()
             end = start + factor * (time.perf_counter() - start)
-            while time.perf_counter() < end:  # spin: sleep is too coarse for microseconds
+            rest = end - time.perf_counter()
+            if rest > 0.002:  # sleep most of it: spinning would take a core from the peers
+                time.sleep(rest - 0.001)
+            while time.perf_counter() < end:  # spin the rest: sleep is too coarse for it
                 pass
             return out
 
