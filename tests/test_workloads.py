@@ -123,16 +123,17 @@ def test_wrong_results_fail_the_run_in_every_dtype(tmp_path):
     """A planted corruption of process 1's outputs: every case of every dtype reports
     wrong elements, the run keeps its records and exits 4 naming a case."""
     res = podscale("run", "--rounds", "1",
-                   "dot,psum", "--hosts", "2", "--devices-per-host", "1", "--sizes",
-                   "1K", "--dtypes", "float32,bfloat16,float16", "--variants", "shard_map",
+                   "dot,psum,stream", "--param", "op=read,copy", "--hosts", "2",
+                   "--devices-per-host", "1", "--sizes", "1K", "--dtypes",
+                   "float32,bfloat16,float16", "--variants", "shard_map",
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "corrupt@1:*"})
     assert res.returncode == 4, res.stderr
-    assert "wrong output element(s) in 6 case(s)" in res.stderr
+    assert "wrong output element(s) in 12 case(s)" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     _, _, cases, _ = load_run(only_run(tmp_path))
     per = cases.groupby(["case_id", "process"])["wrong"].first().unstack("process")
-    assert len(per) == 6 and (per[1] > 0).all() and (per[0] == 0).all()
+    assert len(per) == 12 and (per[1] > 0).all() and (per[0] == 0).all()
 
 
 def test_compare_refuses_different_settings(tmp_path):

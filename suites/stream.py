@@ -1,0 +1,64 @@
+"""``stream``: a memory-bandwidth ceiling, measured the way every case is measured.
+
+Every local device sums (``op=read``) or scales (``op=copy``: ``y = 2x``, reading and
+writing) its own block of ``size / local_devices`` float32 values; no communication. Run
+with a buffer of at least 4x the last-level cache (on a 32 MiB L3: ``--sizes 32M``, i.e.
+128 MiB per process) and on the same layout as the workload it bounds, so the ceiling
+holds for the same number of processes and devices competing for memory. ``work`` counts
+the bytes moved, so its GB/s is the figure to divide a local workload's GB/s by (``dot``
+mostly reads: compare it with ``op=read``). On CPU ``op=copy`` also pays for a fresh
+output buffer every step (page faults: measured 4.9 GB/s against 31 GB/s for ``read`` on
+one process here), as any non-donating jitted step does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from podscale.core.workload import Expected, Param, Work
+from suites.common import Mapped, cast, exact, normals, sum_bound
+
+OPS = ("read", "copy")
+
+
+class Stream(Mapped):
+    """memory bandwidth ceiling: sum (read) or 2x (copy) of each device's block"""
+
+    name = "stream"
+    version = "1"
+    params = (Param("size", 1 << 25, "size", help="float32 values per process (split over "
+                                                   "local devices); >= 4x the LLC in bytes"),
+              Param("op", "read", "str", choices=OPS, help="read: sum; copy: y = 2x"))
+
+    def inputs(self, ctx):
+        shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
+        return (cast(normals(ctx.process, shape), ctx.case.dtype),)
+
+    def body(self, axes, x):
+        import jax.numpy as jnp
+
+        if self._op == "copy":
+            return x * 2
+        return jnp.sum(x, keepdims=True)
+
+    def step(self, ctx, local):
+        self._op = ctx.p["op"]
+        return super().step(ctx, local)
+
+    def reference(self, ctx, local):
+        (x,) = local
+        e = exact(x)
+        if ctx.p["op"] == "copy":
+            return Expected(2 * e, np.zeros_like(e))  # scaling by 2 is exact
+        total = e.sum(axis=-1, keepdims=True)
+        return Expected(total, sum_bound(e.shape[-1], ctx.case.dtype,
+                                         np.abs(e).sum(axis=-1, keepdims=True), total))
+
+    def work(self, case):
+        size = case.p["size"] * case.itemsize
+        moved = size * (2 if case.p["op"] == "copy" else 1)
+        return Work(moved, case.p["size"] if case.p["op"] == "read" else 0,
+                    moved // case.devices_per_host)
+
+
+stream = Stream()
