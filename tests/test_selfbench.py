@@ -1,15 +1,35 @@
 """bench-self's pieces work (figures and targets are for `podscale bench-self`, not tests)."""
 
-from podscale.frontend.selfbench import harness_overhead, scale
+from podscale.frontend.baseline import harness_overhead, run_minimal
+from podscale.frontend.selfbench import llc_bytes, scale
 
 
-def test_harness_overhead_smoke():
-    r = harness_overhead(rounds=2, iters=20)
-    assert r["bare_us"] > 0 and r["podscale_us"] > 0 and r["ratio"] > 0
+def test_minimal_script_runs_on_two_processes():
+    r = run_minimal(2, 2, "psum", 4096, iters=7, warmup=1)
+    assert len(r["seconds"]) == 7 and r["wall_s"] > max(r["seconds"])
+
+
+def test_harness_overhead_sees_a_planted_slowdown(tmp_path, monkeypatch):
+    """podscale's psum steps each made 20 ms slower (the script's are not): its ratio
+    shows it, dot's does not. (Unfaulted, 4 KiB psum on 2 x 2 here takes 3-4 ms, and a
+    stretch factor is not seen in full: the stretch's sleep frees a core for the psum.)"""
+    monkeypatch.setenv("PODSCALE_FAULT", "slow=0.02@*:psum")
+    r = harness_overhead(tmp_path, rounds=1, iters=10, warmup=2)
+    assert r["psum"]["ratio"]["median"] > 3, r
+    assert r["dot"]["ratio"]["median"] < 1.8, r
+    assert r["layout"] == "h2xd2" and r["psum"]["ratio"]["n"] == 1
+
+
+def test_llc_is_read_from_sysfs(tmp_path):
+    for i, (level, size) in enumerate([(1, "48K"), (2, "1024K"), (3, "30M"), (1, "32K")]):
+        (tmp_path / f"index{i}").mkdir()
+        (tmp_path / f"index{i}" / "level").write_text(f"{level}\n")
+        (tmp_path / f"index{i}" / "size").write_text(f"{size}\n")
+    assert llc_bytes(root=tmp_path) == 30 << 20
+    assert llc_bytes(7, root=tmp_path / "none") == 7
 
 
 def test_scale_smoke(tmp_path):
     r = scale(tmp_path, counts=(1, 2))
-    assert r["largest"] == 2
+    assert r["largest"] == 2 and r["stopped"] == "reached 2 processes"
     assert [row["processes"] for row in r["curve"]] == [1, 2]
-    assert all(row["psum_us"] > 0 and row["startup_s"] > 0 for row in r["curve"])

@@ -1,22 +1,22 @@
 """``podscale bench-self``: measure podscale itself, side by side in one run.
 
-- harness overhead: podscale's per-iteration time of a small jitted op vs a bare
-  ``f(x).block_until_ready()`` loop timed with ``time.perf_counter`` (target <= 1.02);
+- harness overhead: podscale's measured step vs a minimal hand-written script timing the
+  same op on the same layout (:mod:`podscale.frontend.baseline`; target <= 1.02);
 - sweep turnaround: a standard sweep's wall time vs one process start per host count plus
-  the measured time (target <= 1.5x), and vs one launch per case (target >= 5x faster);
-- scale: the largest simulated psum job that completes (target 32 processes), with startup
-  and psum latency per process count;
-- the dot product's achieved bandwidth vs a numpy-copy memory ceiling measured in the run;
-- comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection
-  (:mod:`podscale.frontend.verdictbench`).
+  the measured time (target <= 1.5x), and vs one minimal-script launch per case, measured
+  on several cases per host count (target >= 5x faster);
+- memory: the stream (read) ceiling and dot's bandwidth per layout, buffers >= 4x LLC;
+- scale: the largest simulated psum job that completes (up to 128 processes, and why it
+  stopped), with startup and psum latency per process count;
+- comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
+  sequential runs and for ``podscale ab`` (:mod:`podscale.frontend.verdictbench`).
 
-``--only STAGE,...`` runs some of them (harness, turnaround, scale, verdicts).
+``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, verdicts).
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,7 +26,6 @@ from podscale.core.case import Layout, Settings
 from podscale.core.errors import PodscaleError
 from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
-from podscale.core.timing import measure
 from podscale.launch.local import run_local
 from podscale.launch.runner import execute
 
@@ -40,30 +39,6 @@ def _one(workload: str, size: int, hosts: int, devices: int, iters: int = 10,
     return expand(Grid(workloads=(workload,), params=(("size", (size,)),), hosts=(hosts,),
                        devices_per_host=(devices,), variants=("shard_map",),
                        settings=Settings(iters=iters, warmup=warmup)))
-
-
-def harness_overhead(rounds: int = 9, iters: int = 300) -> dict:
-    """Ratio of medians: podscale's timing core vs a bare loop, interleaved in rounds."""
-    import jax
-    import jax.numpy as jnp
-
-    f = jax.jit(lambda x: x * 2.0 + 1.0)
-    x = jnp.ones(1024)
-    f(x).block_until_ready()
-
-    def step():
-        return f(x).block_until_ready()
-
-    bare, harness = [], []
-    for _ in range(rounds):
-        for _ in range(iters):
-            start = time.perf_counter()
-            f(x).block_until_ready()
-            bare.append(time.perf_counter() - start)
-        harness += [t.seconds for t in measure(step, clock=time.perf_counter,
-                                               barrier=lambda: None, warmup=0, iters=iters)]
-    b, h = statistics.median(bare), statistics.median(harness)
-    return {"bare_us": b * 1e6, "podscale_us": h * 1e6, "ratio": h / b, "target": 1.02}
 
 
 def startup_seconds(hosts: int, out: Path) -> float:
@@ -86,27 +61,28 @@ def measured_seconds(run_dir: Path) -> float:
     return float(per.groupby("case_id").max().sum())
 
 
-def turnaround(out: Path, per_case_samples: int = 1, log=None) -> dict:
+def turnaround(out: Path, log=None) -> dict:
     start = time.monotonic()
     cases = expand(SWEEP)
     run = execute(cases, out, "sweep", progress=log)  # cases done / total, ETA
     sweep = time.monotonic() - start
     starts = {h: startup_seconds(h, out) for h in SWEEP.hosts}
     measured = measured_seconds(run)
-    # one launch per case, as a seed-style script would: sampled, then extrapolated
-    per_case: dict[int, list[float]] = {h: [] for h in SWEEP.hosts}
-    for h in SWEEP.hosts:
-        for _ in range(per_case_samples):
-            one = _one("psum", 4096, h, 4, SWEEP.settings.iters, SWEEP.settings.warmup)
-            t0 = time.monotonic()
-            execute(one, out, f"case-h{h}", progress=None)
-            per_case[h].append(time.monotonic() - t0)
+    # one launch per case, as a seed-style script does: measured with the minimal script
+    # on several cases per host count, extrapolated to the sweep's cases
+    from podscale.frontend.baseline import per_case_launches
+
+    per_case = per_case_launches(hosts=SWEEP.hosts, devices=max(SWEEP.devices_per_host),
+                                 iters=SWEEP.settings.iters, warmup=SWEEP.settings.warmup)
     n_cases = {h: sum(c.hosts == h for c in cases) for h in SWEEP.hosts}
-    per_case_total = sum(statistics.mean(per_case[h]) * n_cases[h] for h in SWEEP.hosts)
+    est = {q: sum(per_case[h][q] * n_cases[h] for h in SWEEP.hosts) for q in ("q1", "median",
+                                                                               "q3")}
+    per_case_total = est["median"]
     floor = sum(starts.values()) + measured
     return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
             "measured_s": measured, "floor_s": floor, "vs_floor": sweep / floor,
-            "per_case_launch_s": per_case_total, "speedup_vs_per_case": per_case_total / sweep,
+            "per_case_launch_s": per_case_total, "per_case_launch_iqr_s": (est["q1"], est["q3"]),
+            "per_case_launch_wall_s": per_case, "speedup_vs_per_case": per_case_total / sweep,
             "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
 
 
@@ -155,20 +131,48 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
     return {"largest": largest, "target": 32, "curve": curve, "stopped": stopped}
 
 
-def dot_vs_memory(run: Path) -> dict:
-    """Dot GB/s per process vs the numpy-copy ceiling the workers measured in that run."""
+def llc_bytes(default: int = 32 << 20,
+              root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
+    """The last-level cache of CPU 0 (Linux sysfs), or ``default``."""
+    best = 0
+    for index in root.glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            text = (index / "size").read_text().strip().upper()
+        except (OSError, ValueError):
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        size = int(text.rstrip("KMG")) * scale
+        best = max(best, size) if level >= 2 else best
+    return best or default
+
+
+def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
+    """Per layout: the stream (read) ceiling and dot's bandwidth, both with buffers of at
+    least 4x the last-level cache per process, measured in one run; medians over
+    iterations of the max over processes; dot / stream per layout."""
     from analysis import load_run, summarize
 
-    _, samples, cases, envs = load_run(run)
-    table = summarize(samples, cases)
-    dot = table[table.workload == "dot"]
-    ceiling = float(envs["extra"].map(lambda e: e.get("memcpy_gbps", float("nan"))).median())
-    best = dot.loc[dot["gbps"].idxmax()]
-    return {"memcpy_gbps": ceiling, "best_dot_gbps": float(best.gbps),
-            "best_case": best.case_id, "fraction": float(best.gbps) / ceiling}
+    llc = llc_bytes()
+    values = 1 << max(llc.bit_length() - 1, 20)  # float32 values: 4x the LLC in bytes
+    rows = 1 << max((4 * llc // 24 - 1).bit_length(), 20)  # dot: 24 bytes of input a row
+    grid = dict(hosts=tuple(hosts), devices_per_host=tuple(devices), variants=("shard_map",),
+                settings=Settings(iters=10, warmup=2))
+    cases = expand(Grid(workloads=("stream",), params=(("size", (values,)), ("op", ("read",))),
+                        **grid)) + expand(Grid(workloads=("dot",),
+                                               params=(("size", (rows,)),), **grid))
+    run = execute(cases, out, "memory", progress=None)
+    table = summarize(*load_run(run)[1:3])
+    layouts = []
+    for (h, d), g in table.groupby(["hosts", "devices_per_host"]):
+        s, t = (g[g.workload == w].iloc[0] for w in ("stream", "dot"))
+        layouts.append({"layout": f"h{h}xd{d}", "stream_gbps": float(s.gbps),
+                        "dot_gbps": float(t.gbps), "fraction": float(t.gbps / s.gbps)})
+    return {"llc_bytes": llc, "stream_bytes": values * 4, "dot_bytes": rows * 24,
+            "layouts": layouts}
 
 
-STAGES = ("harness", "turnaround", "scale", "verdicts")
+STAGES = ("harness", "turnaround", "memory", "scale", "verdicts")
 
 
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
@@ -185,10 +189,16 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
                 f"{what} ...")
 
         if "harness" in chosen:
-            stage("harness", "harness overhead")
-            h = result["harness"] = harness_overhead()
-            log(f"  podscale {h['podscale_us']:.1f} us vs bare {h['bare_us']:.1f} us: ratio "
-                f"{h['ratio']:.3f} (target <= 1.02)")
+            from podscale.frontend.baseline import harness_overhead
+
+            stage("harness", "harness overhead: podscale vs a minimal hand-written script, "
+                             "dot and psum 4K on 2 processes x 2 devices, 5 rounds")
+            h = result["harness"] = harness_overhead(work)
+            for op in ("dot", "psum"):
+                r = h[op]["ratio"]
+                log(f"  {op}: podscale {h[op]['podscale']['median']:.1f} us vs script "
+                    f"{h[op]['script']['median']:.1f} us (medians over rounds); ratio median "
+                    f"{r['median']:.3f}, IQR {r['q1']:.3f}-{r['q3']:.3f} (target <= 1.02)")
         if "turnaround" in chosen:
             stage("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
                                 "hosts 1,2,4)")
@@ -196,12 +206,23 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
             log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
                 f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
                 f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
-            log(f"  one launch per case (extrapolated): {t['per_case_launch_s']:.0f}s: sweep "
+            log(f"  one minimal-script launch per case (extrapolated): "
+                f"{t['per_case_launch_s']:.0f}s (IQR {t['per_case_launch_iqr_s'][0]:.0f}-"
+                f"{t['per_case_launch_iqr_s'][1]:.0f}s): sweep "
                 f"is {t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
-            d = result["dot_vs_memory"] = dot_vs_memory(Path(t.pop("run")))
-            log(f"# dot bandwidth: best {d['best_dot_gbps']:.2f} GB/s per process "
-                f"({d['best_case']}) = {d['fraction']:.0%} of numpy-copy "
-                f"{d['memcpy_gbps']:.2f} GB/s")
+            w = t["per_case_launch_wall_s"]
+            log("  minimal-script launch wall time per case: " + ", ".join(
+                f"{h} host(s) {q['median']:.1f}s ({q['min']:.1f}-{q['max']:.1f})"
+                for h, q in w.items()))
+        if "memory" in chosen:
+            stage("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, "
+                            "per layout")
+            m = result["memory"] = memory_ceiling(work)
+            log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
+                f"dot {m['dot_bytes'] >> 20} MiB per process")
+            for row in m["layouts"]:
+                log(f"  {row['layout']}: stream {row['stream_gbps']:.1f} GB/s, dot "
+                    f"{row['dot_gbps']:.1f} GB/s per process = {row['fraction']:.0%}")
         if "scale" in chosen:
             stage("scale", f"scale: psum over 1..{max_processes} simulated processes")
             counts = tuple(n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n <= max_processes)
@@ -218,8 +239,8 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
         if "verdicts" in chosen:
             from podscale.frontend.verdictbench import summary_lines, verdicts
 
-            stage("verdicts", "compare verdicts: A, B (psum stretched 1.5x), A' with the "
-                              "defaults (3 rounds each)")
+            stage("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), A'; "
+                              "podscale ab A/A and A/B (defaults)")
             v = result["verdicts"] = verdicts(work, log)
             for line in summary_lines(v):
                 log(line)
