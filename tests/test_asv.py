@@ -4,6 +4,7 @@ throwaway copy of the project in asv-made virtualenvs, then compare and publish.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,8 +19,10 @@ ASV = [sys.executable, "-m", "asv"]
 
 
 def asv(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """asv as a user runs it; track_* cases in one podscale launch each (users get 5)."""
+    env = {**os.environ, "PODSCALE_ASV_TRACK_ROUNDS": "1"}
     res = subprocess.run([*ASV, *args], cwd=cwd, capture_output=True, text=True,
-                         timeout=timeout)
+                         timeout=timeout, env=env)
     assert res.returncode == 0, f"asv {' '.join(args)} failed:\n{res.stdout}\n{res.stderr}"
     return res
 
