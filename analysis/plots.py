@@ -107,18 +107,31 @@ def time_vs_size(summary: pd.DataFrame):
 
 
 def bandwidth_vs_size(summary: pd.DataFrame):
+    """busbw for collectives, GB/s per process otherwise, vs size on log axes; a
+    collective over one participant has no busbw and is left out (N/A). Where the summary
+    carries ceilings (analysis/ceilings.py), each panel draws its highest as a dashed line."""
     df = _sized(summary).copy()
+    one = df["collective"].notna() & (df["participants"] <= 1)
+    df = df[~one]
     if df.empty:
         return None
     df["bandwidth"] = df["busbw"].where(df["busbw"].notna(), df["gbps"])
-    df["metric"] = ["busbw" if pd.notna(b) else "GB/s per process" for b in df["busbw"]]
     g = sns.relplot(data=df, x="size", y="bandwidth", hue="hosts", style="devices_per_host",
                     col="workload", row="variant", kind="line", marker="o", palette="viridis",
                     facet_kws={"sharey": False}, height=3.2, aspect=1.3)
     _size_axis(g)
+    g.set(yscale="log")
+    if "ceiling_GBps" in df:
+        for (variant, workload), ax in g.axes_dict.items():
+            part = df[(df["variant"] == variant) & (df["workload"] == workload)]
+            top = part["ceiling_GBps"].max()
+            if pd.notna(top):
+                ax.axhline(top, color="crimson", lw=1, ls="--")
+                ax.annotate("ceiling", (1, top), xycoords=("axes fraction", "data"),
+                            ha="right", va="bottom", fontsize=7, color="crimson")
     g.set_axis_labels("size parameter (per process)",
                       "GB/s (collectives: busbw; others: per process)")
-    g.figure.suptitle("Bandwidth vs size", y=1.02)
+    g.figure.suptitle("Bandwidth vs size (dashed: ceiling)", y=1.02)
     return g.figure
 
 
@@ -228,3 +241,4 @@ def pair_heatmap(matrix: pd.DataFrame, title: str):
     ax.set_ylabel("source process")
     ax.set_title(title)
     return fig
+

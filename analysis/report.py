@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import plots
 from analysis.load import load_run, param_columns
 from analysis.stats import labels, scaling, summarize
+from analysis.units import bytes_h, gbps_h, sig, time_h
 
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
@@ -19,7 +20,8 @@ TABLE_COLUMNS = {
     "sync": "sync", "time_s": "time (us)", "iqr_s": "IQR (us)",
     "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
     "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
-    "busbw": "busbw", "compile_s": "compile (ms)", "wrong": "#wrong",
+    "busbw": "busbw", "pct_ceiling": "% of ceiling", "compile_s": "compile (ms)",
+    "wrong": "#wrong",
 }
 _US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
 
@@ -34,13 +36,32 @@ def _fmt_table(summary: pd.DataFrame) -> pd.DataFrame:
     df["compile_s"] = df["compile_s"] * 1e3
     df = df.rename(columns=names)
 
-    def cell(v):
-        if not isinstance(v, float):
-            return v
-        return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15
-                                     else f"{v:.4g}")
-
     return df.map(cell)
+
+
+def cell(v):
+    """A table cell: integers as such, other floats to 3 significant figures, never in
+    scientific notation; N/A for missing."""
+    if not isinstance(v, float):
+        return v
+    return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15 else sig(v))
+
+
+def _fmt_fits(table: pd.DataFrame) -> pd.DataFrame:
+    rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype, "axes": r.axes,
+             "layout": f"h{r.hosts}xd{r.devices_per_host}", "n": r.n,
+             "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
+                      f"{time_h(r.alpha_hi / 1e6)})",
+             "beta": f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
+             "basis": r.basis, "S_half": bytes_h(r.s_half_bytes), "r2": f"{r.r2:.2f}"}
+            for r in table.itertuples()]
+    return pd.DataFrame(rows)
+
+
+def _ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
+    cols = ["workload", "variant", "dtype", "size", "hosts", "devices_per_host", "busbw",
+            "gbps", "ceiling_GBps", "pct_ceiling", "ceiling"]
+    return summary[[c for c in cols if c in summary.columns]].map(cell)
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -100,26 +121,6 @@ def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def memory_ceiling(summary: pd.DataFrame, envs: pd.DataFrame) -> pd.DataFrame:
-    """GB/s per process of workloads without a collective (memory-bound compute, such as
-    dot) as a fraction of the memory ceiling measured in the run."""
-    if envs.empty or "extra" not in envs:
-        return pd.DataFrame()
-    envs = envs.assign(memcpy=envs["extra"].map(lambda e: (e or {}).get("memcpy_gbps")),
-                       layout=envs["extra"].map(lambda e: (e or {}).get("layout")))
-    ceil = envs.dropna(subset=["memcpy"]).groupby("layout")["memcpy"].median()
-    local = summary[summary["collective"].isna() & (summary["bytes_per_process"] > 0)].copy()
-    if local.empty or ceil.empty:
-        return pd.DataFrame()
-    local["layout"] = [f"h{h}-d{d}" for h, d in zip(local["hosts"], local["devices_per_host"])]
-    local["ceiling"] = local["layout"].map(ceil)
-    local["fraction"] = local["gbps"] / local["ceiling"]
-    params = [c for c in param_columns(summary) if local[c].notna().any()]
-    out = local[["workload", "variant", "dtype", *params, "layout", "gbps", "ceiling",
-                 "fraction"]]
-    return out.rename(columns={"gbps": "GB/s per process", "ceiling": "memcpy GB/s"}).round(3)
-
-
 class _Doc:
     """Collects HTML and Markdown side by side; every string is escaped once, here."""
 
@@ -133,10 +134,18 @@ class _Doc:
             self.html.append(f"<p class='note'>{html.escape(note)}</p>")
             self.md += [note, ""]
 
-    def table(self, df: pd.DataFrame, md: bool = True) -> None:
-        self.html.append(df.to_html(index=False, escape=True, border=0, classes="tbl"))
+    def table(self, df: pd.DataFrame, md: bool = True, collapsed: str = "") -> None:
+        """A table; ``collapsed``: folded away under that summary line (HTML)."""
+        body = df.to_html(index=False, escape=True, border=0, classes="tbl")
+        self.html.append(f"<details><summary>{html.escape(collapsed)}</summary>{body}"
+                         "</details>" if collapsed else body)
         if md:
             self.md += [markdown_table(df), ""]
+
+    def bullets(self, items: list[str]) -> None:
+        self.html.append("<ul class='findings'>" + "".join(
+            f"<li>{html.escape(i)}</li>" for i in items) + "</ul>")
+        self.md += [f"- {i}" for i in items] + [""]
 
     def figure(self, fig, alt: str) -> None:
         if fig is None:
@@ -149,41 +158,61 @@ class _Doc:
         style = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
                  ".tbl{border-collapse:collapse;font-size:12px}.tbl td,.tbl th{padding:2px 8px;"
                  "border-bottom:1px solid #ddd;text-align:right}.note{color:#555}"
-                 "img{max-width:100%}")
+                 "img{max-width:100%}.findings li{margin:4px 0;font-size:15px}"
+                 "summary{cursor:pointer;color:#245}")
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
                 f"{html.escape(self.title)}</title><style>{style}</style></head><body>"
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
 
 
 def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
+    from analysis.ceilings import with_ceilings
+    from analysis.findings import findings
+    from analysis.fits import fits
+    from analysis.pairs import matrices, outliers
+
     manifest, samples, cases, envs = load_run(run_dir)
     doc = _Doc(f"podscale report: {manifest.run_id}")
-    doc.heading("Environment")
-    doc.table(environment_table(manifest, envs))
     skipped = cases.attrs.get("skipped", {})
-    if skipped:
-        doc.heading("Skipped cases", "the backend does not implement them (no samples)")
-        doc.table(pd.DataFrame(sorted(skipped.items()), columns=["case", "reason"]))
     if cases.empty:
         doc.heading("Results", "No case completed in this run.")
+        doc.heading("Environment")
+        doc.table(environment_table(manifest, envs))
         return doc
-    summary = summarize(samples, cases, across=across)
+    kind = str(envs["device_kind"].iloc[0]) if not envs.empty else None
+    summary = with_ceilings(summarize(samples, cases, across=across), kind)
+    eff, named = scaling(summary), outliers(summary, samples)
+    doc.heading("Findings", "the facts that matter first; details below")
+    doc.bullets(findings(summary, eff, named))
     doc.heading("Time and bandwidth vs size")
-    doc.figure(plots.time_vs_size(summary), "time vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
+    doc.figure(plots.time_vs_size(summary), "time vs size")
     coll = plots.collective_busbw(summary)
     if coll is not None:
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
                     "analysis/bandwidth.py) vs the per-device buffer, one line per axes")
         doc.figure(coll, "collective busbw vs size")
+    fitted = fits(samples, summary)
+    if not fitted.empty:
+        doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
+                    "round medians (analysis/fits.py); beta is a bus bandwidth for "
+                    "collectives; S_half = alpha*beta, the size at half of beta")
+        doc.table(_fmt_fits(fitted))
+    doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
+                "(others) against the ceiling named per row (analysis/ceilings.py)")
+    doc.table(_ceiling_table(summary), collapsed="ceiling per case")
+    doc.heading("Environment")
+    doc.table(environment_table(manifest, envs))
+    if skipped:
+        doc.heading("Skipped cases", "the backend does not implement them (no samples)")
+        doc.table(pd.DataFrame(sorted(skipped.items()), columns=["case", "reason"]))
     for workload, part in summary.groupby("workload", sort=False):
         part.attrs["params"] = summary.attrs.get("params", [])
         kind = part["collective"].dropna()
         what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
         doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
                                             "bandwidths in GB/s.")
-        doc.table(_fmt_table(part))
-    from analysis.pairs import matrices, outliers
+        doc.table(_fmt_table(part), collapsed=f"{len(part)} case(s)")
 
     for key, m in matrices(summary, samples):
         title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
@@ -193,7 +222,6 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
                     "destination")
         doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
         doc.table(m.reset_index().rename(columns=str))
-    named = outliers(summary, samples)
     if not named.empty:
         doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
                                      "when its median is >= 1.3x the other processes'")
@@ -204,13 +232,6 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
                     "workload's algorithm parameter (e.g. all_reduce flat vs hierarchical: "
                     "reduce_scatter over the inner axes, all_reduce over hosts, all_gather)")
         doc.table(algo)
-    ceiling = memory_ceiling(summary, envs)
-    if not ceiling.empty:
-        doc.heading("Bandwidth vs memory ceiling (workloads without a collective)",
-                    "ceiling: numpy copy (read+write bytes / time, best of 5) measured by each "
-                    "worker at start-up in this run; median over the layout's processes")
-        doc.table(ceiling)
-    eff = scaling(summary)
     doc.heading("Scaling efficiency vs hosts",
                 "weak: same size per process, T(1)/T(H); strong: same total size, "
                 "T(1)/(H*T(H)), where the grid has the matching sizes")

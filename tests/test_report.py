@@ -1,5 +1,6 @@
 """Reports and comparisons, from synthetic records and from a real small run."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -144,24 +145,30 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     assert res.returncode == 0, res.stderr
     html_path = tmp_path / "rep" / "index.html"
     text = html_path.read_text()
-    for section in ("Environment", "Workload dot", "Workload psum", "Scaling efficiency",
-                    "pmap vs shard_map", "Compile times", "Per-process skew",
-                    "Bandwidth vs memory ceiling"):
-        assert section in text
+    for section in ("Findings", "Environment", "Workload dot", "Workload psum",
+                    "Scaling efficiency vs hosts", "pmap vs shard_map", "Compile times",
+                    "Per-process skew", "Ceilings", "Latency-bandwidth fits"):
+        assert f"<h2>{section}</h2>" in text, section
+    assert text.index("<h2>Findings</h2>") < text.index("<h2>") + 1  # the first section
+    findings = text.split("<ul class='findings'>")[1].split("</ul>")[0]
+    assert "no ceiling applies" in findings and "compile: median" in findings
+    assert "N/A: add stream" in text and "<details>" in text  # full tables collapsed
+    words = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text)  # not the images
+    assert not re.search(r"\de[+-]\d", words.split("<h2>How statistics")[0])  # 1.2e+05
     if CHROMIUM is None:
         pytest.skip("chromium not installed (make test installs it)")
     shot = tmp_path / "shot.png"
     subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tempfile.mkdtemp()}", "--window-size=1400,3000",
+         "--disable-sync", f"--user-data-dir={tempfile.mkdtemp()}", "--window-size=1280,3000",
          f"--screenshot={shot}", html_path.as_uri()],
         capture_output=True, timeout=120, check=True,
     )
     from matplotlib.image import imread
 
     img = imread(shot)
-    assert img.shape[0] == 3000 and img.shape[1] == 1400
+    assert img.shape[0] == 3000 and img.shape[1] == 1280
     # plots are in colour: a text-only page would be (near) greyscale
     rgb = img[..., :3]
     colourful = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 0.2

@@ -12,6 +12,7 @@ from podscale.core.errors import PodscaleError, UsageError
 from podscale.frontend.commands import (
     STUDY_FILE,
     cmd_compare,
+    cmd_fit,
     cmd_generate,
     cmd_list,
     cmd_report,
@@ -125,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="add asv history from this results dir (e.g. .asv/results)")
     report.add_argument("--across", choices=["max", "mean", "min"], default="max",
                         help="aggregate over processes per iteration (default: max)")
+    fit = sub.add_parser("fit", help="latency-bandwidth fits t = alpha + S/beta per size "
+                                     "sweep (writes RUN_DIR/fits.csv)")
+    fit.add_argument("run_dir", type=Path)
+    fit.add_argument("--out", type=Path, default=None, help="default: RUN_DIR/fits.csv")
     compare = sub.add_parser("compare", help="regression table between two runs")
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
@@ -215,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args.run_dir, args.out, args.across, args.asv)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "fit":
+            return cmd_fit(args.run_dir, args.out)
         if args.command == "ab":
             from podscale.frontend.ab import cmd_ab
 

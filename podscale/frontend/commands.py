@@ -249,6 +249,23 @@ def cmd_report(run_dir: Path, out: Path | None, across: str, asv: Path | None = 
     return 0
 
 
+def cmd_fit(run_dir: Path, out: Path | None = None) -> int:
+    """Print the run's latency-bandwidth fits and write them as CSV."""
+    from analysis import load_run, summarize
+    from analysis.fits import fits, render
+
+    _, samples, cases, _ = load_run(run_dir)
+    table = fits(samples, summarize(samples, cases))
+    if table.empty:
+        raise UsageError(f"{run_dir}: no size sweep to fit (every case needs 2 or more "
+                         "sizes at the same other parameters)")
+    print(render(table))
+    out = out or run_dir / "fits.csv"
+    table.to_csv(out, index=False)
+    print(f"# written: {out}")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from analysis.compare import compare
 

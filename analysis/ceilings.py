@@ -1,0 +1,135 @@
+"""Is my number normal? The ceiling each row is measured against, and its % of it.
+
+Accelerators: documented peaks per device kind (one table, each row with its source),
+selected by the ``device_kind`` the workers recorded. Collectives over more than one
+participant are held against the chip's interconnect bandwidth in one direction (busbw,
+nccl-tests' convention, is comparable with a link's unidirectional peak; the per-chip
+figure is the sum over the chip's links, so a ring over one mesh axis, which uses two of
+them, reaches a fraction of it); local workloads against HBM bandwidth per device.
+
+CPU (and any kind without a row): ceilings measured in the same run — ``stream`` (read)
+for local workloads, on the same layout where the run has it, and the best algbw of a
+point-to-point transfer between processes (``pairs`` or ``ppermute`` on 2+ hosts) for
+collectives. Without such cases the ceiling is N/A, and the report says what to add.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Peak:
+    """Documented peak figures of one device kind (GB/s; ICI/NVLink bidirectional)."""
+
+    name: str
+    pattern: str  # regex matched against jax's device_kind
+    link_chip_bidir_GBps: float  # ICI (TPU) or NVLink (GPU), summed over the chip's links
+    links: int | None
+    hbm_GBps: float
+    dcn_chip_GBps: float | None
+    source: str
+
+    @property
+    def link_one_way_GBps(self) -> float:
+        return self.link_chip_bidir_GBps / 2
+
+    @property
+    def per_link_one_way_GBps(self) -> float | None:
+        return self.link_one_way_GBps / self.links if self.links else None
+
+
+PEAKS: tuple[Peak, ...] = (
+    # TPU v4: 6 ICI links of 400 Gb/s each way (Jouppi et al., "TPU v4: An Optically
+    # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GBps
+    # (https://cloud.google.com/tpu/docs/v4)
+    Peak("TPU v4", r"TPU v4", 600.0, 6, 1200.0, None,
+         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)"),
+    # TPU v5e: ICI 400 GBps bidirectional per chip, 4 ports; HBM 819 GBps; 2 x 100 Gbps
+    # NICs per 8-chip host (https://cloud.google.com/tpu/docs/v5e)
+    Peak("TPU v5e", r"TPU v5 ?lite|TPU v5e", 400.0, 4, 819.0, 200 / 8 / 8,
+         "cloud.google.com/tpu/docs/v5e"),
+    # TPU v5p: ICI 1200 GBps bidirectional per chip (3D torus: 6 links); HBM 2765 GBps;
+    # DCN 50 Gbps per chip (https://cloud.google.com/tpu/docs/v5p)
+    Peak("TPU v5p", r"TPU v5p|TPU v5$", 1200.0, 6, 2765.0, 50 / 8,
+         "cloud.google.com/tpu/docs/v5p"),
+    # TPU v6e (Trillium): ICI 800 GBps bidirectional per chip, 4 ports; HBM 1638 GBps;
+    # DCN 100 Gbps per chip (https://cloud.google.com/tpu/docs/v6e)
+    Peak("TPU v6e", r"TPU v6 ?lite|TPU v6e|Trillium", 800.0, 4, 1638.0, 100 / 8,
+         "cloud.google.com/tpu/docs/v6e"),
+    # TPU7x (Ironwood): ICI 1200 GBps bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
+    # per chip (https://cloud.google.com/tpu/docs/tpu7x); link count not documented there
+    Peak("TPU7x", r"TPU ?7x|Ironwood", 1200.0, None, 7380.0, 100 / 8,
+         "cloud.google.com/tpu/docs/tpu7x"),
+    # A100 SXM4: NVLink 3, 12 links, 600 GB/s bidirectional; HBM2e 2039 GB/s (80 GB)
+    # or 1555 GB/s (40 GB) (https://www.nvidia.com/en-us/data-center/a100/)
+    Peak("A100 80GB", r"A100.*80GB", 600.0, 12, 2039.0, None, "nvidia.com A100 datasheet"),
+    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet"),
+    # H100 SXM5: NVLink 4, 18 links, 900 GB/s bidirectional; HBM3 3.35 TB/s
+    # (https://www.nvidia.com/en-us/data-center/h100/); H100 PCIe is not this row
+    Peak("H100 SXM", r"H100(?!.*PCIe)", 900.0, 18, 3350.0, None, "nvidia.com H100 datasheet"),
+    # H200 SXM: NVLink 900 GB/s bidirectional (18 links); HBM3e 4.8 TB/s
+    # (https://www.nvidia.com/en-us/data-center/h200/)
+    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet"),
+)
+LOOPBACK = ("pairs", "ppermute")
+
+
+def peak_for(device_kind: str | None) -> Peak | None:
+    """The documented row for a device kind (first match), or None (CPU, unknown)."""
+    for p in PEAKS:
+        if device_kind and re.search(p.pattern, device_kind, re.IGNORECASE):
+            return p
+    return None
+
+
+def _measured(summary: pd.DataFrame) -> tuple[dict, float | None, str]:
+    stream = summary[(summary.workload == "stream")]
+    if "op" in stream.columns:
+        stream = stream[stream["op"].astype(str) == "read"]
+    per_layout = stream.groupby(["hosts", "devices_per_host"])["gbps"].max().to_dict()
+    loop = summary[summary.workload.isin(LOOPBACK) & (summary.hosts > 1)]
+    best = float(loop["algbw"].max()) if len(loop) and loop["algbw"].notna().any() else None
+    where = f"{loop.loc[loop['algbw'].idxmax(), 'workload']} in this run" if best else ""
+    return per_layout, best, where
+
+
+def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFrame:
+    """``summary`` plus ``ceiling_GBps``, ``ceiling`` (what it is) and ``pct_ceiling``
+    (busbw for collectives over 2+ participants, GB/s per device otherwise)."""
+    out = summary.copy()
+    peak = peak_for(device_kind)
+    stream, loop, loop_where = _measured(summary)
+    values, labels, measured = [], [], []
+    for r in out.itertuples():
+        collective = isinstance(r.collective, str) and r.participants > 1
+        if peak is not None:
+            if collective:
+                values.append(peak.link_one_way_GBps)
+                labels.append(f"{peak.name} interconnect per chip, one way ({peak.source})")
+                measured.append(r.busbw)
+            else:
+                values.append(peak.hbm_GBps)
+                labels.append(f"{peak.name} HBM ({peak.source})")
+                measured.append(r.gbps / r.devices_per_host)
+        elif collective:
+            values.append(loop if loop else np.nan)
+            labels.append(f"loopback transfer between processes, best algbw of {loop_where}"
+                          if loop else "N/A: add pairs or ppermute on 2+ hosts to the run")
+            measured.append(r.busbw)
+        else:
+            same = stream.get((r.hosts, r.devices_per_host))
+            best = same if same is not None else (max(stream.values()) if stream else None)
+            values.append(best if best else np.nan)
+            labels.append(("stream read, same layout, this run" if same is not None else
+                           "stream read, other layout, this run") if best else
+                          "N/A: add stream (--sizes >= 4x LLC) to the run")
+            measured.append(r.gbps)
+    out["ceiling_GBps"] = values
+    out["ceiling"] = labels
+    out["pct_ceiling"] = 100 * np.asarray(measured, float) / out["ceiling_GBps"].to_numpy(float)
+    return out

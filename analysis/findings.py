@@ -1,0 +1,60 @@
+"""The few facts a reader needs first, as sentences: % of ceiling, scaling at the largest
+host count, stragglers, compile cost, wrong results, noisy cases."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.units import time_h
+
+NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
+
+
+def _case(r: pd.Series) -> str:
+    size = f" size {int(r['size'])}" if "size" in r.index and pd.notna(r["size"]) else ""
+    return f"{r['workload']} {r['variant']} {r['dtype']}{size} on " \
+        f"h{r['hosts']}xd{r['devices_per_host']}"
+
+
+def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
+             skew_k: int = 3) -> list[str]:
+    """Sentences, most important first; each names the case it is about."""
+    out: list[str] = []
+    wrong = summary[summary["wrong"] > 0]
+    if len(wrong):
+        out.append(f"WRONG RESULTS in {len(wrong)} case(s), e.g. {_case(wrong.iloc[0])}: "
+                   f"{int(wrong['wrong'].sum())} output element(s) outside the bound")
+    if "pct_ceiling" in summary and summary["pct_ceiling"].notna().any():
+        s = summary.dropna(subset=["pct_ceiling"])
+        best, worst = s.loc[s["pct_ceiling"].idxmax()], s.loc[s["pct_ceiling"].idxmin()]
+        out.append(f"best {best.pct_ceiling:.0f}% of ceiling: {_case(best)} ({best.ceiling}); "
+                   f"worst {worst.pct_ceiling:.0f}%: {_case(worst)}")
+    else:
+        out.append("no ceiling applies to this run's cases (see the Ceilings section)")
+    if not scaling.empty:
+        top = scaling[scaling["hosts"] == scaling["hosts"].max()]
+        for kind, g in top.groupby("kind"):
+            lo = g.loc[g["efficiency"].idxmin()]
+            out.append(f"{kind} scaling at {int(lo.hosts)} hosts: efficiency median "
+                       f"{g['efficiency'].median():.2f} (lowest {lo.efficiency:.2f}: "
+                       f"{lo.workload} {lo.variant} size {lo['size']})")
+    if not outliers.empty and outliers["outlier"].notna().any():
+        o = outliers.dropna(subset=["outlier"]).sort_values("ratio").iloc[-1]
+        out.append(f"slow process in the pair matrices: process {int(o.outlier)} "
+                   f"({o.ratio:.2f}x the others' median pair time, {o.workload})")
+    if "rank_max_s" in summary and (summary["hosts"] > 1).any():
+        multi = summary[summary["hosts"] > 1].copy()
+        multi["spread"] = multi["rank_max_s"] / multi["rank_min_s"]
+        top = multi.nlargest(1, "spread").iloc[0]
+        out.append(f"largest per-process spread: {top.spread:.2f}x between the slowest and "
+                   f"fastest process's median ({_case(top)})")
+    if "compile_s" in summary and summary["compile_s"].notna().any():
+        c = summary.loc[summary["compile_s"].idxmax()]
+        out.append(f"compile: median {time_h(summary['compile_s'].median())}, largest "
+                   f"{time_h(c.compile_s)} ({_case(c)})")
+    if "round_cv" in summary:
+        noisy = summary[summary["round_cv"] > NOISY_CV]
+        if len(noisy):
+            out.append(f"{len(noisy)} of {len(summary)} cases are noisy (their rounds' "
+                       f"medians spread more than {NOISY_CV:.0%}): compare them with care")
+    return out

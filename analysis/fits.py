@@ -1,0 +1,120 @@
+"""Latency-bandwidth fits: t(S) = alpha + S / beta over each size sweep.
+
+Per workload x variant x dtype x axes x layout (every parameter but ``size`` held fixed),
+over the round medians of its sizes (one point per size and round: each round is an
+independent launch). For a collective, S is the per-device buffer times nccl-tests' bus
+factor for its n participants, so beta is a *bus* bandwidth, comparable with the busbw
+column and with link peaks; for a local workload S is the bytes per process and beta its
+GB/s. The fit is in relative terms (residuals / t, so a 4 KiB point weighs as much as a
+1 MiB one), reweighted with Huber weights (robust to the bimodal and straggling rounds of
+a busy machine), alpha and 1/beta kept >= 0, with 95% intervals from a residual bootstrap
+(simulated with 4 sizes x 4 rounds and 5% noise they cover the truth 90-92% of the time:
+percentile intervals from few points run narrow). The half-bandwidth size
+S_half = alpha * beta is the buffer at which half of beta is reached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.bandwidth import bus_factor
+from analysis.load import param_columns
+from analysis.stats import per_iteration, round_medians
+
+COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
+           "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
+           "beta_lo", "beta_hi", "s_half_bytes", "r2"]
+KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host"]
+
+
+def _fit(x: np.ndarray, y: np.ndarray, iters: int = 8, scale: float = 0.1) -> np.ndarray:
+    """(alpha, 1/beta) per row of ``y`` (shape (B, n), one fit per row, vectorised):
+    least squares on relative residuals (y - alpha - x/beta) / y, reweighted with Huber
+    weights (``scale``: the relative error beyond which a point counts less), both
+    parameters kept >= 0 (a negative one is set to 0 and the other refitted)."""
+    y = np.atleast_2d(y)
+    h = np.ones_like(y)
+    for _ in range(iters):
+        w = h / y ** 2
+        sw, sx, sxx = w.sum(1), (w * x).sum(1), (w * x * x).sum(1)
+        sy, sxy = (w * y).sum(1), (w * x * y).sum(1)
+        det = sw * sxx - sx ** 2
+        a = (sxx * sy - sx * sxy) / det
+        b = (sw * sxy - sx * sy) / det
+        a, b = (np.where(a < 0, 0, np.where(b < 0, sy / sw, a)),
+                np.where(a < 0, sxy / sxx, np.where(b < 0, 0, b)))
+        r = np.abs(y - a[:, None] - x * b[:, None]) / y
+        h = np.minimum(1, scale / np.maximum(r, 1e-12))
+    return np.stack([a, b], axis=1)
+
+
+def fit_points(x: np.ndarray, y: np.ndarray, boot: int = 400, seed: int = 0) -> dict:
+    """alpha (s) and beta (bytes/s) of t = alpha + x/beta, both >= 0, fitted in relative
+    terms (every size weighs alike) and robustly; 95% intervals from a residual bootstrap
+    (relative residuals resampled onto the fit); S_half = alpha * beta; r2 of log t."""
+    (a, b), = _fit(x, y)
+    fitted = a + x * b
+    res = y / fitted
+    n = len(y)  # residuals widened by sqrt(n / (n - 2)): two parameters were fitted
+    spread = np.exp((np.log(res) - np.log(res).mean()) * np.sqrt(n / max(n - 2, 1)))
+    rng = np.random.default_rng(seed)
+    draws = _fit(x, fitted * rng.choice(spread, (boot, n))) if boot \
+        else np.full((1, 2), np.nan)
+    lo, hi = (np.percentile(draws, q, axis=0) for q in (2.5, 97.5))
+    inv = lambda v: 1 / v if v > 0 else float("inf")  # noqa: E731
+    logs = np.log(y)
+    ss = float(((logs - logs.mean()) ** 2).sum())
+    beta = inv(b)
+    return {"alpha": float(a), "alpha_lo": float(lo[0]), "alpha_hi": float(hi[0]),
+            "beta": beta, "beta_lo": inv(hi[1]), "beta_hi": inv(lo[1]),
+            "s_half": a * beta if np.isfinite(beta) else float("nan"),
+            "r2": 1 - float((np.log(res) ** 2).sum()) / ss if ss > 0 else float("nan")}
+
+
+def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400) -> pd.DataFrame:
+    """One row per size sweep (``COLUMNS``); sweeps with fewer than 2 sizes are left out."""
+    rm = round_medians(per_iteration(samples))
+    meta = summary.set_index("case_id")
+    others = [c for c in param_columns(summary) if c != "size"]
+    keys = KEYS + [c for c in others if c in meta.columns]
+    rm = rm.join(meta[keys + ["bytes_per_device", "bytes_per_process", "collective",
+                              "participants"]], on="case_id")
+    rows = []
+    for key, g in rm.groupby(keys, dropna=False, sort=True):
+        first = g.iloc[0]
+        n = int(first["participants"]) if pd.notna(first["participants"]) else 1
+        factor = bus_factor(first["collective"], n) if n > 1 else None
+        if factor:
+            x, basis = g["bytes_per_device"].to_numpy(float) * factor, "busbw"
+        else:
+            x, basis = g["bytes_per_process"].to_numpy(float), "bytes/process"
+        if len(np.unique(x)) < 2:
+            continue
+        f = fit_points(x, g["median"].to_numpy(float), boot=boot)
+        d = dict(zip(keys, key))
+        rows.append({**d, "axes": d.get("axes", "all"), "n": n, "basis": basis,
+                     "sizes": len(np.unique(x)), "points": len(x),
+                     "alpha_us": f["alpha"] * 1e6, "alpha_lo": f["alpha_lo"] * 1e6,
+                     "alpha_hi": f["alpha_hi"] * 1e6, "beta_GBps": f["beta"] / 1e9,
+                     "beta_lo": f["beta_lo"] / 1e9, "beta_hi": f["beta_hi"] / 1e9,
+                     "s_half_bytes": f["s_half"], "r2": f["r2"]})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def render(table: pd.DataFrame) -> str:
+    """The fits as a plain-text table (human units)."""
+    from analysis.units import bytes_h, gbps_h, time_h
+
+    head = (f"{'workload':<16} {'variant':<9} {'dtype':<8} {'axes':<6} {'layout':<7} "
+            f"{'n':>4} {'alpha':>22} {'beta (GB/s)':>24} {'S_half':>9} {'r2':>6}")
+    lines = ["# fits: t(S) = alpha + S/beta over round medians (robust, relative; 95% "
+             "bootstrap intervals; beta is a bus bandwidth for collectives)", head]
+    for r in table.itertuples():
+        alpha = f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)}-" \
+                f"{time_h(r.alpha_hi / 1e6)})"
+        beta = f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
+        lines.append(f"{r.workload:<16} {r.variant:<9} {r.dtype:<8} {str(r.axes):<6} "
+                     f"{f'h{r.hosts}xd{r.devices_per_host}':<7} {r.n:>4} {alpha:>22} "
+                     f"{beta:>24} {bytes_h(r.s_half_bytes):>9} {r.r2:>6.2f}")
+    return "\n".join(lines)
