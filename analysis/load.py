@@ -27,8 +27,8 @@ IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_hos
             "mesh"]
 SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
 MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
-            "bytes_per_device", "collective", "participants", "compile_kind", "checked", "wrong",
-            "max_error", "result"]
+            "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
+            "checked", "wrong", "max_error", "result"]
 FIXED = IDENTITY + SETTINGS + MEASURED
 SAMPLE_COLUMNS = ["case_id", "process", "phase", "iteration", "seconds", "device", "round"]
 

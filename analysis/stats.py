@@ -127,7 +127,8 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max") -
     stats["compile_s"] = samples[samples["phase"] == "compile"].groupby("case_id")["seconds"].max()
     params = param_columns(cases)
     first = [*IDENTITY, *params, *SETTINGS, "bytes_per_process", "bytes_per_device",
-             "flops_per_process", "collective", "participants", "compile_kind"]
+             "flops_per_process", "collective", "participants", "hosts_per_group",
+             "compile_kind"]
     agg = cases.groupby("case_id", sort=False).agg(
         **{c: (c, "first") for c in first},
         wrong=("wrong", "sum"),

@@ -101,7 +101,8 @@ class MLPStep(Workload):
         nparams = f * h + 2 * h + 1
         return Work(bytes_per_process=nparams * 4,
                     flops_per_process=6 * case.p["batch"] * (f * h + h),
-                    bytes_per_device=nparams * 4, participants=case.layout.devices)
+                    bytes_per_device=nparams * 4, participants=case.layout.devices,
+                    hosts_per_group=case.hosts)
 
 
 mlp_step = MLPStep()

@@ -1,12 +1,22 @@
-"""Shared machinery of the collective workloads: the ``axes`` parameter, groups, and a
-float64 reference computed from every process's gathered inputs.
+"""Shared machinery of the collective workloads: the ``axes`` and ``group`` parameters,
+the groups they make, and a float64 reference computed from every process's gathered
+inputs.
 
 ``size`` is the per-device send buffer in bytes (``4KiB``, ``1M``). ``axes`` names the
 mesh axes the collective runs over (``hosts``, ``local``, ``hosts+local`` = ``all``, or any
 subset of a 3-D mesh's axes joined with ``+``; ``--param axes=hosts,local,all`` sweeps three
-values); the devices that share coordinates on the other axes form a
-group of n = product of the named axes' sizes, and all groups run at the same time. Within
-a group, device ranks are row-major over the named axes in the order given.
+values); the devices that share coordinates on the other axes form a group of n = product
+of the named axes' sizes, and all groups run at the same time. Within a group, device ranks
+are row-major over the named axes in the order given.
+
+``group`` (``--group-sizes 2,4,all``) cuts each of those groups into groups of N, all
+running at once, so one job measures a collective at several participant counts:
+``N`` takes N consecutive ranks (row-major over the named axes: with ``axes=all`` on
+``hosts x local``, a group of N <= devices per host stays inside one host, a larger one
+takes whole hosts that are neighbours along the ``hosts`` axis — the groups a physical
+mesh or torus wires together); ``N:strided`` takes every (n/N)-th rank (ranks i, i+n/N,
+...: far apart on the mesh, as a group of one device per host is, not what the topology
+wires together). Such cases run in the ``shard_map`` variant over a mesh of the groups.
 """
 
 from __future__ import annotations
@@ -16,29 +26,31 @@ import math
 import numpy as np
 
 from podscale.core.errors import UsageError
-from podscale.core.workload import Expected, Param, Work
+from podscale.core.workload import Expected, Param, Step, Work
 from suites.common import Mapped, cast, exact, gather_processes, normals
 
 AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, ...")
 SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes")
+GROUP = Param("group", "all", "str", help="participants per group: all, N (N consecutive "
+                                          "ranks) or N:strided; groups run at once")
+MEMBERS = "members"  # the mesh axis a grouped collective runs over
 
 
-def group_ranks(case, process: int, axes: tuple[str, ...]) -> list[int]:
-    """Rank within its group of each of ``process``'s devices (row-major over ``axes``)."""
-    names = case.layout.axis_names
-    sizes = [s for _, s in case.layout.axes]
-    coords = np.unravel_index(process * case.devices_per_host
-                              + np.arange(case.devices_per_host), sizes)
-    idx = [names.index(a) for a in axes]
-    return [int(r) for r in np.ravel_multi_index([coords[i] for i in idx],
-                                                 [sizes[i] for i in idx])]
+def parse_group(text: str) -> tuple[int | None, bool]:
+    """``all`` -> (None, False); ``4`` -> (4, False); ``4:strided`` -> (4, True)."""
+    if text == "all":
+        return None, False
+    size, _, how = str(text).partition(":")
+    if not size.isdigit() or int(size) < 2 or how not in ("", "strided", "contiguous"):
+        raise UsageError(f"bad group {text!r}: use all, N (>= 2) or N:strided")
+    return int(size), how == "strided"
 
 
 class Collective(Mapped):
     """Base of one-file collective workloads: subclasses give ``body`` and ``combine``."""
 
     split_param = None
-    params = (SIZE, AXES)
+    params = (SIZE, AXES, GROUP)
     #: nccl-tests' S for algbw, in multiples of the send buffer: "send" or "recv" (n x send)
     s_buffer = "send"
     #: how many chunks the send buffer is cut into (the group size n, or 1)
@@ -50,12 +62,45 @@ class Collective(Mapped):
             return case.layout.axis_names
         return tuple(a.strip() for a in text.split("+") if a.strip())
 
-    def group_size(self, case) -> int:
+    def axes_size(self, case) -> int:
+        """Devices that share coordinates on every other axis (the ungrouped n)."""
         sizes = dict(case.layout.axes)
         return math.prod(sizes[a] for a in self.reduce_axes(case))
 
+    def grouped(self, case) -> bool:
+        return "group" in case.p and parse_group(case.p["group"])[0] is not None
+
+    def group_size(self, case) -> int:
+        size = parse_group(case.p["group"])[0] if "group" in case.p else None
+        return size or self.axes_size(case)
+
+    def groups(self, case) -> np.ndarray:
+        """Every group's global device indices (process-major: process x devices per host
+        + local index), shape (groups, n), in rank order."""
+        names = case.layout.axis_names
+        sizes = [s for _, s in case.layout.axes]
+        red = [names.index(a) for a in self.reduce_axes(case)]
+        other = [i for i in range(len(names)) if i not in red]
+        n = self.axes_size(case)
+        idx = np.arange(case.layout.devices).reshape(sizes).transpose(other + red).reshape(-1, n)
+        size, strided = parse_group(case.p["group"]) if "group" in case.p else (None, False)
+        if size is None or size == n:
+            return idx
+        if strided:
+            idx = idx.reshape(-1, size, n // size).swapaxes(1, 2)
+        return idx.reshape(-1, size)
+
+    def hosts_per_group(self, case) -> int:
+        """The most processes (hosts) one group spans."""
+        return max(len(set(g)) for g in self.groups(case) // case.devices_per_host)
+
     def elements(self, case) -> int:
         return case.p["size"] // case.itemsize
+
+    def unsupported(self, case) -> str | None:
+        if self.grouped(case) and case.variant == "pmap":
+            return f"{self.name}: groups of a size run in shard_map only"
+        return super().unsupported(case)
 
     def validate(self, case) -> None:
         names = case.layout.axis_names
@@ -64,6 +109,11 @@ class Collective(Mapped):
         if unknown or not axes or len(set(axes)) != len(axes):
             raise UsageError(f"{self.name}: axes {case.p['axes']!r} are not distinct axes of "
                              f"the mesh {','.join(names)}")
+        if "group" in case.p:
+            size, _ = parse_group(case.p["group"])
+            if size is not None and self.axes_size(case) % size:
+                raise UsageError(f"{self.name}: group {size} does not divide the "
+                                 f"{self.axes_size(case)} devices of axes {case.p['axes']}")
         n, g = self.elements(case), self.group_size(case)
         if n < 1 or case.p["size"] % case.itemsize:
             raise UsageError(f"{self.name}: size {case.p['size']} bytes is not a whole number "
@@ -83,25 +133,53 @@ class Collective(Mapped):
 
     def reference(self, ctx, local):
         case = ctx.case
-        mesh_shape = [s for _, s in case.layout.axes]
-        everything = exact(gather_processes(local[0])).reshape(*mesh_shape, -1)
-        names = case.layout.axis_names
-        red = [names.index(a) for a in self.reduce_axes(case)]
-        other = [i for i in range(len(names)) if i not in red]
-        order = other + red + [len(names)]
-        grouped = everything.transpose(order)
-        keep = grouped.shape[: len(other)]
-        value, bound = self.combine(grouped.reshape(*keep, -1, grouped.shape[-1]), case)
-        back = np.argsort(order)
+        everything = exact(gather_processes(local[0])).reshape(case.layout.devices, -1)
+        idx = self.groups(case)
+        value, bound = self.combine(everything[idx], case)  # (groups, n, m')
 
         def mine(a: np.ndarray) -> np.ndarray:
-            a = a.reshape(*keep, *[mesh_shape[i] for i in red], a.shape[-1]).transpose(back)
-            return a[ctx.process].reshape(ctx.local_devices, -1)
+            out = np.empty((case.layout.devices, a.shape[-1]))
+            out[idx.ravel()] = a.reshape(-1, a.shape[-1])
+            d = ctx.local_devices
+            return out[ctx.process * d:(ctx.process + 1) * d]
 
         return Expected(mine(value), mine(bound))
+
+    def step(self, ctx, local) -> Step:
+        if not self.grouped(ctx.case):
+            return super().step(ctx, local)
+        import jax
+        from jax.sharding import Mesh, NamedSharding
+        from jax.sharding import PartitionSpec as P
+
+        idx = self.groups(ctx.case)
+        devices = np.array(ctx.devices, dtype=object)  # process-major, as idx
+        mesh = Mesh(devices[idx], ("groups", MEMBERS))
+        spec = P(("groups", MEMBERS))
+        sharding = NamedSharding(mesh, spec)
+        d = ctx.local_devices
+        mine = devices[ctx.process * d:(ctx.process + 1) * d]
+        args = tuple(jax.make_array_from_single_device_arrays(
+            (len(devices), *a.shape[1:]), sharding,
+            [jax.device_put(a[i:i + 1], dev) for i, dev in enumerate(mine)]) for a in local)
+        body = self.body
+
+        def blockwise(*blocks):
+            return body((MEMBERS,), *(b[0] for b in blocks))[None]
+
+        self._local = list(mine)
+        fn = jax.jit(jax.shard_map(blockwise, mesh=mesh, in_specs=spec, out_specs=spec))
+        return Step(fn, args)
+
+    def output(self, ctx, out) -> np.ndarray:
+        if not self.grouped(ctx.case):
+            return super().output(ctx, out)
+        shards = {s.device: np.asarray(s.data)[0] for s in out.addressable_shards}
+        return np.stack([shards[dev] for dev in self._local])
 
     def work(self, case):
         send = case.p["size"]
         n = self.group_size(case)
         s = send * n if self.s_buffer == "recv" else send
-        return Work(send * case.devices_per_host, 0, s, n)
+        return Work(send * case.devices_per_host, 0, s, n,
+                    hosts_per_group=self.hosts_per_group(case))

@@ -13,7 +13,7 @@ import numpy as np
 
 from podscale.core.errors import UsageError
 from podscale.core.workload import Param
-from suites._collective import AXES, SIZE, Collective
+from suites._collective import AXES, GROUP, SIZE, Collective
 from suites.common import sum_bound
 
 
@@ -23,7 +23,7 @@ class AllReduce(Collective):
     name = "all_reduce"
     version = "1"
     collective = "all_reduce"
-    params = (SIZE, AXES, Param("op", "sum", "str", choices=("sum", "max", "min")),
+    params = (SIZE, AXES, GROUP, Param("op", "sum", "str", choices=("sum", "max", "min")),
               Param("algorithm", "flat", "str", choices=("flat", "hierarchical")))
 
     def unsupported(self, case):
@@ -32,11 +32,13 @@ class AllReduce(Collective):
                 return "all_reduce: the hierarchical algorithm needs shard_map"
             if len(self.reduce_axes(case)) < 2:
                 return "all_reduce: the hierarchical algorithm needs two or more axes"
+            if self.grouped(case):
+                return "all_reduce: the hierarchical algorithm runs over whole axes (group=all)"
         return super().unsupported(case)
 
     def validate(self, case):
         super().validate(case)
-        inner = self.group_size(case) // dict(case.layout.axes)[self.reduce_axes(case)[0]]
+        inner = self.axes_size(case) // dict(case.layout.axes)[self.reduce_axes(case)[0]]
         if case.p["algorithm"] == "hierarchical" and case.p["op"] == "sum" and \
                 self.elements(case) % inner:
             raise UsageError(f"all_reduce: {self.elements(case)} elements do not split into "

@@ -76,7 +76,7 @@ class Pairs(Collective):
 
     def work(self, case):
         w = super().work(case)
-        return replace(w, participants=2)
+        return replace(w, participants=2, hosts_per_group=2)
 
 
 pairs = Pairs()

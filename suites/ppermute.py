@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from podscale.core.workload import Param
-from suites._collective import AXES, SIZE, Collective
+from suites._collective import AXES, GROUP, SIZE, Collective
 
 
 class PPermute(Collective):
@@ -16,7 +16,7 @@ class PPermute(Collective):
     name = "ppermute"
     version = "1"
     collective = "sendrecv"
-    params = (SIZE, AXES, Param("direction", "+1", "str", choices=("+1", "both")))
+    params = (SIZE, AXES, GROUP, Param("direction", "+1", "str", choices=("+1", "both")))
     variants = ("shard_map",)
 
     def step(self, ctx, local):

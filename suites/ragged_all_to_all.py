@@ -12,7 +12,7 @@ import numpy as np
 
 from podscale.core.errors import UsageError
 from podscale.core.workload import Work
-from suites._collective import Collective, group_ranks
+from suites._collective import Collective
 from suites.common import cast, normals
 
 
@@ -48,7 +48,11 @@ class RaggedAllToAll(Collective):
         s = chunk_sizes(n, q)
         in_off = np.cumsum(s, axis=1) - s  # sender i: where chunk j starts in its buffer
         out_off = np.cumsum(s, axis=0) - s  # sender i: where its chunk lands in receiver j
-        ranks = group_ranks(case, ctx.process, self.reduce_axes(case))
+        rank = np.empty(case.layout.devices, int)
+        idx = self.groups(case)
+        rank[idx] = np.arange(n)  # each device's rank within its group
+        d = ctx.local_devices
+        ranks = rank[ctx.process * d:(ctx.process + 1) * d]
         x = cast(normals(ctx.process, (ctx.local_devices, m)), case.dtype)
         meta = [np.stack([a[r] for r in ranks]).astype(np.int32)
                 for a in (in_off, s, out_off, s.T)]  # recv sizes: receiver j, sender i
@@ -73,7 +77,7 @@ class RaggedAllToAll(Collective):
     def work(self, case):
         n, q = self.group_size(case), self.unit(case)
         sent = q * n * (n + 1) // 2 * case.itemsize
-        return Work(sent * case.devices_per_host, 0, sent, n)
+        return Work(sent * case.devices_per_host, 0, sent, n, self.hosts_per_group(case))
 
 
 ragged_all_to_all = RaggedAllToAll()

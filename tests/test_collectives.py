@@ -7,6 +7,7 @@ import os
 import pytest
 
 from analysis import load_run, summarize
+from podscale.core.errors import UsageError
 from tests.conftest import only_run, podscale
 
 COLLECTIVES = "all_reduce,all_gather,reduce_scatter,all_to_all,ppermute,broadcast"
@@ -148,3 +149,50 @@ def test_pair_matrix_names_the_planted_slow_process(tmp_path):
     assert m.loc[0, 2] < 20_000 and m.loc[0, 1] > 20_000 and m.loc[1, 2] > 20_000
     named = outliers(table, samples)
     assert list(named["outlier"]) == [1]
+
+
+def test_groups_are_the_documented_device_sets():
+    """Group index arrays against hand-computed ones: process-major device indices."""
+    from podscale.core.case import Case, Layout, Settings
+    from suites.all_reduce import all_reduce as wl
+
+    def case(layout, **p):
+        params = {"axes": "all", "group": "all", "op": "sum", "algorithm": "flat",
+                  "size": 64, **p}
+        return Case("all_reduce", "1", "all_reduce", "shard_map", "float32", layout,
+                    tuple(params.items()), Settings())
+
+    h2 = Layout(2, 2)
+    assert wl.groups(case(h2)).tolist() == [[0, 1, 2, 3]]
+    assert wl.groups(case(h2, group="2")).tolist() == [[0, 1], [2, 3]]  # inside a host
+    assert wl.groups(case(h2, group="2:strided")).tolist() == [[0, 2], [1, 3]]
+    assert wl.groups(case(h2, axes="hosts")).tolist() == [[0, 2], [1, 3]]
+    assert wl.hosts_per_group(case(h2, group="2")) == 1
+    assert wl.hosts_per_group(case(h2, group="2:strided")) == 2
+    cube = Layout(2, 4, (("chip", 2), ("core", 2)))  # device = 4 host + 2 chip + core
+    assert wl.groups(case(cube, axes="hosts+core")).tolist() == [[0, 1, 4, 5], [2, 3, 6, 7]]
+    assert wl.groups(case(Layout(4, 2), group="4")).tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert wl.hosts_per_group(case(Layout(4, 2), group="4")) == 2
+    assert wl.work(case(Layout(4, 2), group="4")).participants == 4
+    for bad in ("3", "1", "x", "2:sideways"):
+        with pytest.raises(UsageError):
+            wl.validate(case(Layout(4, 2), group=bad))
+
+
+def test_groups_of_a_size_run_at_once_and_are_checked(tmp_path):
+    """Every collective in groups of 2 (inside a host) and 2:strided (across hosts) on
+    2 x 2; one case's output corrupted on process 1 is caught, the rest are right."""
+    res = podscale("run", "--rounds", "1", COLLECTIVES, "--hosts", "2", "--devices-per-host",
+                   "2", "--sizes", "1KiB", "--group-sizes", "2,2:strided", "--iters", "1",
+                   "--warmup", "0", "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "corrupt@1:0"})
+    assert res.returncode == 4, res.stderr + res.stdout[-2000:]
+    _, samples, cases, _ = load_run(only_run(tmp_path))
+    table = summarize(samples, cases)
+    assert len(table) == 6 * 2 and set(table.variant) == {"shard_map"}  # pmap: all only
+    assert (table.participants == 2).all()
+    hosts = dict(zip(table.group, table.hosts_per_group))
+    assert hosts == {"2": 1, "2:strided": 2}
+    first = cases.iloc[0]["case_id"]
+    bad = cases[cases.wrong > 0]
+    assert set(bad.case_id) == {first} and set(bad.process) == {1}

@@ -69,11 +69,13 @@ class CaseRecord:
     participants: int = 1
     compile_kind: str = "lower+compile"  # or "first call (incl. execution)"
     round: int = 0
+    hosts_per_group: int = 1  # processes one group of participants spans
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")
         _require(self.bytes_per_process >= 0 and self.flops_per_process >= 0, "negative work")
-        _require(self.participants >= 1, "participants must be >= 1")
+        _require(self.participants >= 1 and self.hosts_per_group >= 1,
+                 "participants and hosts per group must be >= 1")
 
 
 @dataclass(frozen=True)

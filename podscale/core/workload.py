@@ -80,12 +80,15 @@ class Work:
     """What one case moves and computes, for GB/s, GFLOP/s, algbw and busbw.
 
     ``bytes_per_device`` is nccl-tests' S for collectives (the per-rank buffer the
-    collective's busbw factor applies to); ``participants`` is n, the ranks of one group."""
+    collective's busbw factor applies to); ``participants`` is n, the ranks of one group;
+    ``hosts_per_group`` how many processes (hosts) one group spans: 1 when it stays inside
+    a host, whose links differ from those between hosts."""
 
     bytes_per_process: int
     flops_per_process: int = 0
     bytes_per_device: int = 0
     participants: int = 1
+    hosts_per_group: int = 1
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,12 @@ def _grid_args(p: argparse.ArgumentParser) -> None:
                                    "64K, 1M, 4KiB, 2**20, or sweeps BEGIN:END:xFACTOR")
     p.add_argument("-p", "--param", action="append", default=None, metavar="NAME=V1,V2",
                    help="values of a workload parameter (repeatable; see podscale list)")
+    p.add_argument("--axes", help="collectives: mesh axes to run over, e.g. hosts,local,all "
+                                  "(--param axes=...)")
+    p.add_argument("--group-sizes", dest="group_sizes", metavar="N,...",
+                   help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
+                        "consecutive ranks along the axes, all at once (N:strided: every "
+                        "(n/N)-th rank); one job, several n (--param group=...)")
     p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
     p.add_argument("--devices-per-host", dest="devices_per_host",
                    help="CPU devices per process, e.g. 1,2,4")

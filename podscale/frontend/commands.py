@@ -59,6 +59,10 @@ def grids(args: argparse.Namespace, default_file: Path | None = None) -> list[di
     for sweep in suitefile.load(path) if path else [{}]:
         values = dict(GRID_DEFAULTS, **sweep)
         values["params"] = {**values["params"], **_cli_params(getattr(args, "param", None))}
+        for name in ("axes", "group"):  # --axes A,B and --group-sizes N,M: shortcuts
+            given = getattr(args, name if name == "axes" else "group_sizes", None)
+            if given:
+                values["params"][name] = given
         for key in GRID_DEFAULTS:
             if key != "params" and getattr(args, key, None) is not None:
                 values[key] = getattr(args, key)

@@ -127,7 +127,8 @@ def run_case(case: Case, index: int, rt, writer, fault,
         bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
         bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
         max_error=result.max_error, result=result.result, collective=wl.collective,
-        participants=work.participants, compile_kind=kind, round=round_), *samples)
+        participants=work.participants, compile_kind=kind, round=round_,
+        hosts_per_group=work.hosts_per_group), *samples)
     say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
     return step
 
