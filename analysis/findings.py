@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.units import time_h
+from analysis.units import bytes_h, time_h
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
 
@@ -16,8 +16,30 @@ def _case(r: pd.Series) -> str:
         f"h{r['hosts']}xd{r['devices_per_host']}"
 
 
+def _scaling_models(scaled: dict) -> list[str]:
+    out = []
+    held = scaled.get("heldout", pd.DataFrame())
+    if len(held):
+        err = held["error"].abs()
+        worst = held.loc[err.idxmax()]
+        out.append(f"scaling model held out: n={', '.join(map(str, sorted(held.n.unique())))}"
+                   f" predicted from smaller n within {err.median():.0%} (median |error| over "
+                   f"{len(held)} sizes; worst {worst.error:+.0%}, {worst.workload} "
+                   f"{bytes_h(worst['size'])}); {int(held.within_interval.sum())} of {len(held)} "
+                   "inside the 95% interval")
+    pred = scaled.get("predictions", pd.DataFrame())
+    if len(pred):
+        top = pred[(pred.n == pred.n.max())]
+        top = top[top["size"] == top["size"].max()].sort_values("predicted_us").iloc[-1]
+        out.append(f"model output: {top.workload} {bytes_h(top['size'])} at n={int(top.n)} "
+                   f"predicted {time_h(top.predicted_us / 1e6)} (95% "
+                   f"{time_h(top.lo_us / 1e6)} to {time_h(top.hi_us / 1e6)}), from measured "
+                   f"{top.label.split('measured ')[-1].rstrip(')')}")
+    return out
+
+
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
-             skew_k: int = 3) -> list[str]:
+             scaled: dict | None = None) -> list[str]:
     """Sentences, most important first; each names the case it is about."""
     out: list[str] = []
     wrong = summary[summary["wrong"] > 0]
@@ -42,6 +64,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
         o = outliers.dropna(subset=["outlier"]).sort_values("ratio").iloc[-1]
         out.append(f"slow process in the pair matrices: process {int(o.outlier)} "
                    f"({o.ratio:.2f}x the others' median pair time, {o.workload})")
+    out += _scaling_models(scaled or {})
     if "rank_max_s" in summary and (summary["hosts"] > 1).any():
         multi = summary[summary["hosts"] > 1].copy()
         multi["spread"] = multi["rank_max_s"] / multi["rank_min_s"]

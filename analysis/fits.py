@@ -102,6 +102,26 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400) -> pd.Da
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
+    """The fitted time in seconds, alpha + x/beta, of every case of ``summary`` whose size
+    sweep has a row in ``table`` (x in that row's basis); NaN elsewhere."""
+    if table.empty:
+        return pd.Series(np.nan, index=summary.index)
+    others = [c for c in param_columns(summary) if c != "size" and c in table.columns]
+    keys = KEYS + others
+    left = summary[keys + ["bytes_per_device", "bytes_per_process", "collective",
+                           "participants"]].astype({c: object for c in others})
+    right = table[keys + ["alpha_us", "beta_GBps", "basis"]].astype({c: object for c in others})
+    m = left.merge(right, on=keys, how="left")
+    factor = [bus_factor(c, int(n)) if n > 1 else None
+              for c, n in zip(m["collective"], m["participants"])]
+    x = np.where(m["basis"] == "busbw",
+                 m["bytes_per_device"] * pd.Series([f or np.nan for f in factor]),
+                 m["bytes_per_process"])
+    t = m["alpha_us"] * 1e-6 + x / (m["beta_GBps"] * 1e9)
+    return pd.Series(t.to_numpy(float), index=summary.index)
+
+
 def render(table: pd.DataFrame) -> str:
     """The fits as a plain-text table (human units)."""
     from analysis.units import bytes_h, gbps_h, time_h

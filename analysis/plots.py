@@ -68,10 +68,28 @@ def series(part: pd.DataFrame, params: list[str]) -> pd.Series:
     return part[cols].astype(object).apply(lambda r: " ".join(map(str, r)), axis=1)
 
 
+def _model_and_ceiling(g, df: pd.DataFrame, by: str, y: str) -> None:
+    """On each panel of ``g`` (one value of ``by``): the fitted model at every series'
+    sizes (thin dotted grey, where ``model_s`` is known) and the highest ceiling (dashed)."""
+    for name, ax in g.axes_dict.items():
+        part = df[df[by] == name]
+        if "model_s" in part:
+            for _, s in part.dropna(subset=["model_s"]).groupby("series_key"):
+                s = s.sort_values("size")
+                ax.plot(s["size"], s[y] * s["time_s"] / s["model_s"], ":", color="0.35",
+                        lw=1, zorder=1)
+        top = part["ceiling_GBps"].max() if "ceiling_GBps" in part else float("nan")
+        if pd.notna(top):
+            ax.axhline(top, color="crimson", lw=1, ls="--")
+            ax.annotate("ceiling", (1, top), xycoords=("axes fraction", "data"),
+                        ha="right", va="bottom", fontsize=7, color="crimson")
+
+
 def collective_busbw(summary: pd.DataFrame):
     """busbw vs size per collective: one panel per workload, colour = mesh axes, line
-    style = layout (and algorithm, op, ... where they vary). One-participant cases have
-    no busbw and are left out."""
+    style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
+    bandwidth fit of each series (``model_s``, analysis/fits.py); dashed: the ceiling.
+    One-participant cases have no busbw and are left out."""
     from analysis.load import param_columns
 
     df = summary[_swept(summary) & summary["busbw"].notna()]
@@ -81,13 +99,16 @@ def collective_busbw(summary: pd.DataFrame):
     df = _layout(df)
     df = pd.concat([part.assign(series=series(part, params))
                     for _, part in df.groupby("workload", sort=True)])
+    df["series_key"] = df["series"] + " " + df["axes"].astype(str) + " " + df["variant"]
     g = sns.relplot(data=df, x="size", y="busbw", hue="axes", style="series",
                     col="workload", col_wrap=3, kind="line", marker="o", palette="tab10",
                     facet_kws={"sharey": False}, height=3.0, aspect=1.35)
     _size_axis(g)
     g.set(yscale="log")
+    _model_and_ceiling(g, df, "workload", "busbw")
     g.set_axis_labels("bytes per device (send buffer)", "busbw (GB/s)")
-    g.figure.suptitle("Collectives: bus bandwidth vs size, per mesh axes", y=1.02)
+    g.figure.suptitle("Collectives: bus bandwidth vs size, per mesh axes (dotted: fitted "
+                      "model; dashed: ceiling)", y=1.02)
     return g.figure
 
 
@@ -109,7 +130,8 @@ def time_vs_size(summary: pd.DataFrame):
 def bandwidth_vs_size(summary: pd.DataFrame):
     """busbw for collectives, GB/s per process otherwise, vs size on log axes; a
     collective over one participant has no busbw and is left out (N/A). Where the summary
-    carries ceilings (analysis/ceilings.py), each panel draws its highest as a dashed line."""
+    carries ceilings (analysis/ceilings.py), each panel draws its highest as a dashed line;
+    where it carries ``model_s``, the fitted model per series as a dotted grey line."""
     df = _sized(summary).copy()
     one = df["collective"].notna() & (df["participants"] <= 1)
     df = df[~one]
@@ -121,17 +143,12 @@ def bandwidth_vs_size(summary: pd.DataFrame):
                     facet_kws={"sharey": False}, height=3.2, aspect=1.3)
     _size_axis(g)
     g.set(yscale="log")
-    if "ceiling_GBps" in df:
-        for (variant, workload), ax in g.axes_dict.items():
-            part = df[(df["variant"] == variant) & (df["workload"] == workload)]
-            top = part["ceiling_GBps"].max()
-            if pd.notna(top):
-                ax.axhline(top, color="crimson", lw=1, ls="--")
-                ax.annotate("ceiling", (1, top), xycoords=("axes fraction", "data"),
-                            ha="right", va="bottom", fontsize=7, color="crimson")
+    df["panel"] = list(zip(df["variant"], df["workload"]))
+    df["series_key"] = df["hosts"].astype(str) + "x" + df["devices_per_host"].astype(str)
+    _model_and_ceiling(g, df, "panel", "bandwidth")
     g.set_axis_labels("size parameter (per process)",
                       "GB/s (collectives: busbw; others: per process)")
-    g.figure.suptitle("Bandwidth vs size (dashed: ceiling)", y=1.02)
+    g.figure.suptitle("Bandwidth vs size (dashed: ceiling; dotted: fitted model)", y=1.02)
     return g.figure
 
 
@@ -242,3 +259,60 @@ def pair_heatmap(matrix: pd.DataFrame, title: str):
     ax.set_title(title)
     return fig
 
+
+
+def _match(df: pd.DataFrame, keys: list[str], key) -> pd.DataFrame:
+    for col, value in zip(keys, key):
+        if len(df) and col in df.columns and pd.notna(value):
+            df = df[df[col].astype(str) == str(value)]
+    return df
+
+
+def scaling_predictions(scaled: dict):
+    """Time vs participants n at each sweep's largest size: measured round medians (dots),
+    the fitted model with its 95% prediction interval (solid over the measured n, dashed
+    beyond: model output), and the held-out n predicted from the smaller ones (cross)."""
+    from analysis.units import bytes_h
+
+    curves, pts, held = scaled["curves"], scaled["points"], scaled["heldout"]
+    if curves.empty:
+        return None
+    keys = [k for k in ("workload", "variant", "axes", "devices_per_host", "op", "algorithm")
+            if k in curves.columns]
+    panels = list(curves.groupby(keys, dropna=False, sort=True))[:12]
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
+    for ax, (key, c) in zip(axes.flat, panels):
+        key = key if isinstance(key, tuple) else (key,)
+        size = c["size"].iloc[0]
+        meas = _match(pts, keys, key)
+        meas = meas[meas["size"] == size].groupby("n")["t"].median() * 1e6
+        ax.plot(meas.index, meas.to_numpy(), "o", color="#1f77b4", label="measured", zorder=3)
+        for inside, style, label in ((True, "-", "model"), (False, "--", "model output")):
+            part = c[c["measured"] == inside] if inside else c[c["n"] >= c.loc[c["measured"],
+                                                                              "n"].max()]
+            ax.plot(part["n"], part["predicted_us"], style, color="crimson", label=label)
+        ax.fill_between(c["n"], c["lo_us"], c["hi_us"], color="crimson", alpha=0.15, lw=0)
+        h = _match(held, keys, key)
+        h = h[h["size"] == size] if len(h) else h
+        if len(h):
+            ax.errorbar(h["n"], h["predicted_us"], yerr=[h["predicted_us"] - h["lo_us"],
+                                                         h["hi_us"] - h["predicted_us"]],
+                        fmt="x", color="black", capsize=3, label="held-out prediction")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(c["n"].to_list())
+        ax.set_xticklabels([str(n) for n in c["n"]], fontsize=7)
+        words = [f"{v} dev/host" if k == "devices_per_host" else str(v)
+                 for k, v in zip(keys, key) if pd.notna(v)]
+        ax.set_title(" ".join(words) + f", {bytes_h(size)}", fontsize=9)
+        ax.set_xlabel("participants n")
+        ax.set_ylabel("time (us)")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle("Scaling with n: measured, and the fitted model (95% prediction "
+                 "intervals; dashed: model output beyond what ran)", y=1.0, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -10,65 +10,17 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
+from analysis.formats import (
+    ceiling_table,
+    cell,
+    fits_table,
+    heldout_table,
+    markdown_table,
+    predictions_table,
+    workload_table,
+)
 from analysis.load import load_run, param_columns
 from analysis.stats import labels, scaling, summarize
-from analysis.units import bytes_h, gbps_h, sig, time_h
-
-HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
-TABLE_COLUMNS = {
-    "hosts": "hosts", "devices_per_host": "dev/host", "mesh": "mesh", "iters": "iters",
-    "sync": "sync", "time_s": "time (us)", "iqr_s": "IQR (us)",
-    "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
-    "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
-    "busbw": "busbw", "pct_ceiling": "% of ceiling", "compile_s": "compile (ms)",
-    "wrong": "#wrong",
-}
-_US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
-
-
-def _fmt_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """One workload's rows: its own parameters after the head, only columns it has."""
-    params = [c for c in param_columns(summary) if summary[c].notna().any()]
-    names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
-    df = summary[[c for c in names if c in summary.columns]].copy()
-    for c in _US:
-        df[c] = df[c] * 1e6
-    df["compile_s"] = df["compile_s"] * 1e3
-    df = df.rename(columns=names)
-
-    return df.map(cell)
-
-
-def cell(v):
-    """A table cell: integers as such, other floats to 3 significant figures, never in
-    scientific notation; N/A for missing."""
-    if not isinstance(v, float):
-        return v
-    return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15 else sig(v))
-
-
-def _fmt_fits(table: pd.DataFrame) -> pd.DataFrame:
-    rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype, "axes": r.axes,
-             "layout": f"h{r.hosts}xd{r.devices_per_host}", "n": r.n,
-             "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
-                      f"{time_h(r.alpha_hi / 1e6)})",
-             "beta": f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
-             "basis": r.basis, "S_half": bytes_h(r.s_half_bytes), "r2": f"{r.r2:.2f}"}
-            for r in table.itertuples()]
-    return pd.DataFrame(rows)
-
-
-def _ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
-    cols = ["workload", "variant", "dtype", "size", "hosts", "devices_per_host", "busbw",
-            "gbps", "ceiling_GBps", "pct_ceiling", "ceiling"]
-    return summary[[c for c in cols if c in summary.columns]].map(cell)
-
-
-def markdown_table(df: pd.DataFrame) -> str:
-    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.to_numpy()]
-    esc = [[c.replace("|", "\\|") for c in row] for row in cells]
-    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])
 
 
 def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
@@ -168,8 +120,9 @@ class _Doc:
 def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     from analysis.ceilings import with_ceilings
     from analysis.findings import findings
-    from analysis.fits import fits
+    from analysis.fits import fits, model_times
     from analysis.pairs import matrices, outliers
+    from analysis.scalemodel import scaling_models
 
     manifest, samples, cases, envs = load_run(run_dir)
     doc = _Doc(f"podscale report: {manifest.run_id}")
@@ -182,8 +135,10 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     kind = str(envs["device_kind"].iloc[0]) if not envs.empty else None
     summary = with_ceilings(summarize(samples, cases, across=across), kind)
     eff, named = scaling(summary), outliers(summary, samples)
+    fitted, scaled = fits(samples, summary), scaling_models(samples, summary)
+    summary["model_s"] = model_times(summary, fitted)
     doc.heading("Findings", "the facts that matter first; details below")
-    doc.bullets(findings(summary, eff, named))
+    doc.bullets(findings(summary, eff, named, scaled))
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
@@ -192,15 +147,28 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
                     "analysis/bandwidth.py) vs the per-device buffer, one line per axes")
         doc.figure(coll, "collective busbw vs size")
-    fitted = fits(samples, summary)
     if not fitted.empty:
         doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
                     "round medians (analysis/fits.py); beta is a bus bandwidth for "
                     "collectives; S_half = alpha*beta, the size at half of beta")
-        doc.table(_fmt_fits(fitted))
+        doc.table(fits_table(fitted))
+    if not scaled["models"].empty:
+        doc.heading("Scaling with participants: models and predictions",
+                    "per collective sweep, t(S, n) = a0 + a1 g(n) + B(S, n) (c0 + c1 h(n)) "
+                    "over every size and participant count n (B: bus bytes, nccl-tests' "
+                    "algebra; g, h: none, log2 or n-1, chosen by AICc; analysis/"
+                    "scalemodel.py); held out: the largest n predicted from the smaller "
+                    "ones; beyond what ran: model output, with 95% prediction intervals")
+        doc.figure(plots.scaling_predictions(scaled), "scaling predictions")
+        if not scaled["heldout"].empty:
+            doc.table(heldout_table(scaled["heldout"]))
+        doc.table(predictions_table(scaled["predictions"]),
+                  collapsed=f"model output at n = "
+                            f"{', '.join(map(str, sorted(scaled['predictions'].n.unique())))}")
+        doc.table(scaled["models"].map(cell), collapsed="fitted models")
     doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
                 "(others) against the ceiling named per row (analysis/ceilings.py)")
-    doc.table(_ceiling_table(summary), collapsed="ceiling per case")
+    doc.table(ceiling_table(summary), collapsed="ceiling per case")
     doc.heading("Environment")
     doc.table(environment_table(manifest, envs))
     if skipped:
@@ -212,7 +180,7 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
         what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
         doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
                                             "bandwidths in GB/s.")
-        doc.table(_fmt_table(part), collapsed=f"{len(part)} case(s)")
+        doc.table(workload_table(part), collapsed=f"{len(part)} case(s)")
 
     for key, m in matrices(summary, samples):
         title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "

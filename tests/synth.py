@@ -25,17 +25,19 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
              platform: str = "cpu", cpu_count: int = 2, name: str = "<synthetic & 'run'>",
              settings: Settings | None = None, rounds: int = 3,
              launch_noise: float = 0.03, only: str | None = None, sizes=(1024, 2048, 4096),
-             time_of=None) -> Path:
+             time_of=None, hosts=(1, 2), dph=(1, 2), process_skew: float = 0.01) -> Path:
     """A complete run; times scale with size, hosts and ``slowdown``; small noise within
     a round and a per-round (per-launch) factor of log-sd ``launch_noise``, shared by every
     iteration of the round, as between launches on a real machine. ``only``: the
     slowdown applies to that workload alone. ``time_of(case, record)``: the base time of a
-    case instead (e.g. a planted alpha + S/beta)."""
+    case instead (e.g. a planted alpha + S/beta), process p taking (1 + process_skew p)
+    times as long."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
     env = {"hostname": name, "cpu_count": cpu_count, "git_commit": "abc", "python": "3.11",
            "versions": {"jax": "0.0-test"}}
-    layouts = group_by_layout(synthetic_cases(sizes, settings=settings or Settings(iters=iters)))
+    layouts = group_by_layout(synthetic_cases(sizes, hosts, dph,
+                                              settings=settings or Settings(iters=iters)))
     effects = {(c.id, r): float(np.exp(launch_noise * rng.normal()))
                for cs in layouts.values() for c in cs for r in range(rounds)}
     write_manifest(path, Manifest(path.name, "2026-01-01T00:00:00", ["podscale", name],
@@ -52,7 +54,7 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                 slow = slowdown if only in (None, case.workload) else 1.0
                 base *= (1 + 0.3 * (layout.hosts - 1)) * slow * (1 + 0.05 * p)
                 if time_of is not None:
-                    base = time_of(case, _case(case, p)) * (1 + 0.01 * p)
+                    base = time_of(case, _case(case, p)) * (1 + process_skew * p)
                 for r in range(rounds):
                     w.write(_case(case, p, r), Sample(case.id, p, "compile", 0, 0.02, round=r))
                     launch = base * effects[(case.id, r)]

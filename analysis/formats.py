@@ -1,0 +1,92 @@
+"""Report tables: one workload's cases, fits, held-out checks, predictions and ceilings,
+formatted for people (human units, 3 significant figures, never scientific notation,
+N/A where a value does not apply), and Markdown rendering."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.load import param_columns
+from analysis.units import bytes_h, gbps_h, sig, time_h
+
+HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
+TABLE_COLUMNS = {
+    "hosts": "hosts", "devices_per_host": "dev/host", "mesh": "mesh", "iters": "iters",
+    "sync": "sync", "time_s": "time (us)", "iqr_s": "IQR (us)",
+    "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
+    "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
+    "busbw": "busbw", "pct_ceiling": "% of ceiling", "compile_s": "compile (ms)",
+    "wrong": "#wrong",
+}
+_US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
+
+
+def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """One workload's rows: its own parameters after the head, only columns it has."""
+    params = [c for c in param_columns(summary) if summary[c].notna().any()]
+    names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
+    df = summary[[c for c in names if c in summary.columns]].copy()
+    for c in _US:
+        df[c] = df[c] * 1e6
+    df["compile_s"] = df["compile_s"] * 1e3
+    df = df.rename(columns=names)
+
+    return df.map(cell)
+
+
+def cell(v):
+    """A table cell: integers as such, other floats to 3 significant figures, never in
+    scientific notation; N/A for missing."""
+    if not isinstance(v, float):
+        return v
+    return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15 else sig(v))
+
+
+def fits_table(table: pd.DataFrame) -> pd.DataFrame:
+    rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype, "axes": r.axes,
+             "layout": f"h{r.hosts}xd{r.devices_per_host}", "n": r.n,
+             "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
+                      f"{time_h(r.alpha_hi / 1e6)})",
+             "beta": f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
+             "basis": r.basis, "S_half": bytes_h(r.s_half_bytes), "r2": f"{r.r2:.2f}"}
+            for r in table.itertuples()]
+    return pd.DataFrame(rows)
+
+
+def _key_cols(df: pd.DataFrame) -> list[str]:
+    return [c for c in ("workload", "variant", "dtype", "axes", "op", "algorithm",
+                        "devices_per_host") if c in df.columns]
+
+
+def heldout_table(held: pd.DataFrame) -> pd.DataFrame:
+    out = held[_key_cols(held) + ["fitted_on_n", "n"]].copy()
+    out["size"] = held["size"].map(bytes_h)
+    out["measured"] = (held["measured_us"] / 1e6).map(time_h)
+    out["predicted (95%)"] = [f"{time_h(p / 1e6)} ({time_h(lo / 1e6)} to {time_h(hi / 1e6)})"
+                              for p, lo, hi in zip(held.predicted_us, held.lo_us, held.hi_us)]
+    out["error"] = [f"{e:+.0%}" for e in held["error"]]
+    out["inside"] = held["within_interval"].map({True: "yes", False: "no"})
+    return out
+
+
+def predictions_table(pred: pd.DataFrame) -> pd.DataFrame:
+    out = pred[_key_cols(pred) + ["n"]].copy()
+    out["size"] = pred["size"].map(bytes_h)
+    out["predicted (95%)"] = [f"{time_h(p / 1e6)} ({time_h(lo / 1e6)} to {time_h(hi / 1e6)})"
+                              for p, lo, hi in zip(pred.predicted_us, pred.lo_us, pred.hi_us)]
+    out["busbw"] = pred["busbw_GBps"].map(gbps_h)
+    out["label"] = pred["label"]
+    return out
+
+
+def ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
+    cols = ["workload", "variant", "dtype", "size", "hosts", "devices_per_host", "busbw",
+            "gbps", "ceiling_GBps", "pct_ceiling", "ceiling"]
+    return summary[[c for c in cols if c in summary.columns]].map(cell)
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.to_numpy()]
+    esc = [[c.replace("|", "\\|") for c in row] for row in cells]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])

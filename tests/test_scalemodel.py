@@ -1,0 +1,74 @@
+"""Scaling models recover how a planted collective grows with n, and predict a held-out n
+(synthetic records, no JAX)."""
+
+import numpy as np
+
+from analysis import load_run, summarize
+from analysis.bandwidth import bus_factor
+from analysis.scalemodel import fit, scaling_models
+from tests.synth import make_run
+
+A0, A1, BETA = 30e-6, 20e-6, 4e9  # s, s per extra participant, bus bytes/s
+
+
+def ring(case, record):
+    n = record.participants
+    if case.workload != "psum" or n < 2:
+        return 1e-5 + record.bytes_per_process / 2e9
+    return A0 + A1 * (n - 1) + record.bytes_per_device * bus_factor("all_reduce", n) / BETA
+
+
+def tree(case, record):
+    n = record.participants
+    if case.workload != "psum" or n < 2:
+        return 1e-5 + record.bytes_per_process / 2e9
+    return A0 + 3 * A1 * np.log2(n) + record.bytes_per_device * bus_factor("all_reduce", n) / (
+        BETA / (1 + 0.5 * np.log2(n)))
+
+
+def _models(tmp_path, name, time_of):
+    run = make_run(tmp_path / name, sizes=(4096, 65536, 1 << 20), hosts=(1, 2, 4, 8),
+                   dph=(2,), rounds=3, launch_noise=0.03, time_of=time_of, process_skew=0)
+    _, samples, cases, _ = load_run(run)
+    return scaling_models(samples, summarize(samples, cases), draws=200)
+
+
+def test_planted_ring_is_recovered_and_predicts_held_out_n(tmp_path):
+    out = _models(tmp_path, "ring", ring)
+    m = out["models"]
+    psum = m[m.workload == "psum"]
+    assert len(psum) == 2 and set(psum.n_values) == {"2,4,8,16"}  # pmap and shard_map
+    assert (psum.family == "alpha linear, 1/beta none").all(), psum
+    # times are the max over processes of per-iteration noise: a few % above the plant
+    assert np.allclose(psum.a1_us, A1 * 1e6, rtol=0.1), psum
+    assert np.allclose(1 / psum.c0_ns_per_B, BETA / 1e9, rtol=0.1), psum  # ns/B -> GB/s
+    held = out["heldout"]
+    assert set(held.n) == {16} and set(held.fitted_on_n) == {"2,4,8"}
+    assert (held.error.abs() < 0.05).all(), held
+    assert held.within_interval.mean() >= 0.5, held
+    pred = out["predictions"]
+    at = pred[(pred.workload == "psum") & (pred.n == 256) & (pred["size"] == 1 << 20)]
+    per_device = (1 << 20) * 4 // 2  # psum's size: float32 elements per process, 2 devices
+    truth = (A0 + A1 * 255 + per_device * bus_factor("all_reduce", 256) / BETA) * 1e6
+    # 16x beyond the largest n measured; the max over more processes of the records'
+    # per-iteration noise (1 + 0.02|N|) grows slowly with n and tilts the slope (~ +5%)
+    assert len(at) == 2 and np.allclose(at.predicted_us, truth, rtol=0.08), (at, truth)
+    assert ((at.lo_us < truth) & (truth < at.hi_us)).all(), (at, truth)
+    assert at.label.str.startswith("model output").all()
+
+
+def test_tree_and_ring_are_told_apart(tmp_path):
+    out = _models(tmp_path, "tree", tree)
+    psum = out["models"][out["models"].workload == "psum"]
+    assert (psum.family == "alpha log2, 1/beta log2").all(), psum
+    held = out["heldout"]
+    assert (held.error.abs() < 0.05).all(), held
+
+
+def test_fit_on_exact_points():
+    n = np.repeat([2.0, 4, 8, 16], 3)
+    bus = np.tile([1e3, 1e5, 1e7], 4)
+    t = 5e-6 + 1e-6 * np.log2(n) + bus / 1e10
+    m = fit(n, bus, t)
+    assert m["family"] == ("log2", "none") and m["rel_rmse"] < 1e-6
+    assert np.allclose(m["coef"], [5e-6, 1e-6, 1e-10, 0], atol=1e-12)
