@@ -39,7 +39,7 @@ def _scaling_models(scaled: dict) -> list[str]:
 
 
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
-             scaled: dict | None = None) -> list[str]:
+             scaled: dict | None = None, slowest: pd.DataFrame | None = None) -> list[str]:
     """Sentences, most important first; each names the case it is about."""
     out: list[str] = []
     wrong = summary[summary["wrong"] > 0]
@@ -65,6 +65,12 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
         out.append(f"slow process in the pair matrices: process {int(o.outlier)} "
                    f"({o.ratio:.2f}x the others' median pair time, {o.workload})")
     out += _scaling_models(scaled or {})
+    if slowest is not None and len(slowest) and slowest["median_relative"].iloc[0] > 1.05:
+        top = slowest.iloc[0]
+        out.append(f"slowest process: {int(top.process)}, typically "
+                   f"{top.median_relative:.2f}x its cases' median process (slowest in "
+                   f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
+                   f"{top.worst_relative:.2f}x in {top.worst_case})")
     if "rank_max_s" in summary and (summary["hosts"] > 1).any():
         multi = summary[summary["hosts"] > 1].copy()
         multi["spread"] = multi["rank_max_s"] / multi["rank_min_s"]

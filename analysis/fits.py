@@ -72,9 +72,11 @@ def fit_points(x: np.ndarray, y: np.ndarray, boot: int = 400, seed: int = 0) -> 
             "r2": 1 - float((np.log(res) ** 2).sum()) / ss if ss > 0 else float("nan")}
 
 
-def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400) -> pd.DataFrame:
-    """One row per size sweep (``COLUMNS``); sweeps with fewer than 2 sizes are left out."""
-    rm = round_medians(per_iteration(samples))
+def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
+         rm: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per size sweep (``COLUMNS``); sweeps with fewer than 2 sizes are left out.
+    ``rm``: the samples' round medians, if already computed."""
+    rm = round_medians(per_iteration(samples)) if rm is None else rm
     meta = summary.set_index("case_id")
     others = [c for c in param_columns(summary) if c != "size"]
     keys = KEYS + [c for c in others if c in meta.columns]

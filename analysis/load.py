@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from analysis import cache
 from podscale.core.errors import UsageError
 from podscale.core.records import (
     CaseRecord,
     EnvRecord,
     Manifest,
-    Sample,
     SkipRecord,
+    from_dict,
+    read_columns,
     read_manifest,
-    read_records,
+    to_dict,
 )
 
 IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "layout",
@@ -38,11 +41,25 @@ def param_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.attrs.get("params", []) if c in df.columns]
 
 
-def _records(run_dir: Path) -> list:
-    out: list = []
-    for path in sorted((run_dir / "records").glob("*/process-*.jsonl")):
-        out.extend(read_records(path))
-    return out
+def _records(run_dir: Path) -> tuple[pd.DataFrame, list]:
+    """(every sample as one frame, the other records), through the run's columnar cache
+    (``analysis/cache.py``) when it is current, written when it is not."""
+    files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
+    hit = cache.load(run_dir, files)
+    if hit is not None:
+        cols, dicts = hit
+        other = [from_dict(d) for d in dicts]
+    else:
+        parts, other = [], []
+        for path in files:
+            columns, records = read_columns(path)
+            parts.append(columns)
+            other.extend(records)
+        cols = {c: np.concatenate([p[c] for p in parts]) if parts else np.array([])
+                for c in SAMPLE_COLUMNS}
+        if files:
+            cache.save(run_dir, files, cols, [to_dict(r) for r in other])
+    return pd.DataFrame(cols, columns=SAMPLE_COLUMNS), other
 
 
 def _case_row(r: CaseRecord, names: list[str]) -> dict:
@@ -74,9 +91,7 @@ def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame,
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     manifest = read_manifest(run_dir)
-    records = _records(run_dir)
-    samples = pd.DataFrame([vars(r) for r in records if isinstance(r, Sample)],
-                           columns=SAMPLE_COLUMNS)
+    samples, records = _records(run_dir)
     case_df = cases_frame([r for r in records if isinstance(r, CaseRecord)])
     envs = pd.DataFrame([vars(r) for r in records if isinstance(r, EnvRecord)])
     # cases the backend could not run: case id -> reason (no samples, no check)

@@ -167,22 +167,49 @@ def scaling_efficiency(scaling: pd.DataFrame):
     return g.figure
 
 
-def process_skew(samples: pd.DataFrame, summary: pd.DataFrame):
-    multi = summary[summary["hosts"] > 1]
-    if multi.empty:
+def _short(case_id: str) -> str:
+    """A case id without its version, float32 and layout: ``dot/pmap/size=1024``."""
+    parts = case_id.split("/")
+    keep = [parts[0].split("@")[0], *parts[1:-1]]
+    return "/".join(p for p in keep if p != "float32")
+
+
+def process_skew(matrix: pd.DataFrame):
+    """Processes x multi-host cases: each process's median time relative to its case's
+    median over processes, one image however many processes (log colour scale centred on
+    1; grey: the process is not in the case)."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    if matrix.empty:
         return None
-    timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(multi["case_id"])]
-    per = timed.groupby(["case_id", "process"])["seconds"].median().reset_index()
-    per = per.merge(multi[["case_id", "workload", "variant", "hosts"]], on="case_id")
-    fastest = per.groupby("case_id")["seconds"].transform("min")
-    per["slowdown"] = per["seconds"] / fastest
-    g = sns.catplot(data=per, x="process", y="slowdown", hue="process", legend=False,
-                    col="workload",
-                    row="variant", kind="strip", palette="mako", height=3.0, aspect=1.3,
-                    dodge=True)
-    g.set_axis_labels("process", "median time / fastest process")
-    g.figure.suptitle("Per-process skew (multi-host cases)", y=1.02)
-    return g.figure
+    values = matrix.to_numpy(float)
+    spread = float(np.nanmax(np.abs(np.log(values[values > 0])))) if np.isfinite(
+        values).any() else 0.1
+    spread = max(np.exp(spread), 1.05)
+    rows, cols = matrix.shape
+    fig, ax = plt.subplots(figsize=(min(16, max(7, 3 + 0.22 * cols)),
+                                    min(12, max(3.5, 2 + 0.12 * rows))))
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="0.85")
+    im = ax.imshow(np.ma.masked_invalid(values), aspect="auto", interpolation="nearest",
+                   cmap=cmap, norm=LogNorm(1 / spread, spread))
+    from matplotlib.ticker import FuncFormatter
+
+    bar = fig.colorbar(im, ax=ax, label="vs the case's median process")
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.2g}x"))
+    bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:.2g}x"))
+    ax.grid(False)
+    ax.set_ylabel("process")
+    ax.set_xlabel(f"multi-host cases ({cols})")
+    ax.set_xticks([] if cols > 40 else range(cols))
+    if cols <= 40:
+        ax.set_xticklabels([_short(c) for c in matrix.columns], rotation=90, fontsize=6)
+    step = max(1, rows // 16)
+    ax.set_yticks(range(0, rows, step))
+    ax.set_yticklabels([str(p) for p in matrix.index[::step]], fontsize=7)
+    ax.set_title("Per-process skew (red: slower than the case's median process)",
+                 fontsize=10)
+    return fig
 
 
 def variant_comparison(summary: pd.DataFrame):

@@ -20,7 +20,7 @@ from analysis.formats import (
     workload_table,
 )
 from analysis.load import load_run, param_columns
-from analysis.stats import labels, scaling, summarize
+from analysis.stats import labels, per_iteration, round_medians, scaling, summarize
 
 
 def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
@@ -123,6 +123,7 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     from analysis.fits import fits, model_times
     from analysis.pairs import matrices, outliers
     from analysis.scalemodel import scaling_models
+    from analysis.skew import relative, slowest
 
     manifest, samples, cases, envs = load_run(run_dir)
     doc = _Doc(f"podscale report: {manifest.run_id}")
@@ -135,10 +136,13 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     kind = str(envs["device_kind"].iloc[0]) if not envs.empty else None
     summary = with_ceilings(summarize(samples, cases, across=across), kind)
     eff, named = scaling(summary), outliers(summary, samples)
-    fitted, scaled = fits(samples, summary), scaling_models(samples, summary)
+    skew_matrix = relative(samples, summary)
+    slow = slowest(skew_matrix)
+    rm = round_medians(per_iteration(samples))
+    fitted, scaled = fits(samples, summary, rm=rm), scaling_models(samples, summary, rm=rm)
     summary["model_s"] = model_times(summary, fitted)
     doc.heading("Findings", "the facts that matter first; details below")
-    doc.bullets(findings(summary, eff, named, scaled))
+    doc.bullets(findings(summary, eff, named, scaled, slow))
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
@@ -206,8 +210,12 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     doc.figure(plots.scaling_efficiency(eff), "scaling efficiency")
     if not eff.empty:
         doc.table(eff.assign(efficiency=eff["efficiency"].round(3)))
-    doc.heading("Per-process skew")
-    doc.figure(plots.process_skew(samples, summary), "per-process skew")
+    doc.heading("Per-process skew", "each process's median time in each multi-host case "
+                "relative to the case's median over processes (analysis/skew.py); the "
+                "slowest processes named below")
+    doc.figure(plots.process_skew(skew_matrix), "per-process skew")
+    if not slow.empty:
+        doc.table(slow.map(cell))
     doc.heading("pmap vs shard_map")
     doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
     doc.heading("Compile times", "ahead-of-time lower+compile only; pmap's figure is its "

@@ -113,7 +113,8 @@ def bootstrap(n: np.ndarray, bus: np.ndarray, t: np.ndarray, model: dict, at_n, 
     return np.percentile(preds, 2.5, axis=0), np.percentile(preds, 97.5, axis=0)
 
 
-def points(samples: pd.DataFrame, summary: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def points(samples: pd.DataFrame, summary: pd.DataFrame,
+           rm: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row per (case, round) of collectives over 2+ participants with a size: the
     sweep key, n, size, S (bytes per device), bus bytes and the round median t; and the
     key columns."""
@@ -125,7 +126,7 @@ def points(samples: pd.DataFrame, summary: pd.DataFrame) -> tuple[pd.DataFrame, 
         return pd.DataFrame(), []
     others = [c for c in param_columns(summary) if c not in NOT_KEYS]
     keys = BASE + [c for c in others if coll[c].notna().any()]
-    rm = round_medians(per_iteration(samples)).join(
+    rm = (round_medians(per_iteration(samples)) if rm is None else rm).join(
         coll.set_index("case_id")[[k for k in keys if k != "regime"] + [
             "size", "participants", "hosts_per_group", "bytes_per_device", "collective"]],
         on="case_id", how="inner")
@@ -184,14 +185,14 @@ def heldout(g: pd.DataFrame, d: dict, draws: int) -> list[dict]:
             for s, tm, tp, tl, th in zip(meas.index, meas.to_numpy(), pred, lo, hi)]
 
 
-def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame,
-                   predict_n=(64, 256), draws: int = 300) -> dict[str, pd.DataFrame]:
+def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame, predict_n=(64, 256),
+                   draws: int = 300, rm: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """``models`` (per sweep: family, coefficients, fit error), ``heldout`` (the largest n
     predicted from the smaller ones vs measured, where 3+ n ran), ``predictions`` (model
     output at ``predict_n`` for every swept size, with intervals), the ``points``
     fitted, and ``curves`` (the model at n = 2, 4, ... up to the largest predicted n, at
     each sweep's largest size, for plots). A sweep needs 2+ sizes and 2+ n."""
-    pts, keys = points(samples, summary)
+    pts, keys = points(samples, summary, rm)
     models, held, preds, curves = [], [], [], []
     for key, g in (pts.groupby(keys, dropna=False, sort=True) if len(pts) else ()):
         ns = sorted(g["n"].unique())

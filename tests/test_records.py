@@ -8,6 +8,7 @@ from podscale.core.records import (
     Manifest,
     Sample,
     lifecycle,
+    read_columns,
     read_manifest,
     read_records,
     write_manifest,
@@ -25,6 +26,30 @@ def test_roundtrip_and_torn_last_line(tmp_path):
     with path.open("a") as fh:
         fh.write('{"type": "sample", "case_')  # a killed writer's half line
     assert read_records(path) == [s, c]
+
+
+def test_columns_match_records_and_name_a_bad_sample(tmp_path):
+    """The bulk reader (analysis's) gives what the record reader gives, drops a torn last
+    line, and names the line of a sample that breaks Sample's rules."""
+    path = tmp_path / "process-0.jsonl"
+    w = RecordWriter(path)
+    samples = [Sample(f"c{i % 3}", i % 2, "timed", i, 0.001 * i, round=i % 4)
+               for i in range(50)]
+    c = CaseRecord("c0", 0, {"workload": "dot"}, 10, 20, 5, 4, 0, 0.0, 1.5)
+    w.write(samples[0], c, *samples[1:])
+    w.close()
+    cols, other = read_columns(path)
+    assert other == [c] and list(cols["iteration"]) == list(range(50))
+    assert list(cols["seconds"]) == [s.seconds for s in samples]
+    assert list(cols["round"]) == [s.round for s in samples]
+    with path.open("a") as fh:
+        fh.write('{"type": "sample", "case_')
+    assert list(read_columns(path)[0]["case_id"]) == [s.case_id for s in samples]
+    lines = path.read_text().splitlines()[:-1]
+    lines[7] = lines[7].replace('"seconds": 0.006', '"seconds": -0.006')
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UsageError, match=r"process-0.jsonl:8: not a podscale record"):
+        read_columns(path)
 
 
 def test_validation():

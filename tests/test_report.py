@@ -184,3 +184,24 @@ def test_analysis_never_imports_jax(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT)
     assert res.returncode == 0, res.stderr
+
+
+def test_slow_process_is_named_at_scale(tmp_path):
+    """64 processes, process 37 planted 30% slower in every case: the skew matrix, the
+    slowest-process table and the Findings name it; the heatmap is one image."""
+    from analysis.skew import relative, slowest
+
+    run = make_run(tmp_path / "r", hosts=(64,), dph=(1,), sizes=(1024, 4096), iters=8,
+                   rounds=1, process_skew=0, slow_process=(37, 1.3))
+    _, samples, cases, _ = load_run(run)
+    matrix = relative(samples, summarize(samples, cases))
+    assert matrix.shape == (64, 8)  # processes x (dot, psum) x 2 variants x 2 sizes
+    top = slowest(matrix)
+    assert top.process.iloc[0] == 37 and top.median_relative.iloc[0] > 1.2
+    assert top.slowest_in.iloc[0] == 8 and top.median_relative.iloc[1] < 1.1
+    html_path, md_path = write_report(run)
+    md = md_path.read_text()
+    findings = md.split("## Findings")[1].split("##")[0]
+    assert "slowest process: 37" in findings
+    skew = html_path.read_text().split("<h2>Per-process skew</h2>")[1].split("<h2>")[0]
+    assert skew.count("data:image/png;base64,") == 1

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from podscale.core.errors import UsageError
 
 SCHEMA = "podscale.run/2"
@@ -160,33 +162,103 @@ def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Itera
 RECORD_TYPES: dict[str, type] = {"sample": Sample, "case": CaseRecord, "env": EnvRecord,
                                   "skip": SkipRecord}
 _TYPE_OF = {cls: name for name, cls in RECORD_TYPES.items()}
+_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in RECORD_TYPES.values()}
+SAMPLE_FIELDS = _FIELDS[Sample]
+
+
+def to_dict(record: Any) -> dict:
+    """A record as the plain dict its JSON line holds (with its ``type``); shallow:
+    records hold JSON values, no nested records."""
+    cls = type(record)
+    return {"type": _TYPE_OF[cls], **{name: getattr(record, name) for name in _FIELDS[cls]}}
 
 
 def to_line(record: Any) -> str:
-    return json.dumps({"type": _TYPE_OF[type(record)], **asdict(record)}, sort_keys=True)
+    return json.dumps(to_dict(record), sort_keys=True)
+
+
 
 
 def from_line(line: str) -> Any:
     obj = json.loads(line)
     cls = RECORD_TYPES[obj.pop("type")]
-    names = {f.name for f in fields(cls)}
+    names = _FIELDS[cls]
     return cls(**{k: v for k, v in obj.items() if k in names})
 
 
-def read_records(path: Path) -> list[Any]:
-    """Read one JSON Lines file; a torn last line (killed writer) is dropped, any
-    other bad line is an error naming the file and line."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def _parse(path: Path, lines: list[str], numbers) -> list[Any]:
+    """Records of the given (0-based) lines, one by one; a torn last line (killed
+    writer) is dropped, any other bad line is an error naming the file and line."""
     out = []
-    for n, line in enumerate(lines, 1):
+    for i in numbers:
+        line = lines[i]
         if not line.strip():
             continue
         try:
             out.append(from_line(line))
         except (ValueError, KeyError, TypeError) as exc:
-            if n == len(lines) and not line.endswith("}"):
+            if i == len(lines) - 1 and not line.endswith("}"):
                 break  # partially written final line of a killed process
-            raise UsageError(f"{path}:{n}: not a podscale record ({exc})") from None
+            raise UsageError(f"{path}:{i + 1}: not a podscale record ({exc})") from None
+    return out
+
+
+def read_records(path: Path) -> list[Any]:
+    """Every record of one JSON Lines file, as objects (see :func:`_parse`)."""
+    lines = _lines(path)
+    return _parse(path, lines, range(len(lines)))
+
+
+def read_columns(path: Path) -> tuple[dict[str, np.ndarray], list[Any]]:
+    """One JSON Lines file as (sample columns, the other records as objects). The file is
+    parsed in one go; samples — nearly every line of a run — are validated column by column
+    with :class:`Sample`'s rules, the other records as objects. A file that does not parse
+    whole (a torn last line, a bad line) is read line by line as :func:`read_records` does,
+    which drops a torn last line and names any other bad line."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        objs = json.loads("[" + ",".join(text.splitlines()) + "]")
+        whole = all(isinstance(o, dict) for o in objs)
+    except ValueError:
+        whole = False
+    if not whole:  # line by line: drops a torn last line, names any other bad line
+        records = read_records(path)
+        return _sample_columns([asdict(r) for r in records if isinstance(r, Sample)]), \
+            [r for r in records if not isinstance(r, Sample)]
+    try:
+        other = [from_dict(o) for o in objs if o.get("type") != "sample"]
+        return _sample_columns([o for o in objs if o.get("type") == "sample"]), other
+    except (ValueError, KeyError, TypeError):
+        read_records(path)  # names the first bad line
+        raise
+
+
+def from_dict(obj: dict) -> Any:
+    """A record from :func:`to_dict`'s form, validated (unknown keys are ignored)."""
+    cls = RECORD_TYPES[obj["type"]]
+    return cls(**{k: v for k, v in obj.items() if k in _FIELDS[cls]})
+
+
+def _sample_columns(objs: list[dict]) -> dict[str, np.ndarray]:
+    """Sample dicts as columns, validated with :class:`Sample`'s rules (ValueError or
+    TypeError when one breaks them)."""
+    get = {name: [o.get(name) for o in objs] for name in SAMPLE_FIELDS}
+    out = {"case_id": np.array(get["case_id"], dtype=object),
+           "process": np.array(get["process"], dtype=np.int64),
+           "phase": np.array(get["phase"], dtype=object),
+           "iteration": np.array(get["iteration"], dtype=np.int64),
+           "seconds": np.array(get["seconds"], dtype=np.float64),
+           "device": np.array(get["device"], dtype=object),
+           "round": np.array([0 if r is None else r for r in get["round"]], np.int64)}
+    ok = np.isin(out["phase"], PHASES) & (out["process"] >= 0) & (out["iteration"] >= 0) & (
+        out["round"] >= 0) & np.isfinite(out["seconds"]) & (out["seconds"] >= 0) & np.fromiter(
+        (isinstance(c, str) for c in out["case_id"]), dtype=bool, count=len(objs))
+    if not ok.all():
+        raise ValueError(f"bad sample {objs[int(np.argmin(ok))]}")
     return out
 
 

@@ -196,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     selfb.add_argument("--max-processes", type=int, default=128,
                        help="the scale stage doubles the process count up to this")
     selfb.add_argument("--only", default=None, metavar="STAGE,...",
-                       help="run only these stages: harness, turnaround, scale, verdicts")
+                       help="run only these stages: harness, turnaround, memory, scale, report, "
+                            "verdicts")
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     trace.add_argument("--traces", type=Path, default=None,

@@ -11,7 +11,11 @@
 - comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
   sequential runs and for ``podscale ab`` (:mod:`podscale.frontend.verdictbench`).
 
-``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, verdicts).
+- reports at pod scale: ``podscale report`` of synthetic 64- and 256-process runs
+  (:mod:`podscale.frontend.reportbench`; target <= 10 s at 256 processes).
+
+``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, report,
+verdicts).
 """
 
 from __future__ import annotations
@@ -172,7 +176,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
             "layouts": layouts}
 
 
-STAGES = ("harness", "turnaround", "memory", "scale", "verdicts")
+STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts")
 
 
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
@@ -236,6 +240,14 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
                         f"{row['startup_s']:10.1f}  {row['psum_us']:8.0f}")
             log(f"  largest completed: {s['largest']} processes (target 32); stopped: "
                 f"{s['stopped']}")
+        if "report" in chosen:
+            from podscale.frontend import reportbench
+
+            stage("report", "reports at pod scale: synthetic runs of 64 and 256 processes x "
+                            "48 cases x 50 iterations, podscale report through the CLI")
+            r = result["report"] = reportbench.report_scale(work, log=log)
+            for line in reportbench.summary_lines(r):
+                log(line)
         if "verdicts" in chosen:
             from podscale.frontend.verdictbench import summary_lines, verdicts
 
