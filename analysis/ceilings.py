@@ -107,7 +107,11 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFram
     values, labels, measured = [], [], []
     for r in out.itertuples():
         collective = isinstance(r.collective, str) and r.participants > 1
-        if peak is not None:
+        if isinstance(r.collective, str) and r.participants <= 1:
+            values.append(np.nan)
+            labels.append("N/A: one participant (nothing crosses a link)")
+            measured.append(np.nan)
+        elif peak is not None:
             if collective:
                 values.append(peak.link_one_way_GBps)
                 labels.append(f"{peak.name} interconnect per chip, one way ({peak.source})")

@@ -33,11 +33,9 @@ WARMUP_S = 0.2
 TRACK_ROUNDS = int(os.environ.get("PODSCALE_ASV_TRACK_ROUNDS", "5"))
 
 
-def _podscale_medians(grid, key) -> dict:
-    """Run ``grid`` in ``TRACK_ROUNDS`` launches; per case ``key(row)``: (time, GB/s,
-    busbw) at the median over rounds of each round's median time."""
+def _measure(grid):
+    """Run ``grid`` in ``TRACK_ROUNDS`` launches: (samples, summary); wrong results fail."""
     from analysis import load_run, summarize
-    from analysis.stats import per_iteration, round_medians
     from podscale.core.grid import expand
     from podscale.launch.runner import execute
 
@@ -46,9 +44,18 @@ def _podscale_medians(grid, key) -> dict:
                       rounds=TRACK_ROUNDS)
         _, samples, cases, _ = load_run(run)
         table = summarize(samples, cases)
-        middle = round_medians(per_iteration(samples)).groupby("case_id")["median"].median()
     if table["wrong"].sum():
         raise RuntimeError("wrong results")
+    return samples, table
+
+
+def _podscale_medians(grid, key) -> dict:
+    """Per case ``key(row)``: (time, GB/s, busbw) at the median over rounds of each
+    round's median time."""
+    from analysis.stats import per_iteration, round_medians
+
+    samples, table = _measure(grid)
+    middle = round_medians(per_iteration(samples)).groupby("case_id")["median"].median()
     result = {}
     for r in table.itertuples():
         t = float(middle[r.case_id])
@@ -165,3 +172,35 @@ class TrackCollectives:
         return cache[(collective, axes)][1]
 
     track_busbw.unit = "GB/s"
+
+
+class TrackCollectiveFits:
+    """t(S) = alpha + S/beta of every collective over all axes of 2 simulated hosts x 2
+    devices, 4 KiB to 1 MiB per device (``analysis/fits.py`` over round medians): beta, a
+    bus bandwidth (a drop is a bandwidth regression), and alpha (a rise is a fixed cost)."""
+
+    params = (COLLECTIVES,)
+    param_names = ["collective"]
+    timeout = 900
+
+    def setup_cache(self):
+        from analysis.fits import fits
+        from podscale.core.case import Settings
+        from podscale.core.grid import Grid
+
+        grid = Grid(tuple(COLLECTIVES), hosts=(2,), devices_per_host=(2,),
+                    variants=("shard_map",), settings=Settings(iters=10),
+                    params=(("size", tuple(SIZES)),))
+        samples, table = _measure(grid)
+        return {r.workload: (r.alpha_us * 1e-6, r.beta_GBps)
+                for r in fits(samples, table).itertuples()}
+
+    def track_alpha(self, cache, collective):
+        return cache[collective][0]
+
+    track_alpha.unit = "seconds"
+
+    def track_beta(self, cache, collective):
+        return cache[collective][1]
+
+    track_beta.unit = "GB/s"

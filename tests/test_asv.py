@@ -53,7 +53,7 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     res = asv(*args, cwd=tmp_path)
     assert "failed" not in res.stdout.lower(), res.stdout
     for name in ("TimeDot.time_dot", "TimePsum.time_psum", "TrackMultiHost.track_psum_busbw",
-                 "TrackCollectives.track_busbw"):
+                 "TrackCollectives.track_busbw", "TrackCollectiveFits.track_beta"):
         assert name in res.stdout
     if not head:
         pytest.skip("not a git checkout: results are not saved without a commit hash")
@@ -63,6 +63,8 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     assert len(df[df.benchmark.str.endswith("time_dot")]) == 18
     busbw = df[df.benchmark.str.endswith("TrackCollectives.track_busbw")]
     assert len(busbw) == 6 * 3 and (busbw.value > 0).all() and set(busbw.unit) == {"GB/s"}
+    beta = df[df.benchmark.str.endswith("TrackCollectiveFits.track_beta")]
+    assert len(beta) == 6 and (beta.value > 0).all() and set(beta.unit) == {"GB/s"}
     out = tmp_path / "rep"
     res = podscale("report", str(small_run), "--asv", str(tmp_path / "results"), "--out", str(out))
     assert res.returncode == 0, res.stderr

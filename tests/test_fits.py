@@ -77,3 +77,27 @@ def test_fit_command_on_a_real_run(small_run, tmp_path):
     assert "µs" in res.stdout and "e+" not in res.stdout
     single = podscale("fit", str(small_run.parent / "missing"))
     assert single.returncode == 2 and "no such run directory" in single.stderr
+
+
+def test_compare_names_a_halved_beta_and_nothing_else(tmp_path):
+    """B's psum links planted at half the bandwidth: beta 'changed' in every multi-
+    participant psum sweep, alpha and every dot sweep '~'."""
+    from analysis.fitcompare import compare_fits, render
+
+    def plant(beta):
+        def t(case, rec):
+            if case.workload == "psum" and rec.participants > 1:
+                return ALPHA + rec.bytes_per_device * bus_factor("all_reduce",
+                                                                 rec.participants) / beta
+            return ALPHA / 2 + rec.bytes_per_process / BETA_DOT
+        return t
+
+    sizes = (4096, 65536, 1 << 20)
+    a = make_run(tmp_path / "a", sizes=sizes, rounds=3, time_of=plant(BETA))
+    b = make_run(tmp_path / "b", seed=1, sizes=sizes, rounds=3, time_of=plant(BETA / 2))
+    t = compare_fits(a, b)
+    slowed = (t.workload == "psum") & (t.n.astype(int) > 1)
+    assert slowed.sum() == 6 and (t.loc[slowed, "beta_verdict"] == "changed").all()
+    assert np.allclose(t.loc[slowed, "beta_ratio"], 0.5, rtol=0.05)
+    assert (t.loc[~slowed, "beta_verdict"] == "~").all() and (t.alpha_verdict == "~").all()
+    assert "0.50x, changed" in render(t)

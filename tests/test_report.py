@@ -128,6 +128,8 @@ def test_compare_refuses_different_environments(tmp_path):
     res = podscale("compare", str(a), str(make_run(tmp_path / "c", slowdown=2)),
                    "--fail-on-regression")
     assert res.returncode == 1 and "slower" in res.stdout
+    assert "# fits: alpha and beta of A vs B" in res.stdout
+    assert (tmp_path / "c" / "compare-a-fits.csv").exists()
 
 
 def test_synthetic_report_escapes(tmp_path):

@@ -284,15 +284,19 @@ def write_compare(table, notes: list[str], run_a: Path, run_b: Path,
                   args: argparse.Namespace, out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
     (1 if a case is slower and --fail-on-regression)."""
+    from analysis import fitcompare
     from analysis.compare import render
 
     text = render(table, notes, run_a.name, run_b.name, args.threshold, args.correction)
+    changes = fitcompare.compare_fits(run_a, run_b)
+    text += "\n" + fitcompare.render(changes)
     print(text)
     out = out or run_b / f"compare-{run_a.name}"
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out.with_suffix(".csv"), index=False)
+    changes.to_csv(out.with_name(out.name + "-fits.csv"), index=False)
     out.with_suffix(".txt").write_text(text + "\n")
-    print(f"# written: {out.with_suffix('.csv')}")
+    print(f"# written: {out.with_suffix('.csv')} and {out.name}-fits.csv")
     slower = (table["verdict"] == "slower").any()
     return 1 if slower and args.fail_on_regression else 0
 

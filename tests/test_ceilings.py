@@ -1,0 +1,63 @@
+"""Ceilings: documented peaks selected by device kind, measured ones on CPU (no JAX)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import load_run, summarize
+from analysis.ceilings import peak_for, with_ceilings
+from tests.synth import make_run
+
+
+@pytest.mark.parametrize("kind, name", [
+    ("TPU v4", "TPU v4"), ("TPU v5 lite", "TPU v5e"), ("TPU v5", "TPU v5p"),
+    ("TPU v5p", "TPU v5p"), ("TPU v6 lite", "TPU v6e"), ("TPU7x", "TPU7x"),
+    ("NVIDIA A100-SXM4-80GB", "A100 80GB"), ("NVIDIA A100-SXM4-40GB", "A100"),
+    ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H200", "H200"),
+    ("NVIDIA H100 PCIe", None), ("cpu", None), (None, None)])
+def test_peak_is_selected_by_device_kind(kind, name):
+    peak = peak_for(kind)
+    assert (peak.name if peak else None) == name
+    if peak:
+        assert peak.source and peak.link_one_way_GBps == peak.link_chip_bidir_GBps / 2
+
+
+def test_percent_of_documented_ceiling(tmp_path):
+    run = make_run(tmp_path / "tpu", platform="TPU v5 lite")
+    _, samples, cases, _ = load_run(run)
+    table = with_ceilings(summarize(samples, cases), "TPU v5 lite")
+    coll = table[(table.workload == "psum") & (table.participants > 1)]
+    assert (coll.ceiling_GBps == 200.0).all() and coll.ceiling.str.contains("TPU v5e").all()
+    assert np.allclose(coll.pct_ceiling, 100 * coll.busbw / 200.0)
+    dot = table[table.workload == "dot"]
+    assert (dot.ceiling_GBps == 819.0).all()
+    assert np.allclose(dot.pct_ceiling, 100 * dot.gbps / dot.devices_per_host / 819.0)
+    one = table[(table.workload == "psum") & (table.participants == 1)]
+    assert one.pct_ceiling.isna().all()  # one participant: nothing on a link, no busbw
+
+
+def test_cpu_ceilings_are_measured_in_the_run():
+    rows = [  # what a CPU run with stream and ppermute cases summarises to
+        {"workload": "stream", "op": "read", "hosts": 1, "devices_per_host": 1, "gbps": 10.0},
+        {"workload": "stream", "op": "copy", "hosts": 1, "devices_per_host": 1, "gbps": 4.0},
+        {"workload": "stream", "op": "read", "hosts": 2, "devices_per_host": 1, "gbps": 8.0},
+        {"workload": "dot", "hosts": 2, "devices_per_host": 1, "gbps": 2.0},
+        {"workload": "dot", "hosts": 4, "devices_per_host": 1, "gbps": 1.0},
+        {"workload": "ppermute", "hosts": 2, "devices_per_host": 1, "collective": "sendrecv",
+         "participants": 2, "algbw": 3.0, "busbw": 3.0},
+        {"workload": "all_reduce", "hosts": 2, "devices_per_host": 1,
+         "collective": "all_reduce", "participants": 2, "algbw": 0.5, "busbw": 0.5},
+    ]
+    table = pd.DataFrame(rows).reindex(columns=[
+        "workload", "op", "hosts", "devices_per_host", "gbps", "collective", "participants",
+        "algbw", "busbw"])
+    table["participants"] = table["participants"].fillna(1)
+    out = with_ceilings(table, "cpu").set_index(["workload", "hosts"])
+    assert out.loc[("dot", 2), "ceiling_GBps"] == 8.0  # stream read on the same layout
+    assert "same layout" in out.loc[("dot", 2), "ceiling"]
+    assert out.loc[("dot", 4), "ceiling_GBps"] == 10.0  # none there: the best elsewhere
+    assert out.loc[("dot", 2), "pct_ceiling"] == pytest.approx(25.0)
+    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0  # best point-to-point algbw
+    assert out.loc[("all_reduce", 2), "pct_ceiling"] == pytest.approx(100 * 0.5 / 3.0)
+    bare = with_ceilings(table[table.workload == "dot"], "cpu")
+    assert bare.pct_ceiling.isna().all() and bare.ceiling.str.startswith("N/A: add").all()
