@@ -132,18 +132,26 @@ class Collective(Mapped):
         raise NotImplementedError
 
     def reference(self, ctx, local):
+        """Only the groups that hold this process's devices are combined, and only its
+        devices' rows kept: memory per process stays that of its own outputs, however
+        many processes there are."""
         case = ctx.case
         everything = exact(gather_processes(local[0])).reshape(case.layout.devices, -1)
         idx = self.groups(case)
-        value, bound = self.combine(everything[idx], case)  # (groups, n, m')
+        row_of, rank_of = np.empty(idx.size, int), np.empty(idx.size, int)
+        row_of[idx] = np.arange(len(idx))[:, None]
+        rank_of[idx] = np.arange(idx.shape[1])[None, :]
+        d = ctx.local_devices
+        mine = np.arange(ctx.process * d, (ctx.process + 1) * d)
+        rows = np.unique(row_of[mine])
+        value, bound = self.combine(everything[idx[rows]], case)  # (my groups, n, m')
+        at = np.searchsorted(rows, row_of[mine])
 
-        def mine(a: np.ndarray) -> np.ndarray:
-            out = np.empty((case.layout.devices, a.shape[-1]))
-            out[idx.ravel()] = a.reshape(-1, a.shape[-1])
-            d = ctx.local_devices
-            return out[ctx.process * d:(ctx.process + 1) * d]
+        def pick(a: np.ndarray) -> np.ndarray:
+            a = np.broadcast_to(a, value.shape)
+            return np.stack([a[g, r] for g, r in zip(at, rank_of[mine])])
 
-        return Expected(mine(value), mine(bound))
+        return Expected(pick(value), pick(bound))
 
     def step(self, ctx, local) -> Step:
         if not self.grouped(ctx.case):

@@ -27,8 +27,8 @@ class Broadcast(Collective):
                             axes)
 
     def combine(self, x, case):
-        value = np.repeat(x[..., :1, :], x.shape[-2], axis=-2)
-        return value, np.zeros_like(value)
+        value = np.broadcast_to(x[..., :1, :], x.shape)  # a view: no copy
+        return value, np.zeros(1)
 
 
 broadcast = Broadcast()

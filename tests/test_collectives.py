@@ -196,3 +196,25 @@ def test_groups_of_a_size_run_at_once_and_are_checked(tmp_path):
     first = cases.iloc[0]["case_id"]
     bad = cases[cases.wrong > 0]
     assert set(bad.case_id) == {first} and set(bad.process) == {1}
+
+
+def test_references_do_not_copy_per_member():
+    """all_gather, broadcast and all_reduce give every member the same data: the reference
+    is a view (stride 0 over members), not n copies — at 16 processes x 1 MiB the copies
+    took every process past 1.5 GB and the kernel killed one."""
+    import numpy as np
+
+    from podscale.core.case import Case, Layout, Settings
+    from suites.all_gather import all_gather
+    from suites.all_reduce import all_reduce
+    from suites.broadcast import broadcast
+
+    x = np.ones((1, 64, 1000))
+    for wl, params in ((all_gather, {}), (broadcast, {}), (all_reduce, {"op": "sum"}),
+                       (all_reduce, {"op": "max"})):
+        case = Case(wl.name, "1", wl.name, "shard_map", "float32", Layout(64, 1),
+                    tuple({"axes": "all", "group": "all", "size": 4000, "algorithm": "flat",
+                           **params}.items()), Settings())
+        value, bound = wl.combine(x, case)
+        assert value.shape[-2] == 64 and value.strides[-2] == 0, wl.name
+        assert np.broadcast_to(bound, value.shape).strides[-2] == 0, wl.name
