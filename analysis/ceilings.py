@@ -87,53 +87,71 @@ def peak_for(device_kind: str | None) -> Peak | None:
     return None
 
 
+def _across(rows: pd.DataFrame) -> pd.Series:
+    """Whether each case's groups span processes (hosts)."""
+    if "hosts_per_group" in rows.columns:
+        return rows["hosts_per_group"].fillna(1) > 1
+    return rows["hosts"] > 1
+
+
 def _measured(summary: pd.DataFrame) -> tuple[dict, float | None, str]:
     stream = summary[(summary.workload == "stream")]
     if "op" in stream.columns:
         stream = stream[stream["op"].astype(str) == "read"]
     per_layout = stream.groupby(["hosts", "devices_per_host"])["gbps"].max().to_dict()
-    loop = summary[summary.workload.isin(LOOPBACK) & (summary.hosts > 1)]
+    loop = summary[summary.workload.isin(LOOPBACK) & _across(summary)]
     best = float(loop["algbw"].max()) if len(loop) and loop["algbw"].notna().any() else None
     where = f"{loop.loc[loop['algbw'].idxmax(), 'workload']} in this run" if best else ""
     return per_layout, best, where
 
 
+def _stream(r, stream: dict) -> tuple[float, str]:
+    same = stream.get((r.hosts, r.devices_per_host))
+    best = same if same is not None else (max(stream.values()) if stream else None)
+    if not best:
+        return np.nan, "N/A: add stream (--sizes >= 4x LLC) to the run"
+    return best, f"stream read, {'same' if same is not None else 'other'} layout, this run"
+
+
+def _ceiling(r, peak: Peak | None, stream: dict, loop: float | None,
+             loop_where: str) -> tuple[float, str, float]:
+    """(ceiling GB/s, what it is, the figure held against it) for one summary row."""
+    if isinstance(r.collective, str) and r.participants <= 1:
+        return np.nan, "N/A: one participant (nothing crosses a link)", np.nan
+    collective = isinstance(r.collective, str)
+    across = getattr(r, "hosts_per_group", 1) > 1 if collective else False
+    measured_loop = (loop, f"loopback transfer between processes, best algbw of "
+                           f"{loop_where}") if loop else (
+        np.nan, "N/A: add pairs or ppermute across hosts to the run")
+    if peak is not None:
+        if not collective:
+            return peak.hbm_GBps, f"{peak.name} HBM ({peak.source})", \
+                r.gbps / r.devices_per_host
+        if across and not peak.name.startswith("TPU"):  # NVLink stays inside a host
+            value, label = measured_loop
+            return value, label.replace("loopback transfer", "transfer"), r.busbw
+        return peak.link_one_way_GBps, f"{peak.name} interconnect per chip, one way " \
+                                       f"({peak.source})", r.busbw
+    if collective and across:
+        return (*measured_loop, r.busbw)
+    value, label = _stream(r, stream)
+    if collective:  # inside one process a collective is memory traffic
+        label = f"{label}: a collective inside one process moves memory"
+    return value, label, r.busbw if collective else r.gbps
+
+
 def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFrame:
-    """``summary`` plus ``ceiling_GBps``, ``ceiling`` (what it is) and ``pct_ceiling``
-    (busbw for collectives over 2+ participants, GB/s per device otherwise)."""
+    """``summary`` plus ``ceiling_GBps``, ``ceiling`` (what it is) and ``pct_ceiling``:
+    busbw for collectives over 2+ participants, GB/s per device otherwise. Collectives
+    whose groups span hosts are held against the links between hosts (TPU ICI, or a
+    transfer between processes measured in the run); groups inside a host against the
+    chip's interconnect (NVLink, ICI) or, on CPU, memory (stream)."""
     out = summary.copy()
     peak = peak_for(device_kind)
     stream, loop, loop_where = _measured(summary)
-    values, labels, measured = [], [], []
-    for r in out.itertuples():
-        collective = isinstance(r.collective, str) and r.participants > 1
-        if isinstance(r.collective, str) and r.participants <= 1:
-            values.append(np.nan)
-            labels.append("N/A: one participant (nothing crosses a link)")
-            measured.append(np.nan)
-        elif peak is not None:
-            if collective:
-                values.append(peak.link_one_way_GBps)
-                labels.append(f"{peak.name} interconnect per chip, one way ({peak.source})")
-                measured.append(r.busbw)
-            else:
-                values.append(peak.hbm_GBps)
-                labels.append(f"{peak.name} HBM ({peak.source})")
-                measured.append(r.gbps / r.devices_per_host)
-        elif collective:
-            values.append(loop if loop else np.nan)
-            labels.append(f"loopback transfer between processes, best algbw of {loop_where}"
-                          if loop else "N/A: add pairs or ppermute on 2+ hosts to the run")
-            measured.append(r.busbw)
-        else:
-            same = stream.get((r.hosts, r.devices_per_host))
-            best = same if same is not None else (max(stream.values()) if stream else None)
-            values.append(best if best else np.nan)
-            labels.append(("stream read, same layout, this run" if same is not None else
-                           "stream read, other layout, this run") if best else
-                          "N/A: add stream (--sizes >= 4x LLC) to the run")
-            measured.append(r.gbps)
-    out["ceiling_GBps"] = values
-    out["ceiling"] = labels
-    out["pct_ceiling"] = 100 * np.asarray(measured, float) / out["ceiling_GBps"].to_numpy(float)
+    rows = [_ceiling(r, peak, stream, loop, loop_where) for r in out.itertuples()]
+    out["ceiling_GBps"] = [v for v, _, _ in rows]
+    out["ceiling"] = [label for _, label, _ in rows]
+    measured = np.asarray([m for _, _, m in rows], float)
+    out["pct_ceiling"] = 100 * measured / out["ceiling_GBps"].to_numpy(float)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.units import bytes_h, time_h
+from analysis.units import bytes_h, sig, time_h
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
 
@@ -28,8 +28,9 @@ def _scaling_models(scaled: dict) -> list[str]:
                    f"{bytes_h(worst['size'])}); {int(held.within_interval.sum())} of {len(held)} "
                    "inside the 95% interval")
     pred = scaled.get("predictions", pd.DataFrame())
-    if len(pred):
-        top = pred[(pred.n == pred.n.max())]
+    if len(pred):  # from the sweep measured at the most n (a held-out one, if any)
+        measured = pred["label"].str.count(",")
+        top = pred[(measured == measured.max()) & (pred.n == pred.n.max())]
         top = top[top["size"] == top["size"].max()].sort_values("predicted_us").iloc[-1]
         out.append(f"model output: {top.workload} {bytes_h(top['size'])} at n={int(top.n)} "
                    f"predicted {time_h(top.predicted_us / 1e6)} (95% "
@@ -49,8 +50,8 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
     if "pct_ceiling" in summary and summary["pct_ceiling"].notna().any():
         s = summary.dropna(subset=["pct_ceiling"])
         best, worst = s.loc[s["pct_ceiling"].idxmax()], s.loc[s["pct_ceiling"].idxmin()]
-        out.append(f"best {best.pct_ceiling:.0f}% of ceiling: {_case(best)} ({best.ceiling}); "
-                   f"worst {worst.pct_ceiling:.0f}%: {_case(worst)}")
+        out.append(f"best {sig(best.pct_ceiling)}% of ceiling: {_case(best)} ({best.ceiling}); "
+                   f"worst {sig(worst.pct_ceiling)}%: {_case(worst)} ({worst.ceiling})")
     else:
         out.append("no ceiling applies to this run's cases (see the Ceilings section)")
     if not scaling.empty:
@@ -58,7 +59,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
         for kind, g in top.groupby("kind"):
             lo = g.loc[g["efficiency"].idxmin()]
             out.append(f"{kind} scaling at {int(lo.hosts)} hosts: efficiency median "
-                       f"{g['efficiency'].median():.2f} (lowest {lo.efficiency:.2f}: "
+                       f"{sig(g['efficiency'].median())} (lowest {sig(lo.efficiency)}: "
                        f"{lo.workload} {lo.variant} size {lo['size']})")
     if not outliers.empty and outliers["outlier"].notna().any():
         o = outliers.dropna(subset=["outlier"]).sort_values("ratio").iloc[-1]

@@ -28,7 +28,8 @@ def _fits(run: Path) -> pd.DataFrame:
 
 def compare_fits(run_a: Path, run_b: Path) -> pd.DataFrame:
     a, b = _fits(run_a), _fits(run_b)
-    keys = [k for k in KEYS if k in a.columns and k in b.columns]
+    extra = [c for c in a.columns if c not in COLUMNS and c in b.columns]
+    keys = [k for k in KEYS if k in a.columns and k in b.columns] + extra
     both = a.astype({k: str for k in keys}).merge(b.astype({k: str for k in keys}), on=keys,
                                                   suffixes=("_a", "_b"))
     out = both[keys].copy()

@@ -74,7 +74,8 @@ def fit_points(x: np.ndarray, y: np.ndarray, boot: int = 400, seed: int = 0) -> 
 
 def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
          rm: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per size sweep (``COLUMNS``); sweeps with fewer than 2 sizes are left out.
+    """One row per size sweep (``COLUMNS``, then the workloads' other parameters, e.g.
+    ``op`` and ``algorithm``); sweeps with fewer than 2 sizes are left out.
     ``rm``: the samples' round medians, if already computed."""
     rm = round_medians(per_iteration(samples)) if rm is None else rm
     meta = summary.set_index("case_id")
@@ -101,7 +102,8 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
                      "alpha_hi": f["alpha_hi"] * 1e6, "beta_GBps": f["beta"] / 1e9,
                      "beta_lo": f["beta_lo"] / 1e9, "beta_hi": f["beta_hi"] / 1e9,
                      "s_half_bytes": f["s_half"], "r2": f["r2"]})
-    return pd.DataFrame(rows, columns=COLUMNS)
+    extra = [k for k in keys if k not in COLUMNS]  # the workloads' other parameters
+    return pd.DataFrame(rows, columns=COLUMNS + extra)
 
 
 def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:

@@ -43,7 +43,8 @@ def cell(v):
 
 
 def fits_table(table: pd.DataFrame) -> pd.DataFrame:
-    rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype, "axes": r.axes,
+    rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype,
+             "axes": cell(r.axes),
              "layout": f"h{r.hosts}xd{r.devices_per_host}", "n": r.n,
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
@@ -55,11 +56,11 @@ def fits_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def _key_cols(df: pd.DataFrame) -> list[str]:
     return [c for c in ("workload", "variant", "dtype", "axes", "op", "algorithm",
-                        "devices_per_host") if c in df.columns]
+                        "devices_per_host", "regime") if c in df.columns]
 
 
 def heldout_table(held: pd.DataFrame) -> pd.DataFrame:
-    out = held[_key_cols(held) + ["fitted_on_n", "n"]].copy()
+    out = held[_key_cols(held) + ["fitted_on_n", "n"]].map(cell)
     out["size"] = held["size"].map(bytes_h)
     out["measured"] = (held["measured_us"] / 1e6).map(time_h)
     out["predicted (95%)"] = [f"{time_h(p / 1e6)} ({time_h(lo / 1e6)} to {time_h(hi / 1e6)})"
@@ -70,7 +71,7 @@ def heldout_table(held: pd.DataFrame) -> pd.DataFrame:
 
 
 def predictions_table(pred: pd.DataFrame) -> pd.DataFrame:
-    out = pred[_key_cols(pred) + ["n"]].copy()
+    out = pred[_key_cols(pred) + ["n"]].map(cell)
     out["size"] = pred["size"].map(bytes_h)
     out["predicted (95%)"] = [f"{time_h(p / 1e6)} ({time_h(lo / 1e6)} to {time_h(hi / 1e6)})"
                               for p, lo, hi in zip(pred.predicted_us, pred.lo_us, pred.hi_us)]

@@ -53,11 +53,13 @@ def _swept(summary: pd.DataFrame) -> pd.Series:
 
 
 def _sized(summary: pd.DataFrame) -> pd.DataFrame:
-    """Cases of workloads that have a size parameter (collective sweeps over mesh axes
-    have their own plot), for the plots against size."""
+    """Cases of workloads swept over 2+ sizes (collective sweeps over mesh axes have their
+    own plot), for the plots against size."""
     if "size" not in summary.columns:
         return summary.iloc[0:0]
-    return summary[~_swept(summary)].dropna(subset=["size"])
+    df = summary[~_swept(summary)].dropna(subset=["size"])
+    sizes = df.groupby("workload")["size"].transform("nunique")
+    return df[sizes > 1]  # a workload measured at one size has no curve against size
 
 
 def series(part: pd.DataFrame, params: list[str]) -> pd.Series:
@@ -146,9 +148,9 @@ def bandwidth_vs_size(summary: pd.DataFrame):
     df["panel"] = list(zip(df["variant"], df["workload"]))
     df["series_key"] = df["hosts"].astype(str) + "x" + df["devices_per_host"].astype(str)
     _model_and_ceiling(g, df, "panel", "bandwidth")
-    g.set_axis_labels("size parameter (per process)",
-                      "GB/s (collectives: busbw; others: per process)")
-    g.figure.suptitle("Bandwidth vs size (dashed: ceiling; dotted: fitted model)", y=1.02)
+    g.set_axis_labels("size parameter (per process)", "GB/s")
+    g.figure.suptitle("Bandwidth vs size: busbw for collectives, GB/s per process otherwise "
+                      "(dashed: ceiling; dotted: fitted model)", y=1.02)
     return g.figure
 
 
@@ -156,10 +158,12 @@ def scaling_efficiency(scaling: pd.DataFrame):
     weak = scaling[scaling["kind"] == "weak"]
     if weak.empty or weak["hosts"].nunique() < 2:
         return None
-    weak = weak.assign(size=weak["size"].map(str), dev=weak["devices_per_host"].map(str))
+    weak = weak.assign(size=weak["size"].map(_human), dev=weak["devices_per_host"].map(str),
+                       panel=weak["workload"] + " " + weak["variant"])
     g = sns.relplot(data=weak, x="hosts", y="efficiency", hue="size", style="dev",
-                    col="workload", row="variant", kind="line", marker="o", palette="rocket",
-                    height=3.2, aspect=1.3)
+                    col="panel", col_wrap=3, kind="line", marker="o", palette="rocket",
+                    height=3.0, aspect=1.3)
+    g.set_titles("{col_name}")
     for ax in g.axes.flat:
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xticks(sorted(weak["hosts"].unique()))
@@ -184,9 +188,8 @@ def process_skew(matrix: pd.DataFrame):
     if matrix.empty:
         return None
     values = matrix.to_numpy(float)
-    spread = float(np.nanmax(np.abs(np.log(values[values > 0])))) if np.isfinite(
-        values).any() else 0.1
-    spread = max(np.exp(spread), 1.05)
+    logs = np.abs(np.log(values[values > 0]))
+    spread = max(float(np.exp(np.percentile(logs, 99))) if logs.size else 1.0, 1.05)
     rows, cols = matrix.shape
     fig, ax = plt.subplots(figsize=(min(16, max(7, 3 + 0.22 * cols)),
                                     min(12, max(3.5, 2 + 0.12 * rows))))
@@ -196,8 +199,9 @@ def process_skew(matrix: pd.DataFrame):
     from matplotlib.ticker import FuncFormatter
 
     bar = fig.colorbar(im, ax=ax, label="vs the case's median process")
+    bar.set_ticks([1 / spread, spread ** -0.5, 1, spread ** 0.5, spread])
     bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.2g}x"))
-    bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:.2g}x"))
+    bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda *_: ""))
     ax.grid(False)
     ax.set_ylabel("process")
     ax.set_xlabel(f"multi-host cases ({cols})")
@@ -306,7 +310,9 @@ def scaling_predictions(scaled: dict):
         return None
     keys = [k for k in ("workload", "variant", "axes", "devices_per_host", "op", "algorithm")
             if k in curves.columns]
-    panels = list(curves.groupby(keys, dropna=False, sort=True))[:12]
+    counts = scaled["models"].set_index(keys)["n_values"].str.count(",") if keys else None
+    panels = sorted(curves.groupby(keys, dropna=False, sort=True),
+                    key=lambda kv: -int(counts.get(kv[0], 0)) if counts is not None else 0)[:9]
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -117,32 +118,45 @@ class _Doc:
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
 
 
-def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
+@dataclass
+class _Analysis:
+    """Everything a report shows, derived once from the run."""
+
+    manifest: object
+    samples: pd.DataFrame
+    summary: pd.DataFrame
+    envs: pd.DataFrame
+    skipped: dict
+    eff: pd.DataFrame
+    named: pd.DataFrame
+    skew: pd.DataFrame
+    slow: pd.DataFrame
+    fitted: pd.DataFrame
+    scaled: dict
+
+
+def _analyse(manifest, samples, cases, envs, across: str) -> _Analysis:
     from analysis.ceilings import with_ceilings
-    from analysis.findings import findings
     from analysis.fits import fits, model_times
-    from analysis.pairs import matrices, outliers
+    from analysis.pairs import outliers
     from analysis.scalemodel import scaling_models
     from analysis.skew import relative, slowest
 
-    manifest, samples, cases, envs = load_run(run_dir)
-    doc = _Doc(f"podscale report: {manifest.run_id}")
-    skipped = cases.attrs.get("skipped", {})
-    if cases.empty:
-        doc.heading("Results", "No case completed in this run.")
-        doc.heading("Environment")
-        doc.table(environment_table(manifest, envs))
-        return doc
     kind = str(envs["device_kind"].iloc[0]) if not envs.empty else None
     summary = with_ceilings(summarize(samples, cases, across=across), kind)
-    eff, named = scaling(summary), outliers(summary, samples)
-    skew_matrix = relative(samples, summary)
-    slow = slowest(skew_matrix)
     rm = round_medians(per_iteration(samples))
-    fitted, scaled = fits(samples, summary, rm=rm), scaling_models(samples, summary, rm=rm)
+    fitted = fits(samples, summary, rm=rm)
     summary["model_s"] = model_times(summary, fitted)
-    doc.heading("Findings", "the facts that matter first; details below")
-    doc.bullets(findings(summary, eff, named, scaled, slow))
+    skew = relative(samples, summary)
+    return _Analysis(manifest, samples, summary, envs, cases.attrs.get("skipped", {}),
+                     scaling(summary), outliers(summary, samples), skew, slowest(skew),
+                     fitted, scaling_models(samples, summary, rm=rm))
+
+
+def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
+    from analysis.pairs import matrices
+
+    summary = a.summary
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
@@ -151,71 +165,38 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
                     "analysis/bandwidth.py) vs the per-device buffer, one line per axes")
         doc.figure(coll, "collective busbw vs size")
-    if not fitted.empty:
-        doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
-                    "round medians (analysis/fits.py); beta is a bus bandwidth for "
-                    "collectives; S_half = alpha*beta, the size at half of beta")
-        doc.table(fits_table(fitted))
-    if not scaled["models"].empty:
+    if not a.scaled["models"].empty:
         doc.heading("Scaling with participants: models and predictions",
                     "per collective sweep, t(S, n) = a0 + a1 g(n) + B(S, n) (c0 + c1 h(n)) "
                     "over every size and participant count n (B: bus bytes, nccl-tests' "
-                    "algebra; g, h: none, log2 or n-1, chosen by AICc; analysis/"
+                    "algebra; g, h: none, log2, n-1 or (n-1)^2, chosen by AICc; analysis/"
                     "scalemodel.py); held out: the largest n predicted from the smaller "
                     "ones; beyond what ran: model output, with 95% prediction intervals")
-        doc.figure(plots.scaling_predictions(scaled), "scaling predictions")
-        if not scaled["heldout"].empty:
-            doc.table(heldout_table(scaled["heldout"]))
-        doc.table(predictions_table(scaled["predictions"]),
-                  collapsed=f"model output at n = "
-                            f"{', '.join(map(str, sorted(scaled['predictions'].n.unique())))}")
-        doc.table(scaled["models"].map(cell), collapsed="fitted models")
-    doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
-                "(others) against the ceiling named per row (analysis/ceilings.py)")
-    doc.table(ceiling_table(summary), collapsed="ceiling per case")
-    doc.heading("Environment")
-    doc.table(environment_table(manifest, envs))
-    if skipped:
-        doc.heading("Skipped cases", "the backend does not implement them (no samples)")
-        doc.table(pd.DataFrame(sorted(skipped.items()), columns=["case", "reason"]))
-    for workload, part in summary.groupby("workload", sort=False):
-        part.attrs["params"] = summary.attrs.get("params", [])
-        kind = part["collective"].dropna()
-        what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
-        doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
-                                            "bandwidths in GB/s.")
-        doc.table(workload_table(part), collapsed=f"{len(part)} case(s)")
-
-    for key, m in matrices(summary, samples):
+        doc.figure(plots.scaling_predictions(a.scaled), "scaling predictions")
+        if not a.scaled["heldout"].empty:
+            doc.table(heldout_table(a.scaled["heldout"]))
+    doc.heading("Scaling efficiency vs hosts",
+                "weak: same size per process, T(1)/T(H); strong: same total size, "
+                "T(1)/(H*T(H)), where the grid has the matching sizes")
+    doc.figure(plots.scaling_efficiency(a.eff), "scaling efficiency")
+    for key, m in matrices(summary, a.samples):
         title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
                  f"on {key['hosts']}x{key['devices_per_host']}")
         doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
                     "iterations of the max over the two processes; rows: source, columns: "
                     "destination")
         doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
-        doc.table(m.reset_index().rename(columns=str))
-    if not named.empty:
+        doc.table(m.reset_index().rename(columns=str), collapsed="the matrix")
+    if not a.named.empty:
         doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
                                      "when its median is >= 1.3x the other processes'")
-        doc.table(named)
-    algo = algorithms(summary)
-    if not algo.empty:
-        doc.heading("Algorithms side by side", "the same case with each value of the "
-                    "workload's algorithm parameter (e.g. all_reduce flat vs hierarchical: "
-                    "reduce_scatter over the inner axes, all_reduce over hosts, all_gather)")
-        doc.table(algo)
-    doc.heading("Scaling efficiency vs hosts",
-                "weak: same size per process, T(1)/T(H); strong: same total size, "
-                "T(1)/(H*T(H)), where the grid has the matching sizes")
-    doc.figure(plots.scaling_efficiency(eff), "scaling efficiency")
-    if not eff.empty:
-        doc.table(eff.assign(efficiency=eff["efficiency"].round(3)))
+        doc.table(a.named)
     doc.heading("Per-process skew", "each process's median time in each multi-host case "
                 "relative to the case's median over processes (analysis/skew.py); the "
                 "slowest processes named below")
-    doc.figure(plots.process_skew(skew_matrix), "per-process skew")
-    if not slow.empty:
-        doc.table(slow.map(cell))
+    doc.figure(plots.process_skew(a.skew), "per-process skew")
+    if not a.slow.empty:
+        doc.table(a.slow.map(cell))
     doc.heading("pmap vs shard_map")
     doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
     doc.heading("Compile times", "ahead-of-time lower+compile only; pmap's figure is its "
@@ -234,8 +215,66 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
             doc.table(lag.round(1), md=False)
     for section in extra_sections:
         section(doc)
+
+
+def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
+    summary = a.summary
+    doc.heading("Tables", "every figure above, in full (collapsed: click to open)")
+    if not a.fitted.empty:
+        doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
+                    "round medians (analysis/fits.py); beta is a bus bandwidth for "
+                    "collectives; S_half = alpha*beta, the size at half of beta")
+        doc.table(fits_table(a.fitted), collapsed=f"{len(a.fitted)} fit(s)")
+    if not a.scaled["models"].empty:
+        pred = a.scaled["predictions"]
+        doc.heading("Scaling models", "model output, labelled so, and the fitted models")
+        doc.table(predictions_table(pred), collapsed=f"model output at n = "
+                  f"{', '.join(map(str, sorted(pred.n.unique())))}")
+        doc.table(a.scaled["models"].map(cell), collapsed="fitted models")
+    doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
+                "(others) against the ceiling named per row (analysis/ceilings.py)")
+    doc.table(ceiling_table(summary), collapsed="ceiling per case")
+    algo = algorithms(summary)
+    if not algo.empty:
+        doc.heading("Algorithms side by side", "the same case with each value of the "
+                    "workload's algorithm parameter (e.g. all_reduce flat vs hierarchical: "
+                    "reduce_scatter over the inner axes, all_reduce over hosts, all_gather)")
+        doc.table(algo, collapsed=f"{len(algo)} case(s)")
+    if not a.eff.empty:
+        doc.heading("Scaling efficiency table")
+        doc.table(a.eff.map(cell), collapsed=f"{len(a.eff)} row(s)")
+    for workload, part in summary.groupby("workload", sort=False):
+        part.attrs["params"] = summary.attrs.get("params", [])
+        kind = part["collective"].dropna()
+        what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
+        doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
+                                            "bandwidths in GB/s.")
+        doc.table(workload_table(part), collapsed=f"{len(part)} case(s)")
+    if a.skipped:
+        doc.heading("Skipped cases", "the backend does not implement them (no samples)")
+        doc.table(pd.DataFrame(sorted(a.skipped.items()), columns=["case", "reason"]))
+    doc.heading("Environment")
+    doc.table(environment_table(a.manifest, a.envs))
     doc.heading("How statistics are derived")
     doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
+
+
+def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
+    """The report top-down: Findings, then plots, then every table (collapsed)."""
+    from analysis.findings import findings
+
+    manifest, samples, cases, envs = load_run(run_dir)
+    doc = _Doc(f"podscale report: {manifest.run_id}")
+    if cases.empty:
+        doc.heading("Results", "No case completed in this run.")
+        doc.heading("Environment")
+        doc.table(environment_table(manifest, envs))
+        return doc
+    a = _analyse(manifest, samples, cases, envs, across)
+    doc.heading("Findings", "the facts that matter first; details below")
+    doc.bullets(findings(a.summary, a.eff, a.named, a.scaled, a.slow))
+    _plots(doc, a, run_dir, extra_sections)
+    _tables(doc, a, across)
     return doc
 
 

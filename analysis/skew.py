@@ -12,10 +12,14 @@ import pandas as pd
 
 
 def relative(samples: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
-    """Rows: process; columns: multi-host case ids (in summary order); values: the
+    """Rows: process; columns: multi-host case ids (in summary order; not pair cases,
+    where the other processes idle); values: the
     process's median timed iteration / the median of those medians over the case's
     processes (1 = typical, 1.2 = 20% slower than the case's typical process)."""
-    multi = summary.loc[summary["hosts"] > 1, "case_id"]
+    multi = summary["hosts"] > 1
+    if {"src", "dst"} <= set(summary.columns):  # pair cases: only 2 processes take part
+        multi &= summary["src"].isna()  # (analysis/pairs.py has their own matrix)
+    multi = summary.loc[multi, "case_id"]
     if multi.empty:
         return pd.DataFrame()
     timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(multi)]

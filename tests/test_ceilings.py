@@ -36,7 +36,7 @@ def test_percent_of_documented_ceiling(tmp_path):
     assert one.pct_ceiling.isna().all()  # one participant: nothing on a link, no busbw
 
 
-def test_cpu_ceilings_are_measured_in_the_run():
+def _table():
     rows = [  # what a CPU run with stream and ppermute cases summarises to
         {"workload": "stream", "op": "read", "hosts": 1, "devices_per_host": 1, "gbps": 10.0},
         {"workload": "stream", "op": "copy", "hosts": 1, "devices_per_host": 1, "gbps": 4.0},
@@ -44,20 +44,42 @@ def test_cpu_ceilings_are_measured_in_the_run():
         {"workload": "dot", "hosts": 2, "devices_per_host": 1, "gbps": 2.0},
         {"workload": "dot", "hosts": 4, "devices_per_host": 1, "gbps": 1.0},
         {"workload": "ppermute", "hosts": 2, "devices_per_host": 1, "collective": "sendrecv",
-         "participants": 2, "algbw": 3.0, "busbw": 3.0},
+         "participants": 2, "hosts_per_group": 2, "algbw": 3.0, "busbw": 3.0},
+        {"workload": "ppermute", "hosts": 1, "devices_per_host": 2, "collective": "sendrecv",
+         "participants": 2, "hosts_per_group": 1, "algbw": 9.0, "busbw": 9.0},
         {"workload": "all_reduce", "hosts": 2, "devices_per_host": 1,
-         "collective": "all_reduce", "participants": 2, "algbw": 0.5, "busbw": 0.5},
+         "collective": "all_reduce", "participants": 2, "hosts_per_group": 2, "algbw": 0.5,
+         "busbw": 0.5},
+        {"workload": "all_reduce", "hosts": 1, "devices_per_host": 2,
+         "collective": "all_reduce", "participants": 2, "hosts_per_group": 1, "algbw": 2.5,
+         "busbw": 2.5},
     ]
     table = pd.DataFrame(rows).reindex(columns=[
         "workload", "op", "hosts", "devices_per_host", "gbps", "collective", "participants",
-        "algbw", "busbw"])
-    table["participants"] = table["participants"].fillna(1)
+        "hosts_per_group", "algbw", "busbw"])
+    return table.fillna({"participants": 1, "hosts_per_group": 1})
+
+
+def test_cpu_ceilings_are_measured_in_the_run():
+    table = _table()
     out = with_ceilings(table, "cpu").set_index(["workload", "hosts"])
     assert out.loc[("dot", 2), "ceiling_GBps"] == 8.0  # stream read on the same layout
     assert "same layout" in out.loc[("dot", 2), "ceiling"]
     assert out.loc[("dot", 4), "ceiling_GBps"] == 10.0  # none there: the best elsewhere
     assert out.loc[("dot", 2), "pct_ceiling"] == pytest.approx(25.0)
-    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0  # best point-to-point algbw
+    # across processes: the best transfer between processes (not the in-process ppermute)
+    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0
     assert out.loc[("all_reduce", 2), "pct_ceiling"] == pytest.approx(100 * 0.5 / 3.0)
+    # inside one process: memory (stream on that layout, or the best elsewhere)
+    assert out.loc[("all_reduce", 1), "ceiling_GBps"] == 10.0
+    assert "inside one process" in out.loc[("all_reduce", 1), "ceiling"]
     bare = with_ceilings(table[table.workload == "dot"], "cpu")
     assert bare.pct_ceiling.isna().all() and bare.ceiling.str.startswith("N/A: add").all()
+
+
+def test_gpu_collectives_across_hosts_are_not_held_against_nvlink():
+    out = with_ceilings(_table(), "NVIDIA H100 80GB HBM3").set_index(["workload", "hosts"])
+    assert out.loc[("all_reduce", 1), "ceiling_GBps"] == 450.0  # NVLink, one way
+    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0  # measured between hosts
+    assert "NVLink" not in out.loc[("all_reduce", 2), "ceiling"]
+    assert out.loc[("dot", 2), "ceiling_GBps"] == 3350.0

@@ -119,7 +119,7 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
 
     res = podscale("run", "--rounds", "1",
                    "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
-                   "4KiB", "--param", "algorithm=flat,hierarchical", "--param", "op=sum,max",
+                   "4KiB,16KiB", "--param", "algorithm=flat,hierarchical", "--param", "op=sum,max",
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = only_run(tmp_path)
@@ -129,7 +129,13 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     # pmap cannot express the hierarchical schedule: flat only there
     assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
     side = algorithms(table)
-    assert len(side) == 2 and "hierarchical / flat" in side.columns  # shard_map, sum and max
+    assert len(side) == 4 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 2
+    from analysis.fits import fits, model_times
+
+    fitted = fits(samples, table)  # one fit per algorithm and op, none merged
+    shard = fitted[fitted.variant == "shard_map"]
+    assert len(shard) == 4 and set(shard.algorithm) == {"flat", "hierarchical"}
+    assert model_times(table, fitted).notna().sum() == len(table)
     write_report(run)
     assert "Algorithms side by side" in (run / "report" / "index.html").read_text()
 
