@@ -72,3 +72,29 @@ def test_fit_on_exact_points():
     m = fit(n, bus, t)
     assert m["family"] == ("log2", "none") and m["rel_rmse"] < 1e-6
     assert np.allclose(m["coef"], [5e-6, 1e-6, 1e-10, 0], atol=1e-12)
+
+
+def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
+    """A real run, one launch of 4 hosts x 2 devices: all_reduce in groups of 2 (strided,
+    so across hosts), 4 and 8 — n = 2, 4, 8 across hosts from one job; the model fits 2
+    and 4 and predicts the measured 8; the report shows both."""
+    from analysis.report import write_report
+    from tests.conftest import only_run, podscale
+
+    res = podscale("run", "all_reduce", "--hosts", "4", "--devices-per-host", "2",
+                   "--sizes", "4KiB,64KiB", "--group-sizes", "2:strided,4,all", "--rounds",
+                   "1", "--iters", "5", "--warmup", "1", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    run = only_run(tmp_path)
+    _, samples, cases, _ = load_run(run)
+    table = summarize(samples, cases)
+    assert set(table.hosts_per_group) == {2, 4} and set(table.participants) == {2, 4, 8}
+    out = scaling_models(samples, table, draws=100)
+    (m,) = out["models"].itertuples()
+    assert m.regime == "across hosts" and m.n_values == "2,4,8"
+    held = out["heldout"]
+    assert set(held.n) == {8} and len(held) == 2 and held.error.notna().all()
+    assert (held.measured_us > 0).all() and np.isfinite(held.error).all()
+    _, md = write_report(run)
+    text = md.read_text()
+    assert "Scaling with participants" in text and "scaling model held out: n=8" in text
