@@ -10,10 +10,8 @@ from pathlib import Path
 from podscale.core.case import DTYPES
 from podscale.core.errors import PodscaleError, UsageError
 from podscale.frontend.commands import (
-    STUDY_FILE,
     cmd_compare,
     cmd_fit,
-    cmd_generate,
     cmd_list,
     cmd_report,
     cmd_run,
@@ -22,6 +20,7 @@ from podscale.frontend.commands import (
     show,
     trace,
 )
+from podscale.frontend.gridargs import STUDY_FILE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated workloads: built-in names (podscale list), "
                           "path/to/file.py:NAME or pkg.module:NAME (or --suite-file)")
     _grid_args(run)
+    run.add_argument("--report", action="store_true",
+                     help="write the report at the end (RUN/report/index.html)")
     lst = sub.add_parser("list", help="every workload with its parameters and defaults")
     lst.add_argument("workloads", nargs="?", default=None,
                      help="also describe these (file.py:NAME, pkg.module:NAME)")
@@ -161,17 +162,26 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the run directory (same path on every host; shared, or see --gather)")
     host.add_argument("--gather", action="store_true",
                       help="process 0 gathers every process's records (no shared filesystem)")
+    host.add_argument("--print-run", dest="print_run", action="store_true",
+                      help="with --gather (implied): process 0 ends its output with the run "
+                           "as a checksummed text block, for podscale collect LOG (jobs whose "
+                           "only way out is their log)")
     host.add_argument("workloads", nargs="?", default=None,
                       help="comma-separated workloads, as for podscale run (or --suite-file)")
     _grid_args(host)
-    tpu = sub.add_parser("tpu", help="run `podscale worker` on every TPU VM of a pod via gcloud")
+    tpu = sub.add_parser("tpu", help="a TPU pod study: podscale worker on every VM (gcloud "
+                                     "ssh), the run copied back (gcloud scp), its report here")
     tpu.add_argument("--tpu", required=True, help="TPU VM name")
     tpu.add_argument("--zone", required=True)
     tpu.add_argument("--project", default=None)
-    tpu.add_argument("--run-dir", default="results/tpu-run")
+    tpu.add_argument("--run-dir", default=None,
+                     help="run directory on the VMs (default /tmp/podscale/<stamp>-tpu)")
+    tpu.add_argument("--out", default="results",
+                     help="where the run is copied to here (default: results)")
     tpu.add_argument("--setup", default=None,
                      help="shell command run first on each worker, e.g. 'cd ~/podscale'")
-    tpu.add_argument("--dry-run", action="store_true", help="print the gcloud command only")
+    tpu.add_argument("--dry-run", action="store_true",
+                     help="print every command it would run (quoted), run none")
     tpu.add_argument("worker_args", nargs=argparse.REMAINDER,
                      help="after --: arguments for podscale worker (grid options)")
     k8s = sub.add_parser("k8s", help="print a Kubernetes Indexed Job running podscale worker")
@@ -179,7 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
     k8s.add_argument("--image", required=True)
     k8s.add_argument("--name", default="podscale")
     k8s.add_argument("--namespace", default="default")
-    k8s.add_argument("--run-dir", default="/results/podscale-run")
+    k8s.add_argument("--run-dir", default=None,
+                     help="run directory in process 0's container (default /results/NAME "
+                          "with --results-pvc, else /tmp/podscale/NAME)")
+    k8s.add_argument("--results-pvc", dest="results_pvc", default=None, metavar="CLAIM",
+                     help="mount this PersistentVolumeClaim at /results for the gathered run; "
+                          "without it process 0 prints the run at the end of its log "
+                          "(podscale collect LOG)")
     k8s.add_argument("--gpus-per-host", type=int, default=0)
     k8s.add_argument("worker_args", nargs=argparse.REMAINDER)
     sbatch = sub.add_parser("sbatch", help="print an sbatch script running podscale via srun")
@@ -189,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     sbatch.add_argument("--gpus-per-node", type=int, default=None)
     sbatch.add_argument("run_args", nargs=argparse.REMAINDER,
                         help="after --: arguments for podscale run (workloads, grid options)")
+    collect = sub.add_parser("collect", help="a run directory back from a job's log (the "
+                                             "block podscale worker --print-run printed)")
+    collect.add_argument("log", help="the log file (e.g. kubectl logs of process 0), or -")
+    collect.add_argument("--out", type=Path, default=Path("results"))
+    collect.add_argument("--no-report", dest="report", action="store_false",
+                         help="do not write the report")
     selfb = sub.add_parser("bench-self", help="measure podscale itself: harness overhead, "
                                                "sweep turnaround, scale, memory ceiling")
     selfb.add_argument("--out", type=Path, default=None,
@@ -215,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.workloads is None and args.suite_file is None:
                 raise UsageError("name the workloads (e.g. dot,psum; podscale list) or give "
                                  "--suite-file")
-            return cmd_run(args)
+            return cmd_run(args, report=args.report)
         if args.command == "list":
             return cmd_list(args.workloads)
         if args.command == "study":
@@ -235,8 +257,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_ab(args)
         if args.command == "worker":
             return cmd_worker(args)
-        if args.command in ("tpu", "k8s", "sbatch"):
-            return cmd_generate(args)
+        if args.command in ("tpu", "k8s", "sbatch", "collect"):
+            from podscale.frontend import pods
+
+            return getattr(pods, f"cmd_{args.command}")(args)
         if args.command == "bench-self":
             from datetime import datetime
 

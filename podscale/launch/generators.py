@@ -10,29 +10,39 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 
-def worker_words(run_dir: str, args: Sequence[str]) -> list[str]:
-    return ["podscale", "worker", "--run-dir", run_dir, *args]
+def worker_words(run_dir: str, args: Sequence[str], *, gather: bool = True,
+                 print_run: bool = False) -> list[str]:
+    """``podscale worker`` as every host runs it: records gathered to process 0 (hosts
+    share no filesystem), and with ``print_run`` also printed at the end of its log."""
+    words = ["podscale", "worker", "--run-dir", run_dir]
+    words += ["--print-run"] if print_run else ["--gather"] if gather else []
+    return [*words, *args]
 
 
-def tpu_command(name: str, zone: str, project: str | None, run_dir: str,
-                args: Sequence[str], setup: str | None = None) -> list[str]:
-    """argv of ``gcloud compute tpus tpu-vm ssh NAME --worker=all --command ...``."""
+def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
+                 args: Sequence[str], out: str, setup: str | None = None) -> list[list[str]]:
+    """The three steps of a TPU pod study, as argv: run ``podscale worker`` on every VM
+    (``gcloud ... ssh --worker=all``), copy process 0's gathered run directory back
+    (``gcloud ... scp --recurse --worker=0``) into ``out``, and write its report here."""
+    where = [f"--zone={zone}", *([f"--project={project}"] if project else [])]
     remote = shlex.join(worker_words(run_dir, args))
     if setup:
         remote = f"{setup} && {remote}"
-    argv = ["gcloud", "compute", "tpus", "tpu-vm", "ssh", name, f"--zone={zone}"]
-    if project:
-        argv.append(f"--project={project}")
-    return [*argv, "--worker=all", f"--command={remote}"]
+    vm = ["gcloud", "compute", "tpus", "tpu-vm"]
+    return [[*vm, "ssh", name, *where, "--worker=all", f"--command={remote}"],
+            [*vm, "scp", "--recurse", f"{name}:{run_dir}", out, *where, "--worker=0"],
+            ["podscale", "report", str(PurePosixPath(out) / PurePosixPath(run_dir).name)]]
 
 
 def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podscale",
                   time_limit: str = "01:00:00", partition: str | None = None,
                   devices_per_host: int | None = None) -> str:
-    """An sbatch script: one task per node; ``podscale run --launcher srun`` inside the
-    allocation supervises one ``srun`` per layout (host counts up to ``hosts``)."""
+    """An sbatch script: one task per node; ``podscale run --launcher srun --report``
+    inside the allocation supervises one ``srun`` per layout (host counts up to ``hosts``)
+    on the cluster's shared filesystem, then writes the report next to the run."""
     lines = ["#!/bin/bash", f"#SBATCH --job-name={shlex.quote(job_name)}",
              f"#SBATCH --nodes={hosts}", "#SBATCH --ntasks-per-node=1",
              f"#SBATCH --time={shlex.quote(time_limit)}", "#SBATCH --output=podscale-%j.out"]
@@ -40,27 +50,44 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
         lines.append(f"#SBATCH --partition={shlex.quote(partition)}")
     if devices_per_host:
         lines.append(f"#SBATCH --gpus-per-node={devices_per_host}")
-    run = ["podscale", "run", *run_args, "--launcher", "srun"]
+    run = ["podscale", "run", *run_args, "--launcher", "srun", "--report"]
     lines += ["set -euo pipefail", shlex.join(run), ""]
     return "\n".join(lines)
 
 
-def k8s_manifest(name: str, image: str, hosts: int, run_dir: str, args: Sequence[str], *,
+def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
+                 run_dir: str | None = None, results_pvc: str | None = None,
                  port: int = 8476, namespace: str = "default",
                  resources: dict | None = None) -> str:
     """A headless Service and an Indexed Job of ``hosts`` pods; pod 0 is the coordinator.
-    Rendered as YAML whose every scalar is a JSON string (valid YAML)."""
+    With ``results_pvc`` the claim is mounted at /results and process 0 writes the
+    gathered run there; without, process 0 prints it at the end of its log (collect it
+    with ``podscale collect``). Rendered as YAML whose every scalar is a JSON string."""
     q = json.dumps
+    run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
     env = {
         "PODSCALE_COORDINATOR": f"{name}-0.{name}.{namespace}.svc:{port}",
         "PODSCALE_NUM_PROCESSES": str(hosts),
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
-    command = "".join(f"            - {q(w)}\n" for w in worker_words(run_dir, args))
+    words = worker_words(run_dir, args, print_run=not results_pvc)
+    command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
     res = f"          resources:\n            limits:\n{limits}" if limits else ""
-    return f"""apiVersion: v1
+    mount = volume = ""
+    if results_pvc:
+        mount = ('          volumeMounts:\n            - name: "results"\n'
+                 '              mountPath: "/results"\n')
+        volume = ('      volumes:\n        - name: "results"\n          persistentVolumeClaim:\n'
+                  f"            claimName: {q(results_pvc)}\n")
+    pod0 = (f"kubectl logs -n {namespace} $(kubectl get pods -n {namespace} -l "
+            f"job-name={name},batch.kubernetes.io/job-completion-index=0 -o name)")
+    how = (f"# results: process 0 writes the gathered run to {run_dir} on the claim "
+           f"{results_pvc}; copy it out and run: podscale report <copy>\n" if results_pvc else
+           f"# results: process 0 prints the gathered run at the end of its log; after the "
+           f"job:\n#   {pod0} > podscale.log && podscale collect podscale.log\n")
+    return f"""{how}apiVersion: v1
 kind: Service
 metadata:
   name: {q(name)}
@@ -87,7 +114,7 @@ spec:
     spec:
       subdomain: {q(name)}
       restartPolicy: Never
-      containers:
+{volume}      containers:
         - name: podscale
           image: {q(image)}
           ports:
@@ -98,4 +125,4 @@ spec:
                 fieldRef:
                   fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"
           command:
-{command}{res}"""
+{command}{mount}{res}"""

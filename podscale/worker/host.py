@@ -19,9 +19,11 @@ from podscale.worker.main import run_plan
 
 
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
-              trace_dir: str | None = None, rounds: int = 1) -> int:
+              trace_dir: str | None = None, rounds: int = 1, print_run: bool = False) -> int:
     """Run the grids on this job's processes; ``rounds`` repetitions run one after
-    another in the same processes (a cluster job cannot relaunch itself)."""
+    another in the same processes (a cluster job cannot relaunch itself). ``print_run``
+    (with ``gather``): process 0 ends its output with the run as a text block
+    (:mod:`podscale.core.runblock`), however the run ended, for ``podscale collect``."""
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
     if not os.environ.get("PODSCALE_COORDINATOR"):
@@ -38,7 +40,13 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
                         spec={**spec_of(grids), "launcher": "podscale worker", "rounds": rounds,
                               "gather": gather},
                         layouts=[lp.layout.key for lp in layouts], environment=environment())
-    with lifecycle(run_dir, manifest, write=lead):
-        run_plan(plan, rt)
+    try:
+        with lifecycle(run_dir, manifest, write=lead):
+            run_plan(plan, rt)
+    finally:
+        if print_run and lead:
+            from podscale.core.runblock import encode
+
+            print("\n".join(encode(run_dir)), flush=True)
     runtime.shutdown(rt)
     return 0

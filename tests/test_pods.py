@@ -1,0 +1,113 @@
+"""Pod studies whose results come home: the worker part of every generated command runs
+here for real, each process in its own directory (no shared filesystem), joined over
+loopback as the pods would be; gcloud and kubectl stay structural (argv and manifests)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from analysis import load_run
+from podscale.launch.local import free_port
+from tests.conftest import podscale
+
+GRID = ["psum,all_reduce", "--sizes", "4KiB", "--devices-per-host", "2", "--platform", "cpu",
+        "--iters", "3", "--warmup", "1", "--variants", "shard_map"]
+
+
+def hosts_run(words: list[str], hosts: int, tmp: Path, env: dict | None = None) -> list[str]:
+    """``words`` (a generated host command) on ``hosts`` processes, process i in
+    ``tmp/host-i``; each process's output. ``podscale`` is this checkout's."""
+    port = free_port()
+    argv = [sys.executable, "-m", "podscale", *words[1:]] if words[0] == "podscale" else words
+    procs = []
+    for i in range(hosts):
+        cwd = tmp / f"host-{i}"
+        cwd.mkdir(parents=True)
+        e = {**os.environ, **(env or {}), "PODSCALE_COORDINATOR": f"127.0.0.1:{port}",
+             "PODSCALE_NUM_PROCESSES": str(hosts), "PODSCALE_PROCESS_ID": str(i)}
+        procs.append(subprocess.Popen(argv, cwd=cwd, env=e, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"host {i}:\n{out[-3000:]}"
+    return outs
+
+
+def test_tpu_study_runs_copies_back_and_reports(tmp_path):
+    res = podscale("tpu", "--tpu", "pod; rm -rf /", "--zone", "us-central2-b", "--project", "p",
+                   "--setup", "cd ~/podscale", "--run-dir", "run", "--out", str(tmp_path / "home"),
+                   "--dry-run", "--", *GRID)
+    assert res.returncode == 0, res.stderr
+    ssh, mkdir, scp, report = (shlex.split(line) for line in res.stdout.splitlines())
+    assert ssh[:6] == ["gcloud", "compute", "tpus", "tpu-vm", "ssh", "pod; rm -rf /"]
+    assert "--worker=all" in ssh and "--zone=us-central2-b" in ssh and "--project=p" in ssh
+    setup, remote = ssh[-1].removeprefix("--command=").split(" && ", 1)
+    assert setup == "cd ~/podscale"
+    words = shlex.split(remote)
+    assert words[:5] == ["podscale", "worker", "--run-dir", "run", "--gather"]
+    assert scp[:6] == ["gcloud", "compute", "tpus", "tpu-vm", "scp", "--recurse"]
+    assert scp[6:8] == ["pod; rm -rf /:run", str(tmp_path / "home")] and "--worker=0" in scp
+    assert report == ["podscale", "report", str(tmp_path / "home" / "run")]
+    hosts_run(words, 2, tmp_path)  # the worker part, for real
+    assert not list((tmp_path / "host-1").rglob("*.jsonl"))  # process 0 holds everything
+    shutil.copytree(tmp_path / "host-0" / "run", tmp_path / "home" / "run")  # the scp
+    res = podscale(*report[1:])
+    assert res.returncode == 0, res.stderr
+    manifest, _, cases, _ = load_run(tmp_path / "home" / "run")
+    assert manifest.status == "complete" and set(cases.process) == {0, 1}
+    assert (tmp_path / "home" / "run" / "report" / "index.html").exists()
+
+
+def test_k8s_job_without_a_volume_comes_home_through_its_log(tmp_path):
+    res = podscale("k8s", "--hosts", "2", "--image", "ghcr.io/x/podscale:1", "--name", "ps",
+                   "--run-dir", "run", "--", *GRID)
+    assert res.returncode == 0, res.stderr
+    assert "podscale collect" in res.stdout.splitlines()[1]  # how to collect, as a comment
+    _, job = yaml.safe_load_all(res.stdout)
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert "volumes" not in pod and "--print-run" in container["command"]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    assert env["PODSCALE_COORDINATOR"] == "ps-0.ps.default.svc:8476"  # here: 127.0.0.1
+    out0, _ = hosts_run(container["command"], int(env["PODSCALE_NUM_PROCESSES"]), tmp_path)
+    log = tmp_path / "pod-0.log"
+    log.write_text("".join(f"2026-12-03T12:00:00Z {line}\n" for line in out0.splitlines()))
+    res = podscale("collect", str(log), "--out", str(tmp_path / "home"))
+    assert res.returncode == 0, res.stderr
+    run = tmp_path / "home" / "run"
+    manifest, _, cases, _ = load_run(run)
+    assert manifest.status == "complete" and set(cases.process) == {0, 1}
+    assert (run / "report" / "index.html").exists() and "collected" in res.stdout
+    # a damaged or cut log is one line naming what is wrong, and nothing is written
+    lines = log.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "PODSCALE-RUN 2/" in line)
+    bad = lines.copy()  # one base64 character of chunk 2 changed (the crc is the last 8)
+    bad[at] = bad[at][:-20] + ("A" if bad[at][-20] != "A" else "B") + bad[at][-19:]
+    for name, text, want in (("bad", bad, "chunk 2 of"), ("cut", lines[:at], "chunk(s) 2")):
+        (tmp_path / f"{name}.log").write_text("\n".join(text))
+        res = podscale("collect", str(tmp_path / f"{name}.log"), "--out", str(tmp_path / name))
+        assert res.returncode == 2 and want in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+        assert not (tmp_path / name / "run").exists()
+
+
+def test_k8s_job_with_a_claim_mounts_it():
+    res = podscale("k8s", "--hosts", "4", "--image", "img", "--results-pvc", "podscale-results",
+                   "--name", "ps", "--", "psum")
+    assert res.returncode == 0, res.stderr
+    _, job = yaml.safe_load_all(res.stdout)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["volumes"] == [{"name": "results",
+                               "persistentVolumeClaim": {"claimName": "podscale-results"}}]
+    (container,) = pod["containers"]
+    assert container["volumeMounts"] == [{"name": "results", "mountPath": "/results"}]
+    cmd = container["command"]
+    assert cmd[cmd.index("--run-dir") + 1] == "/results/ps" and "--gather" in cmd
+    assert "--print-run" not in cmd
