@@ -273,6 +273,10 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     a = _analyse(manifest, samples, cases, envs, across)
     doc.heading("Findings", "the facts that matter first; details below")
     doc.bullets(findings(a.summary, a.eff, a.named, a.scaled, a.slow))
+    if (run_dir / "hlo").is_dir():  # made by podscale replay
+        from analysis import replay
+
+        replay.section(doc, run_dir)
     _plots(doc, a, run_dir, extra_sections)
     _tables(doc, a, across)
     return doc

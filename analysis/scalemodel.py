@@ -41,7 +41,7 @@ from analysis.stats import per_iteration, round_medians
 GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
           "quadratic": lambda n: (n - 1.0) ** 2}
 FAMILIES = list(itertools.product(GROWTH, GROWTH))  # (latency growth, bandwidth growth)
-NOT_KEYS = ("size", "group")  # what varies within one sweep besides the layout
+NOT_KEYS = ("size", "group", "groups")  # what varies within one sweep besides the layout
 BASE = ["workload", "variant", "dtype", "devices_per_host", "regime"]
 
 

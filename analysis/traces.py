@@ -24,8 +24,8 @@ COLLECTIVE = re.compile(
     re.IGNORECASE,
 )
 STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us",
-                "collective_us", "host_us", "ops", "collective_start_us", "devices",
-                "device_max_us", "device_min_us"]
+                "collective_us", "overlap_us", "host_us", "ops", "collective_start_us",
+                "devices", "device_max_us", "device_min_us"]
 
 
 @contextlib.contextmanager
@@ -99,13 +99,18 @@ def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFram
         coll = inside[inside["name"].str.contains(COLLECTIVE)]
         cspans = [(t, min(t + d, hi)) for t, d in zip(coll["ts"], coll["dur"])]
         device = _union(spans)
+        other = inside[~inside["name"].str.contains(COLLECTIVE)]
+        compute = _union([(t, min(t + d, hi)) for t, d in zip(other["ts"], other["dur"])])
+        coll_us = _union(cspans)
         keys = [_device_key(a, p) for a, p in zip(inside["args"], inside["pid"])]
         per_device = [_union([(t, min(t + d, hi)) for t, d in zip(g["ts"], g["dur"])])
                       for _, g in inside.groupby(keys)] if keys else [0.0]
         rows.append({
             "process": process, "case_id": case_id, "step": int(m["args"]["step_num"]),
             "start_us": lo + offset_us, "wall_us": m["dur"], "device_us": device,
-            "collective_us": _union(cspans), "host_us": max(m["dur"] - device, 0.0),
+            "collective_us": coll_us, "host_us": max(m["dur"] - device, 0.0),
+            # collective time during which other ops ran (inclusion-exclusion of the unions)
+            "overlap_us": max(coll_us + compute - device, 0.0),
             "ops": len(inside),
             "collective_start_us": (coll["ts"].min() + offset_us) if len(coll) else np.nan,
             "devices": len(set(keys)),

@@ -45,6 +45,8 @@ class Plan:
     #: environment variables every process sets before it imports JAX (an A/B arm's
     #: XLA_FLAGS, LIBTPU_INIT_ARGS, NCCL_* ...)
     env: tuple[tuple[str, str], ...] = ()
+    #: process 0 saves each case's optimized HLO and device order (``podscale replay``)
+    hlo: bool = False
     schema: str = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -73,6 +75,7 @@ class Plan:
         return {"schema": self.schema, "run_dir": self.run_dir, "mode": self.mode,
                 "gather": self.gather, "trace_dir": self.trace_dir,
                 "round": self.round, "rounds": self.rounds, "env": dict(self.env),
+                "hlo": self.hlo,
                 "launched": self.launched.to_dict(),
                 "layouts": [{"layout": lp.layout.to_dict(),
                              "cases": [c.to_dict() for c in lp.cases]} for lp in self.layouts]}
@@ -89,7 +92,8 @@ class Plan:
                           for lp in d["layouts"]),
             mode=d.get("mode", "bench"), gather=bool(d.get("gather")),
             trace_dir=d.get("trace_dir"), round=int(d.get("round", 0)),
-            rounds=int(d.get("rounds", 1)), env=tuple(d.get("env", {}).items()))
+            rounds=int(d.get("rounds", 1)), env=tuple(d.get("env", {}).items()),
+            hlo=bool(d.get("hlo", False)))
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

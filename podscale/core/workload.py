@@ -165,6 +165,11 @@ class Workload:
         depend on the layout (e.g. every pair of processes) expands them here."""
         return [case]
 
+    def collective_of(self, case: Case) -> str | None:
+        """The collective of ``case`` (a key of ``analysis/bandwidth.py``), for busbw; a
+        workload whose cases differ in kind (``replay``) overrides it."""
+        return self.collective
+
     def unsupported(self, case: Case) -> str | None:
         """Why ``case`` cannot be expressed (e.g. pmap and a subset of the mesh axes), or
         None. Such cases are left out of the grid; a workload left with none is an error

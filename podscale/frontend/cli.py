@@ -7,7 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-from podscale.core.case import DTYPES
 from podscale.core.errors import PodscaleError, UsageError
 from podscale.frontend.commands import (
     cmd_compare,
@@ -20,74 +19,12 @@ from podscale.frontend.commands import (
     show,
     trace,
 )
-from podscale.frontend.gridargs import STUDY_FILE
+from podscale.frontend.gridargs import STUDY_FILE, add_grid_args, add_launcher_args
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2
         raise UsageError(message)
-
-
-def _grid_args(p: argparse.ArgumentParser) -> None:
-    """Grid options; None means: from --suite-file, else GRID_DEFAULTS."""
-    p.add_argument("--suite-file", type=Path, default=None,
-                   help="TOML parameter grid (see suites/study.toml); options below override")
-    p.add_argument("--sizes", help="the workloads' size parameter, comma-separated: 4096, "
-                                   "64K, 1M, 4KiB, 2**20, or sweeps BEGIN:END:xFACTOR")
-    p.add_argument("-p", "--param", action="append", default=None, metavar="NAME=V1,V2",
-                   help="values of a workload parameter (repeatable; see podscale list)")
-    p.add_argument("--axes", help="collectives: mesh axes to run over, e.g. hosts,local,all "
-                                  "(--param axes=...)")
-    p.add_argument("--group-sizes", dest="group_sizes", metavar="N,...",
-                   help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
-                        "consecutive ranks along the axes, all at once (N:strided: every "
-                        "(n/N)-th rank); one job, several n (--param group=...)")
-    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
-    p.add_argument("--devices-per-host", dest="devices_per_host",
-                   help="CPU devices per process, e.g. 1,2,4")
-    p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
-                   help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
-                        "(mesh hosts x chip x core; default: one axis 'local')")
-    p.add_argument("--dtypes", help=f"of {', '.join(DTYPES)}")
-    p.add_argument("--variants", help="API variants, e.g. pmap,shard_map (default: every "
-                                      "variant each workload supports)")
-    p.add_argument("--iters", type=int)
-    p.add_argument("--warmup", type=int)
-    p.add_argument("--rounds", type=int, default=None,
-                   help="independent repetitions of every case, each a fresh launch of the "
-                        "processes, interleaved (default 3; podscale compare needs >= 2 per "
-                        "run to judge a change against between-launch variation)")
-    p.add_argument("--sync", choices=["each", "once"],
-                   help="barrier before each timed iteration (default), or once before the loop")
-    p.add_argument("--profile", action="store_true",
-                   help="after the timed iterations, trace a separate pass per process")
-    p.add_argument("--traced-iters", dest="traced_iters", type=int,
-                   help="iterations in the traced pass (default 3)")
-    p.add_argument("--trace-dir", default=None,
-                   help="with --profile on real hosts: each host writes its trace straight "
-                        "to DIR/<layout> (shared path or gs://), named by host")
-    p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--name", default=None, help="run name (default: the workloads)")
-    p.add_argument("--case-timeout", type=float, default=300.0,
-                   help="stop the run when no process makes progress for this many seconds")
-    p.add_argument("--coordinator-port", type=int, default=0,
-                   help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
-                        "is replaced by a free one)")
-    p.add_argument("--no-reuse", dest="reuse", action="store_false",
-                   help="start fresh processes for every layout instead of running smaller "
-                        "devices-per-host layouts on device subsets of the same processes")
-    _launcher_args(p)
-
-
-def _launcher_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--launcher", choices=["local", "mpirun", "srun"], default="local",
-                   help="local: one process per simulated host on this machine; mpirun/srun: "
-                        "that launcher starts the workers, which auto-detect the cluster")
-    p.add_argument("--launcher-args", default="",
-                   help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
-    p.add_argument("--platform", choices=["cpu", "auto"], default=None,
-                   help="cpu: simulate --devices-per-host CPU devices per process with gloo "
-                        "(default with --launcher local); auto: whatever JAX finds")
 
 
 def _verdict_args(p: argparse.ArgumentParser) -> None:
@@ -111,21 +48,29 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("workloads", nargs="?", default=None,
                      help="comma-separated workloads: built-in names (podscale list), "
                           "path/to/file.py:NAME or pkg.module:NAME (or --suite-file)")
-    _grid_args(run)
+    add_grid_args(run)
     run.add_argument("--report", action="store_true",
                      help="write the report at the end (RUN/report/index.html)")
+    rep = sub.add_parser("replay", help="a real step's collectives: listed from its "
+                                        "optimized HLO, each replayed alone, its share of "
+                                        "the step, and predictions for larger n")
+    rep.add_argument("workloads", help="one workload: file.py:NAME, pkg.module:NAME or a "
+                                       "built-in name (one case: one layout, one value each)")
+    add_grid_args(rep)
+    rep.add_argument("--predict", default="64,256",
+                     help="participant counts to predict the step's communication at")
     lst = sub.add_parser("list", help="every workload with its parameters and defaults")
     lst.add_argument("workloads", nargs="?", default=None,
                      help="also describe these (file.py:NAME, pkg.module:NAME)")
     study = sub.add_parser("study", help="the default local scaling study and its report "
                                          "(grid: suites/study.toml)")
-    _grid_args(study)
+    add_grid_args(study)
     seed = sub.add_parser("seed", help="run the reference program (listing 7.30) and check it")
     seed.add_argument("--hosts", type=int, default=2)
     seed.add_argument("--devices-per-host", type=int, default=4)
     seed.add_argument("--out", type=Path, default=Path("results"))
     seed.add_argument("--case-timeout", type=float, default=300.0)
-    _launcher_args(seed)
+    add_launcher_args(seed)
     report = sub.add_parser("report", help="write an HTML report and a Markdown summary")
     report.add_argument("run_dir", type=Path)
     report.add_argument("--out", type=Path, default=None, help="default: RUN_DIR/report")
@@ -153,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     ab.add_argument("--env-b", action="append", default=None, metavar="NAME=VALUE",
                     help="environment variable arm B's processes set (repeatable), e.g. "
                          "XLA_FLAGS=...; with none on either side: an A/A run")
-    _grid_args(ab)
+    add_grid_args(ab)
     _verdict_args(ab)
 
     host = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "
@@ -168,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "only way out is their log)")
     host.add_argument("workloads", nargs="?", default=None,
                       help="comma-separated workloads, as for podscale run (or --suite-file)")
-    _grid_args(host)
+    add_grid_args(host)
     tpu = sub.add_parser("tpu", help="a TPU pod study: podscale worker on every VM (gcloud "
                                      "ssh), the run copied back (gcloud scp), its report here")
     tpu.add_argument("--tpu", required=True, help="TPU VM name")
@@ -257,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_ab(args)
         if args.command == "worker":
             return cmd_worker(args)
+        if args.command == "replay":
+            from podscale.frontend.replay import cmd_replay
+
+            return cmd_replay(args)
         if args.command in ("tpu", "k8s", "sbatch", "collect"):
             from podscale.frontend import pods
 

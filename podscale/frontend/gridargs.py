@@ -1,5 +1,6 @@
-"""Command-line grid options -> grids: the command line overrides a suite file's sweeps,
-which override ``GRID_DEFAULTS``; and the launcher options -> keyword arguments."""
+"""The grid options of the command line: declared (``add_grid_args``), then turned into
+grids — the command line overrides a suite file's sweeps, which override
+``GRID_DEFAULTS`` — and the launcher options into keyword arguments."""
 
 from __future__ import annotations
 
@@ -113,3 +114,65 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
         settings=Settings(iters=g["iters"], warmup=g["warmup"], sync=g["sync"],
                           traced_iters=g["traced_iters"] if args.profile else 0),
     )
+
+
+def add_grid_args(p: argparse.ArgumentParser) -> None:
+    """Grid options; None means: from --suite-file, else GRID_DEFAULTS."""
+    p.add_argument("--suite-file", type=Path, default=None,
+                   help="TOML parameter grid (see suites/study.toml); options below override")
+    p.add_argument("--sizes", help="the workloads' size parameter, comma-separated: 4096, "
+                                   "64K, 1M, 4KiB, 2**20, or sweeps BEGIN:END:xFACTOR")
+    p.add_argument("-p", "--param", action="append", default=None, metavar="NAME=V1,V2",
+                   help="values of a workload parameter (repeatable; see podscale list)")
+    p.add_argument("--axes", help="collectives: mesh axes to run over, e.g. hosts,local,all "
+                                  "(--param axes=...)")
+    p.add_argument("--group-sizes", dest="group_sizes", metavar="N,...",
+                   help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
+                        "consecutive ranks along the axes, all at once (N:strided: every "
+                        "(n/N)-th rank); one job, several n (--param group=...)")
+    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
+    p.add_argument("--devices-per-host", dest="devices_per_host",
+                   help="CPU devices per process, e.g. 1,2,4")
+    p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
+                   help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
+                        "(mesh hosts x chip x core; default: one axis 'local')")
+    p.add_argument("--dtypes", help=f"of {', '.join(DTYPES)}")
+    p.add_argument("--variants", help="API variants, e.g. pmap,shard_map (default: every "
+                                      "variant each workload supports)")
+    p.add_argument("--iters", type=int)
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--rounds", type=int, default=None,
+                   help="independent repetitions of every case, each a fresh launch of the "
+                        "processes, interleaved (default 3; podscale compare needs >= 2 per "
+                        "run to judge a change against between-launch variation)")
+    p.add_argument("--sync", choices=["each", "once"],
+                   help="barrier before each timed iteration (default), or once before the loop")
+    p.add_argument("--profile", action="store_true",
+                   help="after the timed iterations, trace a separate pass per process")
+    p.add_argument("--traced-iters", dest="traced_iters", type=int,
+                   help="iterations in the traced pass (default 3)")
+    p.add_argument("--trace-dir", default=None,
+                   help="with --profile on real hosts: each host writes its trace straight "
+                        "to DIR/<layout> (shared path or gs://), named by host")
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--name", default=None, help="run name (default: the workloads)")
+    p.add_argument("--case-timeout", type=float, default=300.0,
+                   help="stop the run when no process makes progress for this many seconds")
+    p.add_argument("--coordinator-port", type=int, default=0,
+                   help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
+                        "is replaced by a free one)")
+    p.add_argument("--no-reuse", dest="reuse", action="store_false",
+                   help="start fresh processes for every layout instead of running smaller "
+                        "devices-per-host layouts on device subsets of the same processes")
+    add_launcher_args(p)
+
+
+def add_launcher_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--launcher", choices=["local", "mpirun", "srun"], default="local",
+                   help="local: one process per simulated host on this machine; mpirun/srun: "
+                        "that launcher starts the workers, which auto-detect the cluster")
+    p.add_argument("--launcher-args", default="",
+                   help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
+    p.add_argument("--platform", choices=["cpu", "auto"], default=None,
+                   help="cpu: simulate --devices-per-host CPU devices per process with gloo "
+                        "(default with --launcher local); auto: whatever JAX finds")

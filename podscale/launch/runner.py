@@ -71,6 +71,7 @@ def execute_arms(
     reuse: bool = True,
     trace_dir: str | None = None,
     rounds: int = 1,
+    hlo: bool = False,
 ) -> list[Path]:
     """One run per arm (run name -> environment its processes set), the arms' launches
     interleaved: for every round and process group, each arm launches in turn, in an
@@ -78,7 +79,8 @@ def execute_arms(
     alike. One arm is a plain run.
 
     ``rounds``: independent repetitions, each a fresh launch of every process group,
-    interleaved (round 0 of every group, then round 1, ...); samples carry their round."""
+    interleaved (round 0 of every group, then round 1, ...); samples carry their round.
+    ``hlo``: process 0 saves every case's optimized HLO under ``RUN/hlo`` (replay)."""
     if rounds < 1:
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
@@ -110,7 +112,7 @@ def execute_arms(
                     _launch(run_dir, launched, group, mode, bar, round_, rounds, env, arm,
                             case_timeout=case_timeout,
                             port=port, launcher=launcher, launcher_args=launcher_args,
-                            simulate_cpu=simulate_cpu, trace_dir=trace_dir)
+                            simulate_cpu=simulate_cpu, trace_dir=trace_dir, hlo=hlo)
                 turn += 1
     except WorkerFailed as exc:
         raise WorkerFailed(f"{exc}; records so far kept in {kept}") from None
@@ -128,14 +130,14 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
             bar: Progress, round_: int, rounds: int, env: tuple[tuple[str, str], ...],
             arm: str, *, case_timeout: float, port: int,
             launcher: str, launcher_args: Sequence[str], simulate_cpu: bool,
-            trace_dir: str | None) -> None:
+            trace_dir: str | None, hlo: bool = False) -> None:
     started = time.monotonic()
     label = launch_label(group)
     which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
     bar.say(f"# {label}{arm}: {launched.hosts} process(es) x {launched.devices_per_host} "
             f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
     plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir,
-                round=round_, env=env)
+                round=round_, env=env, hlo=hlo)
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"

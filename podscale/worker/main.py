@@ -66,8 +66,9 @@ def context(case: Case, rt) -> Context:
     return Context(case, rt.process, rt.process_count, devices, mesh)
 
 
-def compile_step(step: Step) -> tuple[Callable[[], Any], float, str]:
-    """(blocking step, compile seconds, what those seconds are)."""
+def compile_step(step: Step, hlo_to: Path | None = None) -> tuple[Callable[[], Any], float, str]:
+    """(blocking step, compile seconds, what those seconds are); with ``hlo_to``, the
+    optimized HLO module and its logical device order are saved there (not timed)."""
     import jax
 
     start = time.perf_counter()
@@ -78,8 +79,31 @@ def compile_step(step: Step) -> tuple[Callable[[], Any], float, str]:
         jax.block_until_ready(step.fn(*step.args))
         compiled, kind = step.fn, "first call (incl. execution)"
     seconds = time.perf_counter() - start
+    if hlo_to is not None:
+        save_hlo(compiled if step.aot else step.fn.lower(*step.args).compile(), hlo_to)
     args = step.args
     return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind
+
+
+def save_hlo(compiled, path: Path) -> None:
+    """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
+    the module's logical order (replica groups name logical ids)."""
+    import json
+
+    import jax
+
+    order = next((list(s._device_assignment) for s in jax.tree.leaves(compiled.input_shardings)
+                  if getattr(s, "_device_assignment", None)), [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
+    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order]}))
+
+
+def hlo_name(case: Case) -> str:
+    """A file name for a case id (which holds slashes)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", case.id)
 
 
 def unimplemented(exc: Exception) -> str | None:
@@ -91,10 +115,11 @@ def unimplemented(exc: Exception) -> str | None:
     return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
 
 
-def run_case(case: Case, index: int, rt, writer, fault,
-             round_: int = 0) -> Callable[[], Any] | None:
+def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
+             hlo_dir: Path | None = None) -> Callable[[], Any] | None:
     """Prepare, compile, warm up, time and check one case; return its step (traced pass),
-    or None when the backend does not implement it (a skip record says why)."""
+    or None when the backend does not implement it (a skip record says why). ``hlo_dir``:
+    process 0 saves the case's optimized HLO there (with the case's device ids)."""
     wl = load_source(case.source)
     say(rt, f"case {case.id}: prepare")
     ctx = context(case, rt)
@@ -102,7 +127,16 @@ def run_case(case: Case, index: int, rt, writer, fault,
     expected = wl.reference(ctx, local)
     rt.barrier(f"compile {case.id}")  # every process starts compiling together
     try:
-        step, compile_s, kind = compile_step(wl.step(ctx, local))
+        where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
+            else None
+        step, compile_s, kind = compile_step(wl.step(ctx, local), where)
+        if where is not None:
+            import json
+
+            sidecar = Path(f"{where}.json")
+            info = json.loads(sidecar.read_text())
+            info.update(case_id=case.id, case_devices=[d.id for d in ctx.devices])
+            sidecar.write_text(json.dumps(info))
     except Exception as exc:
         reason = unimplemented(exc)
         if reason is None:
@@ -126,7 +160,7 @@ def run_case(case: Case, index: int, rt, writer, fault,
         case_id=case.id, process=rt.process, case=case.to_dict(),
         bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
         bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
-        max_error=result.max_error, result=result.result, collective=wl.collective,
+        max_error=result.max_error, result=result.result, collective=wl.collective_of(case),
         participants=work.participants, compile_kind=kind, round=round_,
         hosts_per_group=work.hosts_per_group), *samples)
     say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
@@ -151,7 +185,8 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
     steps = []
     for index, case in enumerate(lp.cases, offset):
         faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m), case.workload)
-        step = run_case(case, index, rt, writer, fault, round_)
+        hlo_dir = run_dir / "hlo" / lp.layout.key if plan.hlo and round_ == 0 else None
+        step = run_case(case, index, rt, writer, fault, round_, hlo_dir)
         writer.flush()
         if case.settings.traced_iters and step is not None and round_ == 0:
             steps.append((case.id, step, case.settings.traced_iters))

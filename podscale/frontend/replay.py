@@ -1,0 +1,98 @@
+"""``podscale replay WORKLOAD --hosts H --devices-per-host D``: what share of a real step is
+communication, which collectives, and what that becomes on a bigger pod.
+
+1. The workload's one case runs as every case does (timed, checked) with ``hlo``: process 0
+   saves the optimized HLO and its logical device order (``RUN/hlo``).
+2. Its collectives are listed (``analysis/hlo.py``) and each distinct one (kind, dtype,
+   bytes, groups) is replayed by the ``replay`` workload on the same layout, with the same
+   measurement settings, in a run inside the first (``RUN/<stamp>-replay``); each is also
+   measured in smaller groups at two sizes, for the scaling model's predictions.
+3. The table (count x time per collective, their sum, the share of the step, predictions)
+   is printed, written to ``RUN/replay.csv`` (every instruction: ``RUN/replay-inventory.csv``)
+   and is a section of the run's report.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from podscale.core.errors import UsageError
+
+
+def replay_cases(run, case) -> list:
+    """The replay run's cases: every distinct collective, and its scaling cases."""
+    from analysis.replay import load_inventory, scaling_params, specs
+    from podscale.core.grid import Grid, expand
+
+    inv = load_inventory(run)
+    out: dict[str, object] = {}
+    for s in specs(inv) if len(inv) else []:
+        for params in [s["params"], *scaling_params(s)]:
+            grid = Grid(("replay",), hosts=(case.hosts,), devices_per_host=(
+                case.devices_per_host,), local_axes=() if case.layout.default_split else
+                case.layout.local_axes, dtypes=(s["dtype"],), variants=("shard_map",),
+                params=tuple((k, (v,)) for k, v in params.items()),
+                settings=replace(case.settings, traced_iters=0))
+            for c in expand(grid):
+                out.setdefault(c.id, c)
+    return list(out.values()), inv
+
+
+def render(res: dict) -> str:
+    from analysis.formats import cell
+    from analysis.replay import sentences
+    from analysis.units import bytes_h, time_h
+
+    t = res["collectives"]
+    lines = ["# replay: each distinct collective of the step, replayed alone on the same "
+             "layout (time: median over iterations of the max over processes)"]
+    if len(t):
+        lines.append(f"# {'collective':<22} {'kind':<18} {'dtype':<5} {'bytes/dev':>10} "
+                     f"{'n':>4} {'groups':>6} {'count':>5} {'time':>10} {'count x time':>12}")
+        for r in t.itertuples():
+            lines.append(
+                f"  {r.collective:<22} {r.kind:<18} {r.dtype:<5} {bytes_h(r.bytes):>10} "
+                f"{r.participants:>4} {cell(getattr(r, 'groups', float('nan'))):>6} "
+                f"{cell(r.count if r.count == r.count else float('nan')):>5} "
+                f"{time_h(getattr(r, 'time_s', float('nan'))):>10} "
+                f"{time_h(getattr(r, 'total_s', float('nan'))):>12}"
+                + (f"  ({r.note})" if isinstance(r.note, str) and r.note else ""))
+    else:
+        lines.append("# the step has no collectives")
+    lines += [f"# {s}" for s in sentences(res)]
+    return "\n".join(lines)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from analysis.replay import results
+    from podscale.core.case import parse_int_list
+    from podscale.frontend.commands import cmd_report, prepare_run, show, trace, wrong_results
+    from podscale.launch.runner import execute
+
+    predict = parse_int_list(args.predict, "--predict")
+    gs, cases, _, kwargs = prepare_run(args)
+    if len(cases) != 1:
+        raise UsageError(f"podscale replay takes one case (one workload, one layout: --hosts "
+                         f"H --devices-per-host D, one value per parameter); this grid has "
+                         f"{len(cases)}")
+    (case,) = cases
+    run = execute(cases, args.out, args.name or f"replay-{case.workload}", hlo=True, **kwargs)
+    if show(run):
+        raise wrong_results(run)
+    if case.settings.traced_iters:
+        trace(run)
+    todo, inv = replay_cases(run, case)
+    if len(inv):
+        inv.drop(columns=["group_list"]).to_csv(run / "replay-inventory.csv", index=False)
+    if todo:
+        rep = execute(todo, run, "replay", **{**kwargs, "spec": {"replay_of": run.name}})
+        if show(rep):
+            raise wrong_results(rep)
+    res = results(run, predict)
+    print(render(res))
+    res["collectives"].to_csv(run / "replay.csv", index=False)
+    print(f"# written: {run / 'replay.csv'}")
+    cmd_report(run, None, "max")
+    print(f"# results: {run}")
+    return 0
