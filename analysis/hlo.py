@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,6 +109,15 @@ def computations(text: str) -> tuple[dict[str, list[str]], str]:
     return comps, entry
 
 
+def instructions(comps: dict[str, list[str]]) -> Iterator[tuple[str, str, str, str, str]]:
+    """(computation, name, shape, opcode, attributes) of every instruction."""
+    for comp, lines in comps.items():
+        for line in lines:
+            parsed = parse_instruction(line)
+            if parsed is not None:
+                yield (comp, *parsed)
+
+
 _CALLS = re.compile(r"\b(body|condition|to_apply|calls|true_computation|false_computation)="
                     r"%?([\w.\-]+)")
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
@@ -118,20 +128,15 @@ def counts(comps: dict[str, list[str]], entry: str) -> dict[str, int | None]:
     """How many times one run of the entry computation runs each computation (None:
     inside a while loop whose trip count the module does not state)."""
     callers: dict[str, list[tuple[str, int | None]]] = {}
-    for comp, lines in comps.items():
-        for line in lines:
-            parsed = parse_instruction(line)
-            if parsed is None:
-                continue
-            _, _, opcode, attrs = parsed
-            trip = _TRIP.search(attrs)
-            for role, callee in _CALLS.findall(attrs):
-                times = (int(trip.group(1)) if trip else None) if opcode == "while" and \
-                    role in ("body", "condition") else 1
-                callers.setdefault(callee, []).append((comp, times))
-            for group in _BRANCHES.findall(attrs):
-                for callee in re.findall(r"%?([\w.\-]+)", group):
-                    callers.setdefault(callee, []).append((comp, 1))
+    for comp, _, _, opcode, attrs in instructions(comps):
+        trip = _TRIP.search(attrs)
+        for role, callee in _CALLS.findall(attrs):
+            times = (int(trip.group(1)) if trip else None) if opcode == "while" and \
+                role in ("body", "condition") else 1
+            callers.setdefault(callee, []).append((comp, times))
+        for group in _BRANCHES.findall(attrs):
+            for callee in re.findall(r"%?([\w.\-]+)", group):
+                callers.setdefault(callee, []).append((comp, 1))
     memo: dict[str, int | None] = {entry: 1}
 
     def count(comp: str, seen: frozenset = frozenset()) -> int | None:
@@ -261,39 +266,34 @@ def inventory(text: str, devices: int) -> list[Collective]:
     comps, entry = computations(text)
     times = counts(comps, entry)
     out = []
-    for comp, lines in comps.items():
-        for line in lines:
-            parsed = parse_instruction(line)
-            if parsed is None:
-                continue
-            name, shape, opcode, attrs = parsed
-            base = opcode.removesuffix("-start")
-            if opcode.endswith("-done") or (base not in KINDS and base not in OTHER):
-                continue
-            c = Collective(name, KINDS.get(base, "unknown"), opcode, comp, times.get(comp),
-                           shapes=shape)
-            arrays = _arrays(shape)
-            types = {t for t, _ in arrays}
-            c.dtype = types.pop() if len(types) == 1 else "mixed"
-            if base in OTHER:
-                c.reason = f"{opcode}: not replayed (podscale has no workload for it)"
-                out.append(c)
-                continue
-            try:
-                if c.kind == "collective_permute":
-                    pairs = _attr(attrs, "source_target_pairs") or "{}"
-                    c.pairs = [(int(a), int(b)) for a, b in
-                               re.findall(r"\{(\d+),(\d+)\}", pairs)]
-                    c.groups = [list(range(devices))]
-                else:
-                    c.groups = replica_groups(_attr(attrs, "replica_groups") or "{}", devices)
-                if c.kind in ("all_reduce", "reduce_scatter"):
-                    c.op = _reducer(comps, _attr(attrs, "to_apply").lstrip("%")
-                                    if _attr(attrs, "to_apply") else None)
-                c.send_bytes = _send_bytes(c.kind, opcode, arrays, c.participants)
-                if not arrays or len({len(g) for g in c.groups}) != 1:
-                    raise ValueError("no array shape or groups of different sizes")
-            except (ValueError, IndexError, AttributeError) as exc:
-                c.kind, c.reason = "unknown", f"{opcode}: {exc}"
+    for comp, name, shape, opcode, attrs in instructions(comps):
+        base = opcode.removesuffix("-start")
+        if opcode.endswith("-done") or (base not in KINDS and base not in OTHER):
+            continue
+        c = Collective(name, KINDS.get(base, "unknown"), opcode, comp, times.get(comp),
+                       shapes=shape)
+        arrays = _arrays(shape)
+        types = {t for t, _ in arrays}
+        c.dtype = types.pop() if len(types) == 1 else "mixed"
+        if base in OTHER:
+            c.reason = f"{opcode}: not replayed (podscale has no workload for it)"
             out.append(c)
+            continue
+        try:
+            if c.kind == "collective_permute":
+                pairs = _attr(attrs, "source_target_pairs") or "{}"
+                c.pairs = [(int(a), int(b)) for a, b in
+                           re.findall(r"\{(\d+),(\d+)\}", pairs)]
+                c.groups = [list(range(devices))]
+            else:
+                c.groups = replica_groups(_attr(attrs, "replica_groups") or "{}", devices)
+            if c.kind in ("all_reduce", "reduce_scatter"):
+                c.op = _reducer(comps, _attr(attrs, "to_apply").lstrip("%")
+                                if _attr(attrs, "to_apply") else None)
+            c.send_bytes = _send_bytes(c.kind, opcode, arrays, c.participants)
+            if not arrays or len({len(g) for g in c.groups}) != 1:
+                raise ValueError("no array shape or groups of different sizes")
+        except (ValueError, IndexError, AttributeError) as exc:
+            c.kind, c.reason = "unknown", f"{opcode}: {exc}"
+        out.append(c)
     return out

@@ -33,3 +33,31 @@ def test_scale_smoke(tmp_path):
     r = scale(tmp_path, counts=(1, 2))
     assert r["largest"] == 2 and r["stopped"] == "reached 2 processes"
     assert [row["processes"] for row in r["curve"]] == [1, 2]
+
+
+def test_asv_split_output_is_counted():
+    """Rows per section of asv's --split comparison (an excerpt of real output)."""
+    from podscale.frontend.asvbench import counts
+
+    out = """
+Benchmarks that have improved:
+
+| Change   | Before [c697c426] <main~1>   | After [65ce3a97] <main>   |   Ratio | Benchmark (Parameter)                                  |
+|----------|------------------------------|---------------------------|---------|--------------------------------------------------------|
+| -        | 4.16±0ms                     | 3.69±0ms                  |    0.89 | benchmarks.TimePsum.time_psum(1048576, 1, 'shard_map') |
+
+Benchmarks that have stayed the same:
+
+| Change   | Before [c697c426] <main~1>   | After [65ce3a97] <main>   |   Ratio | Benchmark (Parameter)                                  |
+|----------|------------------------------|---------------------------|---------|--------------------------------------------------------|
+|          | 4.33±0ms                     | 4.26±0ms                  |    0.98 | benchmarks.TimePsum.time_psum(1048576, 1, 'pmap')      |
+|          | 149±0μs                      | 157±0μs                   |   ~1.16 | benchmarks.TimePsum.time_psum(4096, 1, 'shard_map')    |
+
+Benchmarks that have got worse:
+
+| Change   | Before [c697c426] <main~1>   | After [65ce3a97] <main>   |   Ratio | Benchmark (Parameter)                                  |
+|----------|------------------------------|---------------------------|---------|--------------------------------------------------------|
+| +        | 2.31±0ms                     | 2.63±0ms                  |    1.14 | benchmarks.TimePsum.time_psum(1048576, 2, 'pmap')      |
+| +        | 1.31                         | 1.63                      |    1.24 | benchmarks.TrackCollectives.track_busbw('ppermute')    |
+"""  # noqa: E501
+    assert counts(out) == {"improved": 1, "same": 2, "worse": 2, "incomparable": 0}

@@ -14,8 +14,11 @@
 - reports at pod scale: ``podscale report`` of synthetic 64- and 256-process runs
   (:mod:`podscale.frontend.reportbench`; target <= 10 s at 256 processes).
 
+- asv: ``asv continuous`` between two commits with no code change
+  (:mod:`podscale.frontend.asvbench`; target: <= 5% of benchmarks flagged).
+
 ``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, report,
-verdicts).
+verdicts, asv).
 """
 
 from __future__ import annotations
@@ -176,7 +179,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
             "layouts": layouts}
 
 
-STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts")
+STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv")
 
 
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
@@ -256,6 +259,15 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
             v = result["verdicts"] = verdicts(work, log)
             for line in summary_lines(v):
                 log(line)
+        if "asv" in chosen:
+            from podscale.frontend.asvbench import asv_aa
+
+            stage("asv", "asv continuous between two commits with no code change (asv-made "
+                         "virtualenvs, every benchmark)")
+            a = result["asv"] = asv_aa(work, log=log)
+            log(f"  {a['improved'] + a['worse']} of {a['benchmarks']} benchmarks flagged "
+                f"({a['flagged']:.1%}; target <= 5%): {a['improved']} improved, {a['worse']} "
+                f"worse, factor {a['factor']}; {a['wall_s'] / 60:.0f} min")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))
