@@ -50,8 +50,13 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
     if "pct_ceiling" in summary and summary["pct_ceiling"].notna().any():
         s = summary.dropna(subset=["pct_ceiling"])
         best, worst = s.loc[s["pct_ceiling"].idxmax()], s.loc[s["pct_ceiling"].idxmin()]
-        out.append(f"best {sig(best.pct_ceiling)}% of ceiling: {_case(best)} ({best.ceiling}); "
-                   f"worst {sig(worst.pct_ceiling)}%: {_case(worst)} ({worst.ceiling})")
+        line = (f"best {sig(best.pct_ceiling)}% of ceiling: {_case(best)} ({best.ceiling}); "
+                f"worst {sig(worst.pct_ceiling)}%: {_case(worst)} ({worst.ceiling})")
+        above = s[s["pct_ceiling"] > 100]
+        if len(above):
+            line += (f". {len(above)} case(s) exceed their ceiling: a ceiling measured in the "
+                     "run is the best of one kind of transfer, not a bound on another")
+        out.append(line)
     else:
         out.append("no ceiling applies to this run's cases (see the Ceilings section)")
     if not scaling.empty:

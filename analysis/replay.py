@@ -74,7 +74,9 @@ def specs(inv: pd.DataFrame) -> list[dict]:
         out[key] = {"case_id": r.case_id, "dtype": dtype, "params": params,
                     "count": None if pd.isna(r.count) else int(r.count), "names": [r.name],
                     "hlo_dtype": r.dtype, "bytes": int(r.send_bytes), "n": n,
-                    "rounded": size != int(r.send_bytes) or dtype not in DTYPE.values()
+                    # replayed as other elements than the module's (s32 as float32, ...)
+                    # or with its bytes rounded up to whole elements or chunks
+                    "rounded": size != int(r.send_bytes) or r.dtype not in DTYPE
                     or ITEMSIZE.get(r.dtype) != unit}
     for s in out.values():
         s["params"]["of"] = s["names"][0] + (f"+{len(s['names']) - 1}" if len(s["names"]) > 1

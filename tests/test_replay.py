@@ -72,3 +72,29 @@ def test_collectives_it_cannot_read_are_listed(tmp_path):
                                                                                         "note"]
     assert set(listed.index) >= {"ag", "ags", "rs", "ars", "cp"}  # the readable ones too
     assert "unknown trip count" in listed.loc["cp", "note"]
+
+
+def test_distinct_collectives_and_what_replay_changes():
+    """Identical instructions merge (counts add; an unknown count stays unknown); an
+    integer dtype is replayed as float32 bytes and a size that does not split into whole
+    chunks is rounded up — both flagged."""
+    from analysis.replay import specs
+
+    def row(name, kind, dtype, nbytes, count=1, groups=((0, 1, 2, 3),)):
+        return {"case_id": "c", "name": name, "kind": kind, "count": count, "dtype": dtype,
+                "send_bytes": nbytes, "participants": len(groups[0]),
+                "group_list": [list(g) for g in groups], "pairs": [], "op": "sum"}
+
+    inv = pd.DataFrame([row("all-reduce.1", "all_reduce", "f32", 33796),
+                        row("all-reduce.2", "all_reduce", "f32", 33796, count=3),
+                        row("all-gather.1", "all_gather", "s32", 100, count=None),
+                        row("reduce-scatter.1", "reduce_scatter", "f32", 20,
+                            groups=((0, 2), (1, 3)))])
+    got = {s["params"]["of"]: s for s in specs(inv)}
+    merged = got["all-reduce.1+1"]
+    assert merged["count"] == 4 and merged["params"]["size"] == 33796 and not merged["rounded"]
+    s32 = got["all-gather.1"]
+    assert s32["dtype"] == "float32" and s32["rounded"] and s32["count"] is None
+    rs = got["reduce-scatter.1"]
+    assert rs["params"]["size"] == 24 and rs["rounded"]  # 20 B -> 3 float32 per 2 chunks
+    assert rs["params"]["groups"] == "0.2|1.3"

@@ -15,6 +15,7 @@ MAX_LOCAL_PROCESSES = 256
 def cmd_list(refs: str | None) -> int:
     """Every built-in workload (and any named ones) with its parameters and defaults."""
     from podscale.core.registry import builtins, resolve
+    from podscale.core.workload import Workload
 
     found = dict(builtins())
     for ref in (r.strip() for r in (refs or "").split(",") if r.strip()):
@@ -22,7 +23,9 @@ def cmd_list(refs: str | None) -> int:
         found[f.source] = f
     for f in found.values():
         wl = f.workload
-        kind = f"collective {wl.collective}" if wl.collective else "no collective"
+        per_case = type(wl).collective_of is not Workload.collective_of
+        kind = f"collective {wl.collective}" if wl.collective else \
+            "collective per case (its kind)" if per_case else "no collective"
         print(f"{wl.name}@{wl.version}  {wl.summary}")
         print(f"    {kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
               f"source {f.source}")

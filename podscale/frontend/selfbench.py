@@ -93,8 +93,10 @@ def turnaround(out: Path, log=None) -> dict:
             "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
 
 
-#: resident memory of one simulated host (a JAX CPU process), for the scale guard
-PROCESS_MB = 350
+#: memory of one simulated host (a 1-device JAX CPU psum worker) while it starts, for the
+#: scale guard: the kernel's out-of-memory killer stopped one of 128 starting workers at
+#: 203 MB of anonymous memory (a running worker's proportional set is 87 MB)
+PROCESS_MB = 210
 
 
 def available_mb() -> float:
@@ -118,8 +120,8 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
     for n in counts:
         need, have = n * PROCESS_MB, available_mb()
         if need > 0.8 * have:
-            stopped = (f"{n} processes would need ~{need / 1024:.1f} GiB "
-                       f"({PROCESS_MB} MB each), {have / 1024:.1f} GiB available")
+            stopped = (f"{n} processes would need ~{need / 1024:.1f} GiB ({PROCESS_MB} MB "
+                       f"each), more than 80% of the {have / 1024:.1f} GiB available")
             break
         t0 = time.monotonic()
         try:

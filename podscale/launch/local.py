@@ -62,7 +62,9 @@ def _mtime(path: Path) -> int:
 def describe_exit(code: int) -> str:
     if code < 0:
         try:
-            return f"killed by {signal.Signals(-code).name}"
+            name = signal.Signals(-code).name
+            return f"killed by {name}" + (" (the kernel's out-of-memory killer sends SIGKILL: "
+                                          "see dmesg)" if name == "SIGKILL" else "")
         except ValueError:
             return f"killed by signal {-code}"
     return f"exited with code {code}"

@@ -10,7 +10,6 @@ Environment read here (set by podscale's local launcher; absent on a real cluste
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import socket
@@ -87,24 +86,6 @@ def start() -> Runtime:
     )
 
 
-@functools.cache
-def memcpy_gbps(nbytes: int = 1 << 26, repeats: int = 5) -> float:
-    """Host memory bandwidth ceiling: best of ``repeats`` numpy copies, counting read+write
-    (STREAM "copy" convention), in GB/s."""
-    import time
-
-    import numpy as np
-
-    src = np.ones(nbytes // 8)
-    dst = np.empty_like(src)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        np.copyto(dst, src)
-        best = min(best, time.perf_counter() - start)
-    return 2 * src.nbytes / best / 1e9
-
-
 def environment(rt: Runtime, **extra: Any) -> EnvRecord:
     """The :class:`EnvRecord` of this process."""
     import jax
@@ -123,7 +104,7 @@ def environment(rt: Runtime, **extra: Any) -> EnvRecord:
         hostname=socket.gethostname(),
         pid=os.getpid(),
         xla_flags=os.environ.get("XLA_FLAGS", ""),
-        extra={"memcpy_gbps": memcpy_gbps(), **extra},
+        extra=dict(extra),
     )
 
 
