@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import plots
+from analysis import modelplots, plots
 from analysis.formats import (
     ceiling_table,
     cell,
@@ -172,7 +172,7 @@ def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
                     "algebra; g, h: none, log2, n-1 or (n-1)^2, chosen by AICc; analysis/"
                     "scalemodel.py); held out: the largest n predicted from the smaller "
                     "ones; beyond what ran: model output, with 95% prediction intervals")
-        doc.figure(plots.scaling_predictions(a.scaled), "scaling predictions")
+        doc.figure(modelplots.scaling_predictions(a.scaled), "scaling predictions")
         if not a.scaled["heldout"].empty:
             doc.table(heldout_table(a.scaled["heldout"]))
     doc.heading("Scaling efficiency vs hosts",
@@ -194,7 +194,7 @@ def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
     doc.heading("Per-process skew", "each process's median time in each multi-host case "
                 "relative to the case's median over processes (analysis/skew.py); the "
                 "slowest processes named below")
-    doc.figure(plots.process_skew(a.skew), "per-process skew")
+    doc.figure(modelplots.process_skew(a.skew), "per-process skew")
     if not a.slow.empty:
         doc.table(a.slow.map(cell))
     doc.heading("pmap vs shard_map")

@@ -21,6 +21,9 @@ from tests.conftest import ROOT, only_run, podscale
         (["run", "dot", "--sizes", "huge"], "bad size"),
         (["run", "dot", "--bogus"], "unrecognized arguments"),
         (["show", "/nonexistent/run"], "no such run directory"),
+        (["replay", "dot", "--hosts", "1,2"], "podscale replay takes one case"),
+        (["run", "all_reduce", "--group-sizes", "3", "--hosts", "2"], "group 3 does not divide"),
+        (["collect", "/nonexistent.log"], "cannot read /nonexistent.log"),
         (["frobnicate"], "invalid choice"),
     ],
 )

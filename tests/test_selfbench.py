@@ -61,3 +61,4 @@ Benchmarks that have got worse:
 | +        | 1.31                         | 1.63                      |    1.24 | benchmarks.TrackCollectives.track_busbw('ppermute')    |
 """  # noqa: E501
     assert counts(out) == {"improved": 1, "same": 2, "worse": 2, "incomparable": 0}
+    assert counts(out, "track_") == {"improved": 0, "same": 0, "worse": 1, "incomparable": 0}

@@ -267,9 +267,13 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
             stage("asv", "asv continuous between two commits with no code change (asv-made "
                          "virtualenvs, every benchmark)")
             a = result["asv"] = asv_aa(work, log=log)
-            log(f"  {a['improved'] + a['worse']} of {a['benchmarks']} benchmarks flagged "
-                f"({a['flagged']:.1%}; target <= 5%): {a['improved']} improved, {a['worse']} "
-                f"worse, factor {a['factor']}; {a['wall_s'] / 60:.0f} min")
+            for family in a["factors"]:
+                f = a[family]
+                if f["benchmarks"]:
+                    log(f"  {family}*: {f['improved'] + f['worse']} of {f['benchmarks']} "
+                        f"flagged ({f['flagged']:.1%}; target <= 5%) at factor {f['factor']}: "
+                        f"{f['improved']} improved, {f['worse']} worse")
+            log(f"  {a['wall_s'] / 60:.0f} min")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))
