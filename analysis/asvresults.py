@@ -12,11 +12,12 @@ import pandas as pd
 from podscale.core.errors import UsageError
 
 COLUMNS = ["machine", "commit", "date", "env", "benchmark", "params", "value", "unit",
-           "q_25", "q_75"]
+           "q_25", "q_75", "samples"]
 
 
 def load_asv(results_dir: str | Path) -> pd.DataFrame:
-    """One row per (machine, commit, environment, benchmark, parameter combination)."""
+    """One row per (machine, commit, environment, benchmark, parameter combination);
+    ``samples``: how many samples asv kept statistics of (none: a bare value)."""
     from asv import results as asv_results
 
     results_dir = Path(results_dir)
@@ -43,6 +44,7 @@ def load_asv(results_dir: str | Path) -> pd.DataFrame:
                     "params": ", ".join(f"{n}={v}" for n, v in zip(names, combo)),
                     "value": value, "unit": meta.get(key, {}).get("unit", ""),
                     "q_25": (st or {}).get("q_25"), "q_75": (st or {}).get("q_75"),
+                    "samples": (st or {}).get("repeat"),
                 })
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -2,15 +2,22 @@
 
 ``time_*``: single-process cases measured by asv itself (one process, a subset of its
 ``MAX_DEVICES`` CPU devices per case). ``track_*``: multi-process cases — podscale
-launches simulated hosts and these return its measured median time or bandwidth.
+launches simulated hosts and these return its measured time, bandwidth or fit.
 JAX is imported in ``setup``, never at module import; XLA flags are set here, before
 JAX starts (asv runs each benchmark in a fresh spawned process, see asv.conf.json).
 
 Settings for verdicts that hold on a noisy machine (measured A/A figures in the README):
-``time_*`` take ``ROUNDS`` rounds (fresh processes, interleaved with the other benchmarks)
-of ``REPEAT`` samples, which asv's Mann-Whitney test in ``asv continuous`` sees;
-``track_*`` values carry no samples, so asv judges them by ``--factor`` alone: each is the
-median over ``TRACK_ROUNDS`` separate podscale launches of that launch's median.
+``time_*`` take ``ROUNDS`` rounds (fresh processes, interleaved with the other benchmarks
+and, under ``--interleave-rounds``, with the other commit) of ``REPEAT`` samples, which
+asv's Mann-Whitney test in ``asv continuous``/``compare`` sees.
+
+``track_*`` take ``TRACK_ROUNDS`` rounds too: asv re-runs ``setup_cache`` in every round
+(interleaved across commits), each round launches podscale ``TRACK_LAUNCHES`` times, and a
+track returns one sample per launch as ``{"samples": [...], "number": 1}`` — the shape of
+a timing result, which asv's runner keeps as samples (asv >= 0.6, ``asv/runner.py``), so
+its statistics apply to multi-host values as to ``time_*``. Rounds only sample anew when
+asv runs them as separate passes (the default in asv-made environments); with
+``--python=same`` one launch set serves every round, so pass ``-a rounds=1`` there.
 """
 
 from __future__ import annotations
@@ -26,22 +33,23 @@ if _FLAG not in os.environ.get("XLA_FLAGS", ""):
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 SIZES = [4096, 65536, 1 << 20]
-ROUNDS = 4
-REPEAT = (10, 20, 20.0)  # (min, max samples per round, max seconds per round)
+ROUNDS = 6
+REPEAT = (5, 10, 10.0)  # (min, max samples per round, max seconds per round)
 WARMUP_S = 0.2
-#: launches per track_* case; the tests lower it (PODSCALE_ASV_TRACK_ROUNDS=1) for time
-TRACK_ROUNDS = int(os.environ.get("PODSCALE_ASV_TRACK_ROUNDS", "5"))
+TRACK_ROUNDS = 4
+#: podscale launches per track_* round; the tests lower it (PODSCALE_ASV_TRACK_LAUNCHES=1)
+TRACK_LAUNCHES = int(os.environ.get("PODSCALE_ASV_TRACK_LAUNCHES", "2"))
 
 
 def _measure(grid):
-    """Run ``grid`` in ``TRACK_ROUNDS`` launches: (samples, summary); wrong results fail."""
+    """Run ``grid`` in ``TRACK_LAUNCHES`` launches: (samples, summary); wrong results fail."""
     from analysis import load_run, summarize
     from podscale.core.grid import expand
     from podscale.launch.runner import execute
 
     with tempfile.TemporaryDirectory() as out:
         run = execute(expand(grid), Path(out), "asv", case_timeout=300, progress=None,
-                      rounds=TRACK_ROUNDS)
+                      rounds=TRACK_LAUNCHES)
         _, samples, cases, _ = load_run(run)
         table = summarize(samples, cases)
     if table["wrong"].sum():
@@ -49,19 +57,31 @@ def _measure(grid):
     return samples, table
 
 
-def _podscale_medians(grid, key) -> dict:
-    """Per case ``key(row)``: (time, GB/s, busbw) at the median over rounds of each
-    round's median time."""
+def _podscale_launches(grid, key) -> dict:
+    """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time)."""
     from analysis.stats import per_iteration, round_medians
 
     samples, table = _measure(grid)
-    middle = round_medians(per_iteration(samples)).groupby("case_id")["median"].median()
+    rm = round_medians(per_iteration(samples)).sort_values("round")
     result = {}
     for r in table.itertuples():
-        t = float(middle[r.case_id])
-        scale = r.time_s / t  # bandwidths at the median-over-rounds time
-        result[key(r)] = (t, r.gbps * scale, r.busbw * scale)
+        times = rm.loc[rm["case_id"] == r.case_id, "median"].tolist()
+        result[key(r)] = [(t, r.gbps * r.time_s / t, r.busbw * r.time_s / t) for t in times]
     return result
+
+
+def _samples(values) -> dict:
+    """A track value with its samples (one per launch) in asv's timing-result shape."""
+    return {"samples": [float(v) for v in values], "number": 1}
+
+
+def _tracks(cls):
+    """Give every ``track_*`` method of ``cls`` ``TRACK_ROUNDS`` rounds (asv reads
+    benchmark attributes from the function)."""
+    for name, fn in vars(cls).items():
+        if name.startswith("track_"):
+            fn.rounds = TRACK_ROUNDS
+    return cls
 
 
 class _SingleProcess:
@@ -75,14 +95,16 @@ class _SingleProcess:
         from podscale.core.grid import Grid, expand
         from podscale.core.registry import load_source
         from podscale.core.workload import check
-        from podscale.worker import runtime
+        from podscale.worker import faults, runtime
         from podscale.worker.main import compile_step, context
 
         (case,) = expand(Grid((self.suite,), hosts=(1,), devices_per_host=(devices,),
                               variants=(variant,), params=(("size", (size,)),)))
         wl, ctx = load_source(case.source), context(case, runtime.start())
         local = wl.inputs(ctx)
-        self.step, _, _ = compile_step(wl.step(ctx, local))
+        step, _, _ = compile_step(wl.step(ctx, local))
+        # a planted fault (PODSCALE_FAULT, e.g. stretch=1.5@*:psum) reaches asv's timing too
+        self.step = faults.wrap_step(faults.from_env(), 0, 0, step, case.workload)
         if check(wl.output(ctx, self.step()), wl.reference(ctx, local)).wrong:
             raise RuntimeError(f"{case.id}: wrong results")
 
@@ -101,6 +123,7 @@ class TimePsum(_SingleProcess):
         self.step()
 
 
+@_tracks
 class TrackMultiHost:
     """Two simulated hosts (real processes, gloo collectives), measured by podscale."""
 
@@ -117,25 +140,25 @@ class TrackMultiHost:
         grid = Grid(("dot", "psum"), params=(("size", (self.size,)),), hosts=(self.hosts,),
                     devices_per_host=tuple(self.params[1]), variants=tuple(self.params[0]),
                     settings=Settings(iters=10))
-        return _podscale_medians(grid, lambda r: (r.workload, r.variant, r.devices_per_host))
+        return _podscale_launches(grid, lambda r: (r.workload, r.variant, r.devices_per_host))
 
     def track_psum_time(self, cache, variant, devices_per_host):
-        return cache[("psum", variant, devices_per_host)][0]
+        return _samples(v[0] for v in cache[("psum", variant, devices_per_host)])
 
     track_psum_time.unit = "seconds"
 
     def track_psum_busbw(self, cache, variant, devices_per_host):
-        return cache[("psum", variant, devices_per_host)][2]
+        return _samples(v[2] for v in cache[("psum", variant, devices_per_host)])
 
     track_psum_busbw.unit = "GB/s"
 
     def track_dot_time(self, cache, variant, devices_per_host):
-        return cache[("dot", variant, devices_per_host)][0]
+        return _samples(v[0] for v in cache[("dot", variant, devices_per_host)])
 
     track_dot_time.unit = "seconds"
 
     def track_dot_gbps(self, cache, variant, devices_per_host):
-        return cache[("dot", variant, devices_per_host)][1]
+        return _samples(v[1] for v in cache[("dot", variant, devices_per_host)])
 
     track_dot_gbps.unit = "GB/s"
 
@@ -144,9 +167,10 @@ COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "pper
                "broadcast"]
 
 
+@_tracks
 class TrackCollectives:
     """Every collective over each mesh axes on 2 simulated hosts x 2 devices (64 KiB per
-    device, shard_map), measured by podscale in one launch: median time and busbw."""
+    device, shard_map), measured by podscale: median time and busbw of each launch."""
 
     params = (COLLECTIVES, ["hosts", "local", "all"])
     param_names = ["collective", "axes"]
@@ -160,23 +184,23 @@ class TrackCollectives:
         grid = Grid(tuple(COLLECTIVES), hosts=(2,), devices_per_host=(2,),
                     variants=("shard_map",), settings=Settings(iters=10),
                     params=(("size", (self.size,)), ("axes", tuple(self.params[1]))))
-        medians = _podscale_medians(grid, lambda r: (r.workload, r.axes))
-        return {k: (t, busbw) for k, (t, _, busbw) in medians.items()}
+        return _podscale_launches(grid, lambda r: (r.workload, r.axes))
 
     def track_time(self, cache, collective, axes):
-        return cache[(collective, axes)][0]
+        return _samples(v[0] for v in cache[(collective, axes)])
 
     track_time.unit = "seconds"
 
     def track_busbw(self, cache, collective, axes):
-        return cache[(collective, axes)][1]
+        return _samples(v[2] for v in cache[(collective, axes)])
 
     track_busbw.unit = "GB/s"
 
 
+@_tracks
 class TrackCollectiveFits:
     """t(S) = alpha + S/beta of every collective over all axes of 2 simulated hosts x 2
-    devices, 4 KiB to 1 MiB per device (``analysis/fits.py`` over round medians): beta, a
+    devices, 4 KiB to 1 MiB per device (``analysis/fits.py``, one fit per launch): beta, a
     bus bandwidth (a drop is a bandwidth regression), and alpha (a rise is a fixed cost)."""
 
     params = (COLLECTIVES,)
@@ -185,6 +209,7 @@ class TrackCollectiveFits:
 
     def setup_cache(self):
         from analysis.fits import fits
+        from analysis.stats import per_iteration, round_medians
         from podscale.core.case import Settings
         from podscale.core.grid import Grid
 
@@ -192,15 +217,19 @@ class TrackCollectiveFits:
                     variants=("shard_map",), settings=Settings(iters=10),
                     params=(("size", tuple(SIZES)),))
         samples, table = _measure(grid)
-        return {r.workload: (r.alpha_us * 1e-6, r.beta_GBps)
-                for r in fits(samples, table).itertuples()}
+        rm = round_medians(per_iteration(samples))
+        out: dict = {}
+        for _, launch in rm.groupby("round"):
+            for r in fits(samples, table, boot=0, rm=launch).itertuples():
+                out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, r.beta_GBps))
+        return out
 
     def track_alpha(self, cache, collective):
-        return cache[collective][0]
+        return _samples(a for a, _ in cache[collective])
 
     track_alpha.unit = "seconds"
 
     def track_beta(self, cache, collective):
-        return cache[collective][1]
+        return _samples(b for _, b in cache[collective])
 
     track_beta.unit = "GB/s"

@@ -37,7 +37,7 @@ def test_scale_smoke(tmp_path):
 
 def test_asv_split_output_is_counted():
     """Rows per section of asv's --split comparison (an excerpt of real output)."""
-    from podscale.frontend.asvbench import counts
+    from podscale.frontend.asvbench import counts, ratios
 
     out = """
 Benchmarks that have improved:
@@ -62,3 +62,8 @@ Benchmarks that have got worse:
 """  # noqa: E501
     assert counts(out) == {"improved": 1, "same": 2, "worse": 2, "incomparable": 0}
     assert counts(out, "track_") == {"improved": 0, "same": 0, "worse": 1, "incomparable": 0}
+    assert counts(out, "time_", True, "psum") == {"improved": 1, "same": 2, "worse": 1,
+                                                 "incomparable": 0}
+    assert counts(out, "track_", False, "psum")["worse"] == 1
+    r = ratios(out)
+    assert r["benchmarks.TimePsum.time_psum(4096, 1, 'shard_map')"] == 1.16 and len(r) == 5

@@ -29,9 +29,11 @@ def _git(*args: str, cwd: Path) -> str:
                           text=True).stdout.strip()
 
 
-def two_commit_copy(repo: Path, src: Path = ROOT) -> tuple[str, str]:
+def two_commit_copy(repo: Path, src: Path = ROOT, plant: str = "") -> tuple[str, str]:
     """Copy ``src``'s files (tracked and untracked, not ignored) into a new git repository
-    ``repo`` with two commits that differ only in the README; their hashes."""
+    ``repo`` with two commits that differ only in the README (``plant``: and in the second,
+    that fault, e.g. ``stretch=1.5@*:psum``, is the default of ``PODSCALE_FAULT`` — a
+    planted regression of the code); their hashes."""
     for f in _git("ls-files", "-co", "--exclude-standard", cwd=src).splitlines():
         if (src / f).is_file():
             (repo / f).parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +44,13 @@ def two_commit_copy(repo: Path, src: Path = ROOT) -> tuple[str, str]:
     first = _git("rev-parse", "HEAD", cwd=repo)
     with (repo / "README.md").open("a") as fh:
         fh.write("\nA second commit, no code change.\n")
+    if plant:
+        faults = repo / "podscale" / "worker" / "faults.py"
+        old = 'os.environ.get("PODSCALE_FAULT", "")'
+        text = faults.read_text()
+        if old not in text:
+            raise PodscaleError(f"cannot plant {plant!r}: {old} not found in {faults}")
+        faults.write_text(text.replace(old, f'os.environ.get("PODSCALE_FAULT", {plant!r})'))
     _git(*IDENT, "commit", "-qam", "second", cwd=repo)
     return first, _git("rev-parse", "HEAD", cwd=repo)
 
@@ -74,44 +83,85 @@ def rows(compare_output: str) -> list[tuple[str, str]]:
     return out
 
 
-def counts(compare_output: str, family: str = "") -> dict[str, int]:
-    """Rows per section (of benchmarks whose function name starts with ``family``)."""
+def ratios(compare_output: str) -> dict[str, float]:
+    """Benchmark -> ratio (second / first) of every row of ``asv compare --split`` output."""
+    out = {}
+    for line in compare_output.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and cells[-1].startswith("benchmarks."):
+            try:
+                out[cells[-1]] = float(cells[-2].lstrip("~"))
+            except ValueError:
+                continue
+    return out
+
+
+def counts(compare_output: str, family: str = "", planted: bool | None = None,
+           workload: str = "") -> dict[str, int]:
+    """Rows per section (of benchmarks whose function name starts with ``family``; with
+    ``planted`` True/False, only those that do/do not name ``workload``)."""
     out = dict.fromkeys(("improved", "same", "worse", "incomparable"), 0)
     for section, name in rows(compare_output):
-        if name.split(".")[-1].startswith(family):
+        if name.split(".")[-1].startswith(family) and (
+                planted is None or (workload in name.lower()) == planted):
             out[section] += 1
     return out
 
 
-def asv_aa(out: Path, factors: dict[str, float] | None = None, log=print) -> dict:
-    """False alarms of ``asv continuous`` between two commits with no code change: ``time_*``
-    (samples: asv's statistics) and ``track_*`` (one value each: the factor alone), each at
-    its factor, from one interleaved run."""
-    factors = factors or {"time_": 1.1, "track_": 1.3}
+FAMILIES = ("time_", "track_")
+#: the asv-detect stage: a 1.5x slowdown of psum planted in the second commit, and the
+#: benchmarks it runs (64 KiB time_* of dot and psum, every multi-host track of both)
+DETECT_PLANT = "stretch=1.5@*:psum"
+DETECT_BENCH = (r"time_(dot|psum)\(65536,", "TrackMultiHost")
+SWEEP = (1.05, 1.1, 1.2, 1.3, 1.5)
+
+
+def asv_aa(out: Path, factor: float = 1.1, sweep: tuple[float, ...] = SWEEP,
+           log=print, plant: str = "", bench: tuple[str, ...] = ()) -> dict:
+    """False alarms of ``asv continuous --interleave-rounds --factor FACTOR`` between two
+    commits with no code change, per family (``time_*``, ``track_*``; both carry samples,
+    so asv's Mann-Whitney test and the factor both apply), and of ``asv compare`` of the
+    same results at each factor of ``sweep``. With ``plant`` (a fault the second commit
+    makes the default, see :func:`two_commit_copy`), the same run measures detection;
+    ``bench``: asv ``--bench`` patterns to run a subset."""
     start = time.monotonic()
     repo = out / "repo"
-    first, second = two_commit_copy(repo)
+    first, second = two_commit_copy(repo, plant=plant)
     conf = str(asv_config(out, repo))
     machine = ["--machine", "podscale-bench", "--config", conf]
     subprocess.run([*ASV, "machine", "--yes", *machine], cwd=out, check=True,
                    capture_output=True)
-    log(f"  asv continuous --interleave-rounds --factor {factors['time_']} FIRST SECOND (two "
-        "commits, README only)")
-    res = subprocess.run([*ASV, "continuous", "--interleave-rounds", "--factor",
-                          str(factors["time_"]), "--split", "--no-only-changed", *machine, first,
-                          second], cwd=out, capture_output=True, text=True)
-    result: dict = {"factors": factors, "target": 0.05, "exit_code": res.returncode,
+    log(f"  asv continuous --interleave-rounds --factor {factor} FIRST SECOND (two commits: "
+        + (f"the second plants {plant})" if plant else "README only)"))
+    subset = [a for b in bench for a in ("--bench", b)]
+    res = subprocess.run([*ASV, "continuous", "--interleave-rounds", "--factor", str(factor),
+                          "--split", "--no-only-changed", *subset, *machine, first, second],
+                         cwd=out, capture_output=True, text=True)
+    result: dict = {"factor": factor, "target": 0.05, "exit_code": res.returncode,
+                    "plant": plant, "bench": list(bench), "ratios": ratios(res.stdout),
                     "output": res.stdout[-30000:], "stderr": res.stderr[-5000:]}
-    for family, factor in factors.items():
-        text = res.stdout if factor == factors["time_"] else subprocess.run(
-            [*ASV, "compare", "--split", "--factor", str(factor), *machine, first, second],
-            cwd=out, capture_output=True, text=True).stdout
-        n = counts(text, family)
-        total = sum(n.values())
-        result[family] = {**n, "benchmarks": total, "factor": factor,
-                          "flagged": (n["improved"] + n["worse"]) / total if total else None}
-    result["wall_s"] = time.monotonic() - start
-    if not any(result[f]["benchmarks"] for f in factors):
+
+    workload = plant.rpartition(":")[2].lower() if plant else ""
+
+    def judged(text: str, f: float) -> dict:
+        per = {}
+        for family in FAMILIES:
+            for label, planted in (("", None), ("planted", True), ("others", False)):
+                if label and not plant:
+                    continue
+                n = counts(text, family, planted, workload)
+                total = sum(n.values())
+                per[family + label] = {
+                    **n, "benchmarks": total, "factor": f,
+                    "flagged": (n["improved"] + n["worse"]) / total if total else None}
+        return per
+
+    result.update(judged(res.stdout, factor))
+    if not any(result[f]["benchmarks"] for f in FAMILIES):
         raise PodscaleError(f"asv continuous printed no comparison: {res.stdout[-500:]}"
                             f"{res.stderr[-500:]}")
+    result["sweep"] = {str(f): judged(subprocess.run(
+        [*ASV, "compare", "--split", "--factor", str(f), *machine, first, second], cwd=out,
+        capture_output=True, text=True).stdout, f) for f in sweep}
+    result["wall_s"] = time.monotonic() - start
     return result

@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the scale stage doubles the process count up to this")
     selfb.add_argument("--only", default=None, metavar="STAGE,...",
                        help="run only these stages: harness, turnaround, memory, scale, report, "
-                            "verdicts, asv")
+                            "verdicts, asv, asv-detect")
     trace = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline")
     trace.add_argument("run_dir", type=Path)
     trace.add_argument("--traces", type=Path, default=None,

@@ -15,10 +15,12 @@
   (:mod:`podscale.frontend.reportbench`; target <= 10 s at 256 processes).
 
 - asv: ``asv continuous`` between two commits with no code change
-  (:mod:`podscale.frontend.asvbench`; target: <= 5% of benchmarks flagged).
+  (:mod:`podscale.frontend.asvbench`; target: <= 5% of benchmarks flagged); asv-detect:
+  the same with a 1.5x psum slowdown planted in the second commit (target: >= 90% of the
+  psum benchmarks flagged).
 
 ``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, report,
-verdicts, asv).
+verdicts, asv, asv-detect).
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
             "layouts": layouts}
 
 
-STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv")
+STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv",
+          "asv-detect")
 
 
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
@@ -266,16 +269,39 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
 
             stage("asv", "asv continuous between two commits with no code change (asv-made "
                          "virtualenvs, every benchmark)")
-            a = result["asv"] = asv_aa(work, log=log)
-            for family in a["factors"]:
-                f = a[family]
-                if f["benchmarks"]:
-                    log(f"  {family}*: {f['improved'] + f['worse']} of {f['benchmarks']} "
-                        f"flagged ({f['flagged']:.1%}; target <= 5%) at factor {f['factor']}: "
-                        f"{f['improved']} improved, {f['worse']} worse")
-            log(f"  {a['wall_s'] / 60:.0f} min")
+            result["asv"] = asv_aa(work, log=log)
+            _asv_lines(result["asv"], log)
+        if "asv-detect" in chosen:
+            from podscale.frontend.asvbench import DETECT_BENCH, DETECT_PLANT, asv_aa
+
+            stage("asv-detect", f"asv continuous between two commits, the second planting "
+                                f"{DETECT_PLANT} (a subset of benchmarks)")
+            (work / "detect").mkdir(exist_ok=True)
+            result["asv_detect"] = asv_aa(work / "detect", log=log, plant=DETECT_PLANT,
+                                          bench=DETECT_BENCH)
+            _asv_lines(result["asv_detect"], log)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))
         log(f"# written: {out}")
     return result
+
+
+def _asv_lines(a: dict, log) -> None:
+    from podscale.frontend.asvbench import FAMILIES
+
+    kinds = ("planted", "others") if a.get("plant") else ("",)
+    for family in FAMILIES:
+        for kind in kinds:
+            f = a[family + kind]
+            if f["benchmarks"]:
+                what = {"planted": "naming the planted workload (detected; target >= 90%)",
+                        "others": "not naming it (collateral)",
+                        "": "(target <= 5%)"}[kind]
+                log(f"  {family}* {what}: {f['improved'] + f['worse']} of {f['benchmarks']} "
+                    f"flagged ({f['flagged']:.1%}) at factor {f['factor']}: "
+                    f"{f['improved']} improved, {f['worse']} worse")
+    for factor, per in a["sweep"].items():
+        log(f"  asv compare --factor {factor}: " + ", ".join(
+            f"{key}* {per[key]['flagged']:.1%}" for key in per if per[key]["benchmarks"]))
+    log(f"  {a['wall_s'] / 60:.0f} min")

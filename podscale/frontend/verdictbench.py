@@ -6,7 +6,7 @@ The grid users run (``dot,psum --hosts 1,2 --devices-per-host 1,2 --sizes 4K,64K
 - **sequential runs** (``podscale run``, 3 rounds): A, B with every psum step stretched
   1.5x (``PODSCALE_FAULT=stretch=1.5@*:psum``), then A again, compared with
   ``podscale compare``;
-- **interleaved arms** (``podscale ab``, its default 10 rounds): an A/A run, and an A/B run
+- **interleaved arms** (``podscale ab``, its default rounds): an A/A run, and an A/B run
   with the same fault in arm B; Welch verdicts (the default) and, for the record, paired.
 
 Measured per method: A/A false alarms (cases called slower or faster; target <= 5%);
