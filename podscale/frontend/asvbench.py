@@ -165,3 +165,26 @@ def asv_aa(out: Path, factor: float = 1.1, sweep: tuple[float, ...] = SWEEP,
         capture_output=True, text=True).stdout, f) for f in sweep}
     result["wall_s"] = time.monotonic() - start
     return result
+
+
+def summary_lines(a: dict) -> list[str]:
+    """The stage's figures as lines for the terminal."""
+    lines = []
+    kinds = ("planted", "others") if a.get("plant") else ("",)
+    for family in FAMILIES:
+        for kind in kinds:
+            f = a[family + kind]
+            if f["benchmarks"]:
+                what = {"planted": "naming the planted workload (detected; target >= 90%)",
+                        "others": "not naming it (collateral)",
+                        "": "(target <= 5%)"}[kind]
+                lines.append(
+                    f"  {family}* {what}: {f['improved'] + f['worse']} of {f['benchmarks']} "
+                    f"flagged ({f['flagged']:.1%}) at factor {f['factor']}: "
+                    f"{f['improved']} improved, {f['worse']} worse")
+    for factor, per in a["sweep"].items():
+        lines.append(f"  asv compare --factor {factor}: " + ", ".join(
+            f"{key.replace('_', '_* ', 1).strip()} {per[key]['flagged']:.1%}"
+            for key in per if per[key]["benchmarks"]))
+    lines.append(f"  {a['wall_s'] / 60:.0f} min")
+    return lines

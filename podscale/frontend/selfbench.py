@@ -265,43 +265,26 @@ def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes:
             for line in summary_lines(v):
                 log(line)
         if "asv" in chosen:
-            from podscale.frontend.asvbench import asv_aa
+            from podscale.frontend.asvbench import asv_aa, summary_lines
 
             stage("asv", "asv continuous between two commits with no code change (asv-made "
                          "virtualenvs, every benchmark)")
             result["asv"] = asv_aa(work, log=log)
-            _asv_lines(result["asv"], log)
+            for line in summary_lines(result["asv"]):
+                log(line)
         if "asv-detect" in chosen:
-            from podscale.frontend.asvbench import DETECT_BENCH, DETECT_PLANT, asv_aa
+            from podscale.frontend import asvbench
 
             stage("asv-detect", f"asv continuous between two commits, the second planting "
-                                f"{DETECT_PLANT} (a subset of benchmarks)")
+                                f"{asvbench.DETECT_PLANT} (a subset of benchmarks)")
             (work / "detect").mkdir(exist_ok=True)
-            result["asv_detect"] = asv_aa(work / "detect", log=log, plant=DETECT_PLANT,
-                                          bench=DETECT_BENCH)
-            _asv_lines(result["asv_detect"], log)
+            result["asv_detect"] = asvbench.asv_aa(
+                work / "detect", log=log, plant=asvbench.DETECT_PLANT,
+                bench=asvbench.DETECT_BENCH)
+            for line in asvbench.summary_lines(result["asv_detect"]):
+                log(line)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))
         log(f"# written: {out}")
     return result
-
-
-def _asv_lines(a: dict, log) -> None:
-    from podscale.frontend.asvbench import FAMILIES
-
-    kinds = ("planted", "others") if a.get("plant") else ("",)
-    for family in FAMILIES:
-        for kind in kinds:
-            f = a[family + kind]
-            if f["benchmarks"]:
-                what = {"planted": "naming the planted workload (detected; target >= 90%)",
-                        "others": "not naming it (collateral)",
-                        "": "(target <= 5%)"}[kind]
-                log(f"  {family}* {what}: {f['improved'] + f['worse']} of {f['benchmarks']} "
-                    f"flagged ({f['flagged']:.1%}) at factor {f['factor']}: "
-                    f"{f['improved']} improved, {f['worse']} worse")
-    for factor, per in a["sweep"].items():
-        log(f"  asv compare --factor {factor}: " + ", ".join(
-            f"{key}* {per[key]['flagged']:.1%}" for key in per if per[key]["benchmarks"]))
-    log(f"  {a['wall_s'] / 60:.0f} min")
