@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from podscale.core.errors import PodscaleError, UsageError
+from podscale.frontend.ab import ROUNDS as AB_ROUNDS
 from podscale.frontend.commands import (
     cmd_compare,
     cmd_fit,
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     ab.add_argument("--env-b", action="append", default=None, metavar="NAME=VALUE",
                     help="environment variable arm B's processes set (repeatable), e.g. "
                          "XLA_FLAGS=...; with none on either side: an A/A run")
-    add_grid_args(ab)
+    add_grid_args(ab, rounds=AB_ROUNDS)
     _verdict_args(ab)
 
     host = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "

@@ -116,8 +116,9 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
     )
 
 
-def add_grid_args(p: argparse.ArgumentParser) -> None:
-    """Grid options; None means: from --suite-file, else GRID_DEFAULTS."""
+def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None:
+    """Grid options; None means: from --suite-file, else GRID_DEFAULTS (``rounds``: the
+    command's own default number of rounds, for the help)."""
     p.add_argument("--suite-file", type=Path, default=None,
                    help="TOML parameter grid (see suites/study.toml); options below override")
     p.add_argument("--sizes", help="the workloads' size parameter, comma-separated: 4096, "
@@ -143,8 +144,9 @@ def add_grid_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int)
     p.add_argument("--rounds", type=int, default=None,
                    help="independent repetitions of every case, each a fresh launch of the "
-                        "processes, interleaved (default 3; podscale compare needs >= 2 per "
-                        "run to judge a change against between-launch variation)")
+                        f"processes, interleaved (default {rounds or GRID_DEFAULTS['rounds']}; "
+                        "podscale compare needs >= 2 per run to judge a change against "
+                        "between-launch variation)")
     p.add_argument("--sync", choices=["each", "once"],
                    help="barrier before each timed iteration (default), or once before the loop")
     p.add_argument("--profile", action="store_true",
