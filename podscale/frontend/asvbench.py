@@ -66,8 +66,9 @@ def asv_config(tmp: Path, repo: Path) -> Path:
     return path
 
 
-def rows(compare_output: str) -> list[tuple[str, str]]:
-    """(section, benchmark) of every row of ``asv compare/continuous --split`` output."""
+def rows(compare_output: str) -> list[tuple[str, str, float | None]]:
+    """(section, benchmark, ratio second/first or None) of every measured row of
+    ``asv compare/continuous --split`` output."""
     titles = {"Benchmarks that have improved:": "improved",
               "Benchmarks that have stayed the same:": "same",
               "Benchmarks that have got worse:": "worse",
@@ -79,21 +80,18 @@ def rows(compare_output: str) -> list[tuple[str, str]]:
         elif section and re.match(r"^\s*\|?\s*[-+x!* ]?\s*\|?\s*[\d.]+", line):
             name = re.search(r"benchmarks\.[\w.]+(\([^)]*\))?", line)
             if name:
-                out.append((section, name.group(0)))
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                try:
+                    ratio = float(cells[-2].lstrip("~"))
+                except (IndexError, ValueError):
+                    ratio = None
+                out.append((section, name.group(0), ratio))
     return out
 
 
 def ratios(compare_output: str) -> dict[str, float]:
-    """Benchmark -> ratio (second / first) of every row of ``asv compare --split`` output."""
-    out = {}
-    for line in compare_output.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 5 and cells[-1].startswith("benchmarks."):
-            try:
-                out[cells[-1]] = float(cells[-2].lstrip("~"))
-            except ValueError:
-                continue
-    return out
+    """Benchmark -> ratio (second / first) of every measured row."""
+    return {name: r for _, name, r in rows(compare_output) if r is not None}
 
 
 def counts(compare_output: str, family: str = "", planted: bool | None = None,
@@ -101,7 +99,7 @@ def counts(compare_output: str, family: str = "", planted: bool | None = None,
     """Rows per section (of benchmarks whose function name starts with ``family``; with
     ``planted`` True/False, only those that do/do not name ``workload``)."""
     out = dict.fromkeys(("improved", "same", "worse", "incomparable"), 0)
-    for section, name in rows(compare_output):
+    for section, name, _ in rows(compare_output):
         if name.split(".")[-1].startswith(family) and (
                 planted is None or (workload in name.lower()) == planted):
             out[section] += 1
@@ -137,6 +135,8 @@ def asv_aa(out: Path, factor: float = 1.1, sweep: tuple[float, ...] = SWEEP,
     res = subprocess.run([*ASV, "continuous", "--interleave-rounds", "--factor", str(factor),
                           "--split", "--no-only-changed", *subset, *machine, first, second],
                          cwd=out, capture_output=True, text=True)
+    if "failed" in res.stdout.lower() and res.returncode not in (0, 1):
+        raise PodscaleError(f"asv continuous failed: {res.stdout[-500:]}{res.stderr[-500:]}")
     result: dict = {"factor": factor, "target": 0.05, "exit_code": res.returncode,
                     "plant": plant, "bench": list(bench), "ratios": ratios(res.stdout),
                     "output": res.stdout[-30000:], "stderr": res.stderr[-5000:]}
