@@ -3,7 +3,7 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup study test system-deps
+.PHONY: setup study test quick docs system-deps
 
 $(BIN)/podscale: pyproject.toml
 	python3 -m venv $(VENV)
@@ -28,4 +28,11 @@ system-deps:
 	fi
 
 test: setup system-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
+
+# The tests that start no worker processes: seconds, for development.
+quick: setup
+	$(BIN)/python -m pytest -q -m "not slow and not cluster and not asv"
+
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir site

@@ -1,6 +1,10 @@
-"""Results -> pandas -> statistics, tables, plots and reports. Never imports JAX."""
+"""Results -> pandas -> statistics, tables, plots and reports. Never imports JAX.
 
-from analysis.load import load, load_run
-from analysis.stats import summarize
+``load_run(path)`` gives a :class:`Run` (manifest, samples, cases, environments), and
+``summarize(samples, cases)`` one row per case; ``Run.summary()`` is the same, kept.
+"""
 
-__all__ = ["load", "load_run", "summarize"]
+from podscale.analysis.run import Run, load, load_run
+from podscale.analysis.stats import summarize
+
+__all__ = ["Run", "load", "load_run", "summarize"]

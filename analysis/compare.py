@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.load import SETTINGS, load_run
-from analysis.stats import per_iteration, round_medians
+from podscale.analysis.load import SETTINGS
+from podscale.analysis.run import Run, as_run
+from podscale.analysis.stats import round_medians
 from podscale.core.errors import UsageError
 
 #: differences that make timings incomparable (unless forced)
@@ -143,7 +144,7 @@ def _cv(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1) / np.mean(x)) if len(x) > 1 else float("nan")
 
 
-def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float = 0.05,
+def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = 0.05, alpha: float = 0.05,
             force: bool = False, correction: str = "bh",
             paired: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): :func:`verdicts` over the cases both runs have, each case's
@@ -152,19 +153,20 @@ def compare(run_a: Path, run_b: Path, *, threshold: float = 0.05, alpha: float =
     measured here, neighbouring launches share little (correlation of round medians
     ~0.2), so pairing halves the degrees of freedom for a small gain and Welch is the
     default."""
-    ma, sa, ca, ea = load_run(run_a)
-    mb, sb, cb, eb = load_run(run_b)
+    run_a, run_b = as_run(run_a), as_run(run_b)
+    ma, ca, ea = run_a.manifest, run_a.cases, run_a.envs
+    mb, cb, eb = run_b.manifest, run_b.cases, run_b.envs
     ka, kb = environment_key(ma, ea), environment_key(mb, eb)
     hard = differences(ka, kb, HARD)
     if hard and not force:
         raise UsageError("runs are not comparable (" + "; ".join(hard) + "); use --force")
     notes = [f"environment differs: {d}" for d in hard + differences(ka, kb, SOFT)]
     notes += version_differences(ca, cb)
-    ra, rb = round_medians(per_iteration(sa)), round_medians(per_iteration(sb))
+    ra, rb = round_medians(run_a.per_iteration()), round_medians(run_b.per_iteration())
     common = sorted(set(ra["case_id"]) & set(rb["case_id"]))
     if not common:
         why = "; ".join(version_differences(ca, cb))
-        raise UsageError(f"{run_a} and {run_b} have no case in common" + (f" ({why})"
+        raise UsageError(f"{run_a.path} and {run_b.path} have no case in common" + (f" ({why})"
                                                                            if why else ""))
     settings = setting_differences(ca, cb, common)
     if settings and not force:

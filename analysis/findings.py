@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.units import bytes_h, sig, time_h
+from podscale.analysis.units import bytes_h, sig, time_h
+from podscale.core.case import layout_key
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
 
 
 def _case(r: pd.Series) -> str:
     size = f" size {int(r['size'])}" if "size" in r.index and pd.notna(r["size"]) else ""
-    return f"{r['workload']} {r['variant']} {r['dtype']}{size} on " \
-        f"h{r['hosts']}xd{r['devices_per_host']}"
+    lay = layout_key(r["hosts"], r["devices_per_host"])
+    return f"{r['workload']} {r['variant']} {r['dtype']}{size} on {lay}"
 
 
 def _scaling_models(scaled: dict) -> list[str]:

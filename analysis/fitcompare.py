@@ -12,22 +12,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.fits import COLUMNS, fits
-from analysis.load import load_run
-from analysis.stats import summarize
+from podscale.analysis.fits import COLUMNS, fits
+from podscale.analysis.run import Run, as_run
+from podscale.core.case import layout_key
 
 KEYS = [c for c in COLUMNS[:COLUMNS.index("basis")]]
 
 
-def _fits(run: Path) -> pd.DataFrame:
-    _, samples, cases, _ = load_run(run)
-    if cases.empty:
+def _fits(run: Run) -> pd.DataFrame:
+    if run.cases.empty:
         return pd.DataFrame(columns=COLUMNS)
-    return fits(samples, summarize(samples, cases))
+    return fits(run.samples, run.summary())
 
 
-def compare_fits(run_a: Path, run_b: Path) -> pd.DataFrame:
-    a, b = _fits(run_a), _fits(run_b)
+def compare_fits(run_a: Run | Path, run_b: Run | Path) -> pd.DataFrame:
+    a, b = _fits(as_run(run_a)), _fits(as_run(run_b))
     extra = [c for c in a.columns if c not in COLUMNS and c in b.columns]
     keys = [k for k in KEYS if k in a.columns and k in b.columns] + extra
     both = a.astype({k: str for k in keys}).merge(b.astype({k: str for k in keys}), on=keys,
@@ -45,14 +44,15 @@ def compare_fits(run_a: Path, run_b: Path) -> pd.DataFrame:
 
 
 def render(table: pd.DataFrame) -> str:
-    from analysis.units import gbps_h, time_h
+    from podscale.analysis.units import gbps_h, time_h
 
     lines = ["# fits: alpha and beta of A vs B per size sweep (t = alpha + S/beta over round "
              "medians, 95% bootstrap intervals; changed: the intervals do not overlap)"]
     if table.empty:
         return lines[0] + "\n# no size sweep (2+ sizes) in both runs"
     for r in table.itertuples():
-        what = f"{r.workload} {r.variant} {r.dtype} {r.axes} h{r.hosts}xd{r.devices_per_host}"
+        lay = layout_key(r.hosts, r.devices_per_host)
+        what = f"{r.workload} {r.variant} {r.dtype} {r.axes} {lay}"
         lines.append(
             f"  {what:<44} alpha {time_h(r.alpha_a / 1e6)} -> {time_h(r.alpha_b / 1e6)} "
             f"({r.alpha_ratio:.2f}x, {r.alpha_verdict}); beta {gbps_h(r.beta_a)} -> "

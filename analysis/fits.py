@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.bandwidth import bus_factor
-from analysis.load import param_columns
-from analysis.stats import per_iteration, round_medians
+from podscale.analysis.bandwidth import bus_factor
+from podscale.analysis.load import param_columns
+from podscale.analysis.stats import per_iteration, round_medians
+from podscale.core.case import layout_key
 
 COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
            "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
@@ -128,7 +129,7 @@ def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
 
 def render(table: pd.DataFrame) -> str:
     """The fits as a plain-text table (human units)."""
-    from analysis.units import bytes_h, gbps_h, time_h
+    from podscale.analysis.units import bytes_h, gbps_h, time_h
 
     head = (f"{'workload':<16} {'variant':<9} {'dtype':<8} {'axes':<6} {'layout':<7} "
             f"{'n':>4} {'alpha':>22} {'beta (GB/s)':>24} {'S_half':>9} {'r2':>6}")
@@ -139,6 +140,6 @@ def render(table: pd.DataFrame) -> str:
                 f"{time_h(r.alpha_hi / 1e6)})"
         beta = f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
         lines.append(f"{r.workload:<16} {r.variant:<9} {r.dtype:<8} {str(r.axes):<6} "
-                     f"{f'h{r.hosts}xd{r.devices_per_host}':<7} {r.n:>4} {alpha:>22} "
+                     f"{layout_key(r.hosts, r.devices_per_host):<7} {r.n:>4} {alpha:>22} "
                      f"{beta:>24} {bytes_h(r.s_half_bytes):>9} {r.r2:>6.2f}")
     return "\n".join(lines)

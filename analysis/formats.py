@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.load import param_columns
-from analysis.units import bytes_h, gbps_h, sig, time_h
+from podscale.analysis.load import param_columns
+from podscale.analysis.units import bytes_h, gbps_h, sig, time_h
+from podscale.core.case import layout_key
 
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
@@ -45,7 +46,7 @@ def cell(v):
 def fits_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype,
              "axes": cell(r.axes),
-             "layout": f"h{r.hosts}xd{r.devices_per_host}", "n": r.n,
+             "layout": layout_key(r.hosts, r.devices_per_host), "n": r.n,
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
              "beta": f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",

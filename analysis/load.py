@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import cache
+from podscale.analysis import cache
+from podscale.core.case import layout_key
 from podscale.core.errors import UsageError
 from podscale.core.records import (
     CaseRecord,
@@ -33,7 +34,7 @@ MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_proce
             "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
             "checked", "wrong", "max_error", "result"]
 FIXED = IDENTITY + SETTINGS + MEASURED
-SAMPLE_COLUMNS = ["case_id", "process", "phase", "iteration", "seconds", "device", "round"]
+SAMPLE_COLUMNS = ("case_id", "process", "phase", "iteration", "seconds", "device", "round")
 
 
 def param_columns(df: pd.DataFrame) -> list[str]:
@@ -59,7 +60,7 @@ def _records(run_dir: Path) -> tuple[pd.DataFrame, list]:
                 for c in SAMPLE_COLUMNS}
         if files:
             cache.save(run_dir, files, cols, [to_dict(r) for r in other])
-    return pd.DataFrame(cols, columns=SAMPLE_COLUMNS), other
+    return pd.DataFrame(cols, columns=list(SAMPLE_COLUMNS)), other
 
 
 def _case_row(r: CaseRecord, names: list[str]) -> dict:
@@ -68,7 +69,7 @@ def _case_row(r: CaseRecord, names: list[str]) -> dict:
     axes = [["hosts", lay["hosts"]], *lay.get("local_axes", [])]
     row = {"workload": c["workload"], "version": c["version"], "variant": c["variant"],
            "dtype": c["dtype"], "hosts": lay["hosts"], "devices_per_host": lay["devices_per_host"],
-           "layout": f"{lay['hosts']}x{lay['devices_per_host']}",
+           "layout": layout_key(lay["hosts"], lay["devices_per_host"]),
            "mesh": "x".join(f"{n}{s}" for n, s in axes), **c.get("settings", {})}
     for name, value in c.get("params", {}).items():
         row[names[name]] = value
@@ -85,9 +86,10 @@ def cases_frame(cases: list[CaseRecord]) -> pd.DataFrame:
     return df
 
 
-def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(manifest, samples, cases, envs) of one run, each a tidy DataFrame."""
-    run_dir = Path(run_dir)
+def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                        dict[str, str]]:
+    """(manifest, samples, cases, envs, skipped) of one run directory, for
+    :meth:`podscale.analysis.run.Run.load`."""
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     manifest = read_manifest(run_dir)
@@ -95,28 +97,7 @@ def load_run(run_dir: str | Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame,
     case_df = cases_frame([r for r in records if isinstance(r, CaseRecord)])
     envs = pd.DataFrame([vars(r) for r in records if isinstance(r, EnvRecord)])
     # cases the backend could not run: case id -> reason (no samples, no check)
-    case_df.attrs["skipped"] = {r.case_id: r.reason for r in records
-                                if isinstance(r, SkipRecord)}
+    skipped = {r.case_id: r.reason for r in records if isinstance(r, SkipRecord)}
     for df in (samples, case_df, envs):
         df.attrs["run_id"] = manifest.run_id
-    return manifest, samples, case_df, envs
-
-
-def load_many(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(samples, cases) of several runs concatenated, each row tagged with its run_id."""
-    samples, cases = [], []
-    for run_dir in run_dirs:
-        manifest, s, c, _ = load_run(run_dir)
-        samples.append(s.assign(run_id=manifest.run_id))
-        cases.append(c.assign(run_id=manifest.run_id))
-    return pd.concat(samples, ignore_index=True), pd.concat(cases, ignore_index=True)
-
-
-def load(run_dir: str | Path) -> pd.DataFrame:
-    """One row per raw sample, joined with its case parameters and the run id."""
-    manifest, samples, cases, _ = load_run(run_dir)
-    keep = ["case_id", *IDENTITY, *param_columns(cases), *SETTINGS, "bytes_per_process",
-            "flops_per_process", "bytes_per_device", "collective", "participants"]
-    df = samples.merge(cases.drop_duplicates("case_id")[keep], on="case_id", how="left")
-    df.insert(0, "run_id", manifest.run_id)
-    return df
+    return manifest, samples, case_df, envs, skipped

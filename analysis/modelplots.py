@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.plots import plt
+from podscale.analysis.plots import plt
 
 
 def _short(case_id: str) -> str:
@@ -65,7 +65,7 @@ def scaling_predictions(scaled: dict):
     """Time vs participants n at each sweep's largest size: measured round medians (dots),
     the fitted model with its 95% prediction interval (solid over the measured n, dashed
     beyond: model output), and the held-out n predicted from the smaller ones (cross)."""
-    from analysis.units import bytes_h
+    from podscale.analysis.units import bytes_h
 
     curves, pts, held = scaled["curves"], scaled["points"], scaled["heldout"]
     if curves.empty:

@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from podscale.core.case import layout_key  # noqa: E402
+
 sns.set_theme(style="whitegrid", context="notebook")
 
 
@@ -41,7 +43,7 @@ def _size_axis(g) -> None:
 
 def _layout(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
-    df["layout"] = [f"{h}x{d}" for h, d in zip(df["hosts"], df["devices_per_host"])]
+    df["layout"] = [layout_key(h, d) for h, d in zip(df["hosts"], df["devices_per_host"])]
     return df
 
 
@@ -92,7 +94,7 @@ def collective_busbw(summary: pd.DataFrame):
     style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
     bandwidth fit of each series (``model_s``, analysis/fits.py); dashed: the ceiling.
     One-participant cases have no busbw and are left out."""
-    from analysis.load import param_columns
+    from podscale.analysis.load import param_columns
 
     df = summary[_swept(summary) & summary["busbw"].notna()]
     if df.empty:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.hlo import DTYPE, ITEMSIZE, inventory
+from podscale.analysis.hlo import DTYPE, ITEMSIZE, inventory
 
 REPLAYABLE = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
               "collective_permute")
@@ -126,45 +126,49 @@ def _match(table: pd.DataFrame, params: dict) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
+def _replayed_row(s: dict, t2: pd.DataFrame | None, preds: pd.DataFrame | None,
+                  predict_n) -> dict:
+    """One distinct collective of the step: its replayed time, count and predictions."""
+    hit = _match(t2, s["params"]) if t2 is not None else None
+    t = float(hit.time_s) if hit is not None else float("nan")
+    count = s["count"]
+    row = {"case_id": s["case_id"], "collective": s["params"]["of"],
+           "kind": s["params"]["kind"], "dtype": s["hlo_dtype"], "bytes": s["bytes"],
+           "participants": s["n"], "groups": s["params"]["groups"].count("|") + 1,
+           "count": count, "time_s": t, "total_s": t * (count or 1),
+           "busbw": float(hit.busbw) if hit is not None else float("nan"),
+           "replayed_as": f"{s['dtype']} x {s['params']['size']} B" +
+                          (" (rounded)" if s["rounded"] else ""), "note": ""}
+    if count is None:
+        row["note"] = "inside a loop of unknown trip count: counted once"
+    for n in predict_n:
+        p = preds[(preds["of"] == s["params"]["of"]) & (preds["n"] == n) &
+                  (preds["size"] == s["params"]["size"])] if preds is not None and len(
+            preds) and "of" in preds else pd.DataFrame()
+        for col, src in (("pred", "predicted_us"), ("lo", "lo_us"), ("hi", "hi_us")):
+            row[f"{col}_{n}_s"] = float(p[src].iloc[0]) * 1e-6 * (count or 1) \
+                if len(p) else float("nan")
+    return row
+
+
 def results(run_dir: Path, predict_n=(64, 256)) -> dict:
     """``collectives`` (one row per distinct collective and per one not replayed),
     ``steps`` (per case: step time, communication sum and share) and ``predictions``
     (per case and n: the step's predicted communication, model output)."""
-    from analysis import load_run, summarize
-    from analysis.scalemodel import scaling_models
+    from podscale.analysis import load_run
+    from podscale.analysis.scalemodel import scaling_models
 
     inv = load_inventory(run_dir)
-    _, s1, c1, _ = load_run(run_dir)
-    step = summarize(s1, c1).set_index("case_id")["time_s"] if len(c1) else pd.Series()
+    run = load_run(run_dir)
+    step = run.summary().set_index("case_id")["time_s"] if len(run.cases) else pd.Series()
     rep = replay_run(run_dir)
     t2 = preds = None
     if rep is not None:
-        _, s2, c2, _ = load_run(rep)
-        if len(c2):
-            t2 = summarize(s2, c2)
-            preds = scaling_models(s2, t2, predict_n=predict_n)["predictions"]
-    rows = []
-    for s in specs(inv) if len(inv) else []:
-        hit = _match(t2, s["params"]) if t2 is not None else None
-        t = float(hit.time_s) if hit is not None else float("nan")
-        count = s["count"]
-        row = {"case_id": s["case_id"], "collective": s["params"]["of"],
-               "kind": s["params"]["kind"], "dtype": s["hlo_dtype"], "bytes": s["bytes"],
-               "participants": s["n"], "groups": s["params"]["groups"].count("|") + 1,
-               "count": count, "time_s": t, "total_s": t * (count or 1),
-               "busbw": float(hit.busbw) if hit is not None else float("nan"),
-               "replayed_as": f"{s['dtype']} x {s['params']['size']} B" +
-                              (" (rounded)" if s["rounded"] else ""), "note": ""}
-        if count is None:
-            row["note"] = "inside a loop of unknown trip count: counted once"
-        for n in predict_n:
-            p = preds[(preds["of"] == s["params"]["of"]) & (preds["n"] == n) &
-                      (preds["size"] == s["params"]["size"])] if preds is not None and len(
-                preds) and "of" in preds else pd.DataFrame()
-            for col, src in (("pred", "predicted_us"), ("lo", "lo_us"), ("hi", "hi_us")):
-                row[f"{col}_{n}_s"] = float(p[src].iloc[0]) * 1e-6 * (count or 1) \
-                    if len(p) else float("nan")
-        rows.append(row)
+        replayed = load_run(rep)
+        if len(replayed.cases):
+            t2 = replayed.summary()
+            preds = scaling_models(replayed.samples, t2, predict_n=predict_n)["predictions"]
+    rows = [_replayed_row(s, t2, preds, predict_n) for s in (specs(inv) if len(inv) else [])]
     for r in inv[~inv.kind.isin(REPLAYABLE)].itertuples() if len(inv) else ():
         rows.append({"case_id": r.case_id, "collective": r.name, "kind": r.kind,
                      "dtype": r.dtype, "bytes": r.send_bytes, "participants": r.participants,
@@ -192,7 +196,7 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
 
 def sentences(res: dict) -> list[str]:
     """What the replay says, per step."""
-    from analysis.units import time_h
+    from podscale.analysis.units import time_h
 
     out = []
     for s in res["steps"].itertuples():
@@ -218,8 +222,8 @@ def sentences(res: dict) -> list[str]:
 
 def section(doc, run_dir: Path) -> None:
     """The report's section on a run made by ``podscale replay``."""
-    from analysis.formats import cell
-    from analysis.units import bytes_h, time_h
+    from podscale.analysis.formats import cell
+    from podscale.analysis.units import bytes_h, time_h
 
     res = results(run_dir)
     doc.heading("Collective replay", "each distinct collective of the step's optimized HLO "

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import modelplots, plots
-from analysis.formats import (
+from podscale.analysis import modelplots, plots
+from podscale.analysis.formats import (
     ceiling_table,
     cell,
     fits_table,
@@ -20,8 +20,9 @@ from analysis.formats import (
     predictions_table,
     workload_table,
 )
-from analysis.load import load_run, param_columns
-from analysis.stats import labels, per_iteration, round_medians, scaling, summarize
+from podscale.analysis.load import param_columns
+from podscale.analysis.run import Run, as_run
+from podscale.analysis.stats import labels, round_medians, scaling
 
 
 def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
@@ -44,7 +45,7 @@ def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
 def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     steps, lag = run_dir / "traces" / "steps.csv", run_dir / "traces" / "stragglers.csv"
     if not steps.exists() and any(run_dir.glob("traces/*/plugins/profile/*/*.xplane.pb")):
-        from analysis.traces import load_traces, step_table, stragglers
+        from podscale.analysis.traces import load_traces, step_table, stragglers
 
         table = step_table(load_traces(run_dir))
         return table, stragglers(table)
@@ -135,27 +136,43 @@ class _Analysis:
     scaled: dict
 
 
-def _analyse(manifest, samples, cases, envs, across: str) -> _Analysis:
-    from analysis.ceilings import with_ceilings
-    from analysis.fits import fits, model_times
-    from analysis.pairs import outliers
-    from analysis.scalemodel import scaling_models
-    from analysis.skew import relative, slowest
+def _analyse(run: Run, across: str) -> _Analysis:
+    from podscale.analysis.ceilings import with_ceilings
+    from podscale.analysis.fits import fits, model_times
+    from podscale.analysis.pairs import outliers
+    from podscale.analysis.scalemodel import scaling_models
+    from podscale.analysis.skew import relative, slowest
 
-    kind = str(envs["device_kind"].iloc[0]) if not envs.empty else None
-    summary = with_ceilings(summarize(samples, cases, across=across), kind)
-    rm = round_medians(per_iteration(samples))
+    samples = run.samples
+    summary = with_ceilings(run.summary(across), run.device_kind)
+    rm = round_medians(run.per_iteration())
     fitted = fits(samples, summary, rm=rm)
     summary["model_s"] = model_times(summary, fitted)
     skew = relative(samples, summary)
-    return _Analysis(manifest, samples, summary, envs, cases.attrs.get("skipped", {}),
+    return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm))
 
 
-def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
-    from analysis.pairs import matrices
+def _pair_sections(doc: _Doc, a: _Analysis) -> None:
+    """Each pair matrix as a heatmap and a table, then the pair outliers."""
+    from podscale.analysis.pairs import matrices
 
+    for key, m in matrices(a.summary, a.samples):
+        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
+                 f"on {key['hosts']}x{key['devices_per_host']}")
+        doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
+                    "iterations of the max over the two processes; rows: source, columns: "
+                    "destination")
+        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
+        doc.table(m.reset_index().rename(columns=str), collapsed="the matrix")
+    if not a.named.empty:
+        doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
+                                     "when its median is >= 1.3x the other processes'")
+        doc.table(a.named)
+
+
+def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
     summary = a.summary
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
@@ -179,18 +196,7 @@ def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
                 "weak: same size per process, T(1)/T(H); strong: same total size, "
                 "T(1)/(H*T(H)), where the grid has the matching sizes")
     doc.figure(plots.scaling_efficiency(a.eff), "scaling efficiency")
-    for key, m in matrices(summary, a.samples):
-        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
-                 f"on {key['hosts']}x{key['devices_per_host']}")
-        doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
-                    "iterations of the max over the two processes; rows: source, columns: "
-                    "destination")
-        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
-        doc.table(m.reset_index().rename(columns=str), collapsed="the matrix")
-    if not a.named.empty:
-        doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
-                                     "when its median is >= 1.3x the other processes'")
-        doc.table(a.named)
+    _pair_sections(doc, a)
     doc.heading("Per-process skew", "each process's median time in each multi-host case "
                 "relative to the case's median over processes (analysis/skew.py); the "
                 "slowest processes named below")
@@ -259,22 +265,23 @@ def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
     doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
 
 
-def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
+def build(run: Run | Path, across: str = "max", extra_sections=()) -> _Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
-    from analysis.findings import findings
+    from podscale.analysis.findings import findings
 
-    manifest, samples, cases, envs = load_run(run_dir)
-    doc = _Doc(f"podscale report: {manifest.run_id}")
-    if cases.empty:
+    run = as_run(run)
+    run_dir = run.path
+    doc = _Doc(f"podscale report: {run.run_id}")
+    if run.cases.empty:
         doc.heading("Results", "No case completed in this run.")
         doc.heading("Environment")
-        doc.table(environment_table(manifest, envs))
+        doc.table(environment_table(run.manifest, run.envs))
         return doc
-    a = _analyse(manifest, samples, cases, envs, across)
+    a = _analyse(run, across)
     doc.heading("Findings", "the facts that matter first; details below")
     doc.bullets(findings(a.summary, a.eff, a.named, a.scaled, a.slow))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
-        from analysis import replay
+        from podscale.analysis import replay
 
         replay.section(doc, run_dir)
     _plots(doc, a, run_dir, extra_sections)
@@ -282,12 +289,13 @@ def build(run_dir: Path, across: str = "max", extra_sections=()) -> _Doc:
     return doc
 
 
-def write_report(run_dir: Path, out: Path | None = None, across: str = "max",
+def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
                  extra_sections=()) -> tuple[Path, Path]:
     """Write ``report/index.html`` and ``report/summary.md`` for a run."""
-    run_dir = Path(run_dir)
+    run = as_run(run)
+    run_dir = run.path
     out = Path(out) if out else run_dir / "report"
-    doc = build(run_dir, across, extra_sections)
+    doc = build(run, across, extra_sections)
     out.mkdir(parents=True, exist_ok=True)
     (out / "index.html").write_text(doc.render(), encoding="utf-8")
     (out / "summary.md").write_text("\n".join(doc.md) + "\n", encoding="utf-8")

@@ -34,9 +34,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.bandwidth import bus_factor
-from analysis.load import param_columns
-from analysis.stats import per_iteration, round_medians
+from podscale.analysis.bandwidth import bus_factor
+from podscale.analysis.load import param_columns
+from podscale.analysis.stats import per_iteration, round_medians
 
 GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
           "quadratic": lambda n: (n - 1.0) ** 2}

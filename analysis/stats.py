@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.bandwidth import algbw, bus_factor
-from analysis.load import IDENTITY, SETTINGS, param_columns
+from podscale.analysis.bandwidth import algbw, bus_factor
+from podscale.analysis.load import IDENTITY, SETTINGS, param_columns
 
 ACROSS = ("max", "mean", "min")
 

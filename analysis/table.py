@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from analysis.load import param_columns
+from podscale.analysis.load import param_columns
 
 HEAD = [("workload", "workload", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}")]
 TAIL = [

@@ -43,14 +43,15 @@ TRACK_LAUNCHES = int(os.environ.get("PODSCALE_ASV_TRACK_LAUNCHES", "2"))
 
 def _measure(grid):
     """Run ``grid`` in ``TRACK_LAUNCHES`` launches: (samples, summary); wrong results fail."""
-    from analysis import load_run, summarize
+    from podscale.analysis import load_run, summarize
     from podscale.core.grid import expand
     from podscale.launch.runner import execute
 
     with tempfile.TemporaryDirectory() as out:
         run = execute(expand(grid), Path(out), "asv", case_timeout=300, progress=None,
                       rounds=TRACK_LAUNCHES)
-        _, samples, cases, _ = load_run(run)
+        loaded = load_run(run)
+        samples, cases = loaded.samples, loaded.cases
         table = summarize(samples, cases)
     if table["wrong"].sum():
         raise RuntimeError("wrong results")
@@ -59,7 +60,7 @@ def _measure(grid):
 
 def _podscale_launches(grid, key) -> dict:
     """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time)."""
-    from analysis.stats import per_iteration, round_medians
+    from podscale.analysis.stats import per_iteration, round_medians
 
     samples, table = _measure(grid)
     rm = round_medians(per_iteration(samples)).sort_values("round")
@@ -208,8 +209,8 @@ class TrackCollectiveFits:
     timeout = 900
 
     def setup_cache(self):
-        from analysis.fits import fits
-        from analysis.stats import per_iteration, round_medians
+        from podscale.analysis.fits import fits
+        from podscale.analysis.stats import per_iteration, round_medians
         from podscale.core.case import Settings
         from podscale.core.grid import Grid
 

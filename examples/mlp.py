@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.errors import UsageError
-from podscale.core.workload import Expected, Param, Step, Work, Workload
-from suites.common import gamma, gather_processes
+from podscale import Expected, Param, Step, UsageError, Work, Workload, gamma, gather_processes
 
 
 def _params(features: int, hidden: int) -> list[np.ndarray]:

@@ -1,2 +1,2 @@
-"""Built-in workloads, one file each, discovered by :mod:`podscale.core.registry` (every
-module here but ``common`` and ``seed``'s listing; ``podscale list`` shows them)."""
+"""Built-in workloads, one file each, found through the ``podscale.workloads`` entry point
+(:mod:`podscale.core.registry`); ``study.toml`` is the default study's grid."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suites._collective import Collective
+from podscale import Collective
 
 
 class AllGather(Collective):

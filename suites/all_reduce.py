@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.errors import UsageError
-from podscale.core.workload import Param
-from suites._collective import AXES, GROUP, SIZE, Collective
-from suites.common import sum_bound
+from podscale import AXES, GROUP, SIZE, Collective, Param, UsageError, sum_bound
 
 
 class AllReduce(Collective):

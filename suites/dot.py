@@ -2,15 +2,14 @@
 
 As in the reference listing: ``2*size`` normal rows of width ``width`` drawn with seed
 ``42 + 10*process_index``, split in two halves, reshaped to ``(local_devices, rows, width)``
-(drawn with numpy's generator; see :func:`suites.common.normals`). No communication.
+(drawn with numpy's generator; see :func:`podscale.protocol.mapped.normals`). No communication.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.workload import Expected, Param, Work
-from suites.common import Mapped, cast, exact, normals, sum_bound
+from podscale import Expected, Mapped, Param, Work, cast, exact, normals, sum_bound
 
 
 class Dot(Mapped):

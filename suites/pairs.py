@@ -13,9 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from podscale.core.errors import UsageError
-from podscale.core.workload import Param
-from suites._collective import SIZE, Collective
+from podscale import SIZE, Collective, Param, UsageError
 
 
 class Pairs(Collective):

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.workload import Param
-from suites._collective import AXES, GROUP, SIZE, Collective
+from podscale import AXES, GROUP, SIZE, Collective, Param
 
 
 class PPermute(Collective):

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.workload import Expected, Param, Work
-from suites.common import Mapped, cast, exact, gather_processes, normals, sum_bound
+from podscale import (
+    Expected,
+    Mapped,
+    Param,
+    Work,
+    cast,
+    exact,
+    gather_processes,
+    normals,
+    sum_bound,
+)
 
 
 class Psum(Mapped):

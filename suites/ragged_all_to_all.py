@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.errors import UsageError
-from podscale.core.workload import Work
-from suites._collective import Collective
-from suites.common import cast, normals
+from podscale import Collective, UsageError, Work, cast, normals
 
 
 def chunk_sizes(n: int, q: int) -> np.ndarray:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from suites._collective import Collective
-from suites.common import sum_bound
+from podscale import Collective, sum_bound
 
 
 class ReduceScatter(Collective):

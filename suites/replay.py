@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.errors import UsageError
-from podscale.core.workload import Param, Work
-from suites import all_gather, all_reduce, all_to_all, reduce_scatter  # modules: the
-from suites._collective import Collective  # registry finds each workload once, in its file
+from podscale import Collective, Param, UsageError, Work
+from podscale.suites import all_gather, all_reduce, all_to_all, reduce_scatter  # modules: the
+
+# registry finds each workload once, in its file
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 BANDWIDTH = {"collective_permute": "sendrecv"}  # analysis/bandwidth.py's key, where it differs

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale.core.workload import Expected, Param, Work
-from suites.common import Mapped, cast, exact, normals, sum_bound
+from podscale import Expected, Mapped, Param, Work, cast, exact, normals, sum_bound
 
 OPS = ("read", "copy")
 

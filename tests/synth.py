@@ -1,3 +1,3 @@
-"""Synthetic run directories for the tests: :mod:`podscale.frontend.synthetic`."""
+"""Synthetic run directories for the tests: :mod:`podscale.selfbench.synthetic`."""
 
-from podscale.frontend.synthetic import _case, make_run, synthetic_cases  # noqa: F401
+from podscale.selfbench.synthetic import _case, make_run, synthetic_cases  # noqa: F401

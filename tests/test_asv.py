@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.asvresults import load_asv
-from podscale.frontend.asvbench import asv_config as config
-from podscale.frontend.asvbench import two_commit_copy
+from podscale.analysis.asvresults import load_asv
+from podscale.selfbench.asvstage import asv_config as config
+from podscale.selfbench.asvstage import two_commit_copy
 from tests.conftest import ROOT, podscale
+
+pytestmark = pytest.mark.asv
 
 ASV = [sys.executable, "-m", "asv"]
 

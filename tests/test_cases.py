@@ -27,7 +27,7 @@ def test_parse_size_and_sweeps():
 def test_builtins_are_discovered_with_sources():
     found = builtins()
     assert {"dot", "psum"} <= set(found)
-    assert found["psum"].source == "suites.psum:psum"
+    assert found["psum"].source == "podscale.suites.psum:psum"
     assert found["psum"].workload.collective == "all_reduce"
     assert found["dot"].workload.param("width").default == 3
     with pytest.raises(UsageError, match=r"unknown workload 'nope' \(known: .*dot.*psum"):
@@ -40,7 +40,7 @@ def test_expand_groups_by_layout_and_declared_params():
     cases = expand(grid)
     # dot: 2 sizes x 2 widths; psum: 2 sizes (it has no width) -- per variant and layout
     assert len(cases) == 4 * (2 * 2 * 2 + 2 * 2)
-    assert [k.key for k in group_by_layout(cases)] == ["h1-d1", "h1-d2", "h2-d1", "h2-d2"]
+    assert [k.key for k in group_by_layout(cases)] == ["h1xd1", "h1xd2", "h2xd1", "h2xd2"]
     assert len({c.id for c in cases}) == len(cases)
     assert {c.p.get("width") for c in cases if c.workload == "psum"} == {None}
     one = next(c for c in cases if c.workload == "dot")
@@ -66,17 +66,17 @@ def test_bad_grids(grid, message):
 
 def test_layout_axes_and_keys():
     default = Layout(2, 4)
-    assert default.axes == (("hosts", 2), ("local", 4)) and default.key == "h2-d4"
+    assert default.axes == (("hosts", 2), ("local", 4)) and default.key == "h2xd4"
     cube = Layout(2, 4, (("chip", 2), ("core", 2)))
-    assert cube.axis_names == ("hosts", "chip", "core") and cube.key == "h2-d4-chip2xcore2"
+    assert cube.axis_names == ("hosts", "chip", "core") and cube.key == "h2xd4-chip2xcore2"
     assert Layout.from_dict(cube.to_dict()) == cube
 
 
 def test_case_identity_includes_version_params_layout_and_settings():
     lay = Layout(1, 2)
-    a = Case("psum", "1", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
-    b = Case("psum", "2", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
-    c = Case("psum", "1", "suites.psum:psum", "pmap", "float32", lay, (("size", 8),),
+    a = Case("psum", "1", "podscale.suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
+    b = Case("psum", "2", "podscale.suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
+    c = Case("psum", "1", "podscale.suites.psum:psum", "pmap", "float32", lay, (("size", 8),),
              Settings(sync="once"))
     assert a.id != b.id  # the version is part of the id
     assert a.id == c.id and a != c  # settings: same id, different identity (compare refuses)
@@ -88,7 +88,7 @@ def test_plan_roundtrip_and_launches(tmp_path):
                         params=(("size", ("8",)),)))
     groups = launches(cases)
     assert [(k.key, [lp.layout.key for lp in g]) for k, g in groups] == [
-        ("h1-d2", ["h1-d1", "h1-d2"]), ("h2-d2", ["h2-d1", "h2-d2"])]
+        ("h1xd2", ["h1xd1", "h1xd2"]), ("h2xd2", ["h2xd1", "h2xd2"])]
     launched, layouts = groups[1]
     plan = Plan(str(tmp_path), launched, tuple(layouts), gather=True,
                 env=(("XLA_FLAGS", "--xla_cpu_enable_fast_math=false"),))

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import load_run, summarize
-from analysis.ceilings import peak_for, with_ceilings
+from podscale.analysis import load_run, summarize
+from podscale.analysis.ceilings import peak_for, with_ceilings
 from tests.synth import make_run
 
 
@@ -24,7 +24,8 @@ def test_peak_is_selected_by_device_kind(kind, name):
 
 def test_percent_of_documented_ceiling(tmp_path):
     run = make_run(tmp_path / "tpu", platform="TPU v5 lite")
-    _, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     table = with_ceilings(summarize(samples, cases), "TPU v5 lite")
     coll = table[(table.workload == "psum") & (table.participants > 1)]
     assert (coll.ceiling_GBps == 200.0).all() and coll.ceiling.str.contains("TPU v5e").all()

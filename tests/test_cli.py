@@ -88,9 +88,10 @@ def test_suite_file_sweeps_run_together(tmp_path):
     res = podscale("run", "--rounds", "1",
                    "--suite-file", str(path), "--hosts", "2", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    from analysis import load_run, summarize
+    from podscale.analysis import load_run, summarize
 
-    manifest, samples, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    manifest, samples, cases = run.manifest, run.samples, run.cases
     table = summarize(samples, cases)
     assert sorted(zip(table.workload, table.hosts, table["size"])) == [("all_gather", 2, 1024),
                                                                     ("dot", 2, 1024)]
@@ -137,9 +138,9 @@ def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
     rows = {line.split()[0].split("/")[0]: line.split()[-1] for line in res.stdout.splitlines()
             if line.lstrip().startswith(("dot@", "psum@"))}
     assert rows == {"psum@1": "slower", "dot@1": rows["dot@1"]} and rows["dot@1"] != "slower"
-    from analysis import load_run
+    from podscale.analysis import load_run
 
-    ma, mb = load_run(run_a)[0], load_run(run_b)[0]
+    ma, mb = load_run(run_a).manifest, load_run(run_b).manifest
     assert ma.spec["interleaved_with"] == [run_b.name] and ma.spec["env"] == {}
     assert mb.spec["env"] == {"PODSCALE_FAULT": "stretch=8@*:psum"}
     assert "Welch t-test" in res.stdout and "launches alternated" in res.stdout

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analysis import load_run
+from podscale.analysis import load_run
 from tests.conftest import ROOT, only_run, podscale
+
+pytestmark = pytest.mark.cluster
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
@@ -36,7 +38,8 @@ def test_mpirun_run_and_fault(tmp_path):
                    "dot,psum", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "a"),
                    env=env(**MPI_ENV))
     assert res.returncode == 0, res.stderr + res.stdout
-    manifest, _, cases, envs = load_run(only_run(tmp_path / "a"))
+    run = load_run(only_run(tmp_path / "a"))
+    manifest, cases, envs = run.manifest, run.cases, run.envs
     assert manifest.status == "complete" and manifest.spec["launcher"] == "mpirun"
     assert set(envs["process_count"]) == {2} and (cases["wrong"] == 0).all()
     res = podscale("run", "--rounds", "1",
@@ -57,9 +60,10 @@ def test_mpirun_hosts_run_podscale_worker_with_gather(tmp_path):
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env=env(**MPI_ENV))
     assert res.returncode == 0, res.stdout[-3000:]
-    manifest, samples, cases, _ = load_run(run_dir)
+    run = load_run(run_dir)
+    manifest, samples, cases = run.manifest, run.samples, run.cases
     assert manifest.status == "complete"
-    assert sorted(manifest.layouts) == ["h2-d1", "h2-d2"]  # device subsets, same processes
+    assert sorted(manifest.layouts) == ["h2xd1", "h2xd2"]  # device subsets, same processes
     # two rounds one after another in the same job (a cluster job cannot relaunch itself)
     assert sorted(set(samples["round"])) == [0, 1] and manifest.spec["rounds"] == 2
     # process 0 wrote process 1's records, gathered with multihost_utils
@@ -113,7 +117,8 @@ def test_srun_in_single_node_slurm(slurm, tmp_path):
                    "dot,psum", *GRID, "--launcher", "srun", "--out", str(tmp_path),
                    env=env(**slurm))
     assert res.returncode == 0, res.stderr + res.stdout
-    manifest, _, cases, envs = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    manifest, cases, envs = run.manifest, run.cases, run.envs
     assert manifest.status == "complete" and set(envs["process_count"]) == {2}
     assert (cases["wrong"] == 0).all()
     res = podscale("run", "--rounds", "1",
@@ -137,7 +142,7 @@ def test_generated_sbatch_script_runs(slurm, tmp_path):
     logs = "".join(p.read_text() for p in tmp_path.glob("podscale-*.out"))
     assert sub.returncode == 0, sub.stderr + logs
     assert "--report" in res.stdout  # the shared filesystem keeps the run; report at the end
-    assert load_run(only_run(out))[0].status == "complete"
+    assert load_run(only_run(out)).status == "complete"
     assert (only_run(out) / "report" / "index.html").exists()
 
 

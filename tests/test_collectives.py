@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from analysis import load_run, summarize
+from podscale.analysis import load_run, summarize
 from podscale.core.errors import UsageError
 from tests.conftest import only_run, podscale
 
@@ -22,13 +22,13 @@ def collective_run(tmp_path_factory):
                    "--devices-per-host", "2", "--sizes", "1KiB,4KiB", "--param",
                    "axes=hosts,local,all", "--iters", "2", "--warmup", "0", "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
-    _, samples, cases, _ = load_run(only_run(out))
-    return cases, summarize(samples, cases), res.stdout
+    run = load_run(only_run(out))
+    return run, run.summary(), res.stdout
 
 
 def test_ragged_all_to_all_is_a_clear_skip_on_cpu(collective_run):
-    cases, table, stdout = collective_run
-    skipped = cases.attrs["skipped"]
+    run, table, stdout = collective_run
+    skipped = run.skipped
     assert len(skipped) == 3 * 2 and all(k.startswith("ragged_all_to_all@1/") for k in skipped)
     assert all("UNIMPLEMENTED" in r and "XLA:CPU" in r for r in skipped.values())
     assert "ragged_all_to_all" not in set(table["workload"])
@@ -42,7 +42,7 @@ def test_ragged_all_to_all_reference_follows_the_op_semantics():
 
     from podscale.core.case import Case, Layout, Settings
     from podscale.core.workload import Context
-    from suites.ragged_all_to_all import ragged_all_to_all as wl
+    from podscale.suites.ragged_all_to_all import ragged_all_to_all as wl
 
     case = Case("ragged_all_to_all", "1", "ragged_all_to_all", "shard_map", "float32",
                 Layout(3, 2), (("axes", "all"), ("size", 4 * 43)), Settings())
@@ -62,7 +62,8 @@ def test_ragged_all_to_all_reference_follows_the_op_semantics():
 
 
 def test_every_collective_over_every_axes_is_correct(collective_run):
-    cases, table, _ = collective_run
+    run, table, _ = collective_run
+    cases = run.cases
     assert set(table["workload"]) == set(COLLECTIVES.split(","))
     assert (cases["wrong"] == 0).all() and (cases["checked"] > 0).all()
     got = table.groupby(["workload", "axes"])["participants"].first().unstack()
@@ -91,7 +92,8 @@ def test_corrupted_output_of_each_collective_is_caught(tmp_path):
                    "1KiB", "--variants", "shard_map", "--iters", "1", "--warmup", "0",
                    "--out", str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "corrupt@0:*"})
     assert res.returncode == 4, res.stderr
-    _, _, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    cases = run.cases
     wrong = cases.groupby(["workload", "process"])["wrong"].sum().unstack()
     assert (wrong[0] > 0).all() and (wrong[1] == 0).all() and len(wrong) == 6
 
@@ -102,7 +104,8 @@ def test_three_d_mesh_subsets(tmp_path):
                    "shard_map", "--param", "axes=hosts+core,core+chip,chip", "--iters", "1",
                    "--warmup", "0", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    _, samples, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    samples, cases = run.samples, run.cases
     table = summarize(samples, cases)
     assert (cases["wrong"] == 0).all() and len(table) == 9
     assert set(table["mesh"]) == {"hosts2xchip2xcore2"}
@@ -115,7 +118,7 @@ def test_three_d_mesh_subsets(tmp_path):
 
 
 def test_hierarchical_all_reduce_next_to_flat(tmp_path):
-    from analysis.report import algorithms, write_report
+    from podscale.analysis.report import algorithms, write_report
 
     res = podscale("run", "--rounds", "1",
                    "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
@@ -123,14 +126,15 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = only_run(tmp_path)
-    _, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     assert (cases["wrong"] == 0).all()
     table = summarize(samples, cases)
     # pmap cannot express the hierarchical schedule: flat only there
     assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
     side = algorithms(table)
     assert len(side) == 4 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 2
-    from analysis.fits import fits, model_times
+    from podscale.analysis.fits import fits, model_times
 
     fitted = fits(samples, table)  # one fit per algorithm and op, none merged
     shard = fitted[fitted.variant == "shard_map"]
@@ -141,14 +145,15 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
 
 
 def test_pair_matrix_names_the_planted_slow_process(tmp_path):
-    from analysis.pairs import matrices, outliers
+    from podscale.analysis.pairs import matrices, outliers
 
     res = podscale("run", "--rounds", "1",
                    "pairs", "--hosts", "3", "--devices-per-host", "1", "--sizes",
                    "4KiB", "--iters", "5", "--warmup", "1", "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "slow=0.02@1:*"})
     assert res.returncode == 0, res.stderr
-    _, samples, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    samples, cases = run.samples, run.cases
     table = summarize(samples, cases)
     assert (cases["wrong"] == 0).all() and len(table) == 6  # every ordered pair
     ((_, m),) = matrices(table, samples)
@@ -160,7 +165,7 @@ def test_pair_matrix_names_the_planted_slow_process(tmp_path):
 def test_groups_are_the_documented_device_sets():
     """Group index arrays against hand-computed ones: process-major device indices."""
     from podscale.core.case import Case, Layout, Settings
-    from suites.all_reduce import all_reduce as wl
+    from podscale.suites.all_reduce import all_reduce as wl
 
     def case(layout, **p):
         params = {"axes": "all", "group": "all", "op": "sum", "algorithm": "flat",
@@ -193,7 +198,8 @@ def test_groups_of_a_size_run_at_once_and_are_checked(tmp_path):
                    "--warmup", "0", "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "corrupt@1:0"})
     assert res.returncode == 4, res.stderr + res.stdout[-2000:]
-    _, samples, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    samples, cases = run.samples, run.cases
     table = summarize(samples, cases)
     assert len(table) == 6 * 2 and set(table.variant) == {"shard_map"}  # pmap: all only
     assert (table.participants == 2).all()
@@ -211,9 +217,9 @@ def test_references_do_not_copy_per_member():
     import numpy as np
 
     from podscale.core.case import Case, Layout, Settings
-    from suites.all_gather import all_gather
-    from suites.all_reduce import all_reduce
-    from suites.broadcast import broadcast
+    from podscale.suites.all_gather import all_gather
+    from podscale.suites.all_reduce import all_reduce
+    from podscale.suites.broadcast import broadcast
 
     x = np.ones((1, 64, 1000))
     for wl, params in ((all_gather, {}), (broadcast, {}), (all_reduce, {"op": "sum"}),

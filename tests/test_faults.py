@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import load_run
+from podscale.analysis import load_run
 from podscale.core.records import read_manifest
 from tests.conftest import ROOT, only_run, podscale
 
@@ -56,14 +56,15 @@ def alive(pid: int) -> bool:
 
 
 def cases_done(run: Path, process: int) -> int:
-    path = run / "records" / "h2-d1" / f"process-{process}.jsonl"
+    path = run / "records" / "h2xd1" / f"process-{process}.jsonl"
     return path.read_text().count('"type": "case"') if path.exists() else 0
 
 
 def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed") -> None:
     assert len(pids) == 2
     wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=5)
-    manifest, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    manifest, samples, cases = loaded.manifest, loaded.samples, loaded.cases
     assert manifest.status == status and manifest.error
     assert len(cases) >= 1 and len(samples) > 0  # records already written are kept
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from analysis import load_run, summarize
-from analysis.bandwidth import bus_factor
-from analysis.fits import fits, render
+from podscale.analysis import load_run, summarize
+from podscale.analysis.bandwidth import bus_factor
+from podscale.analysis.fits import fits, render
 from tests.synth import make_run
 
 ALPHA, BETA, BETA_DOT = 40e-6, 5e9, 2e9  # s, bus bytes/s, bytes/s
@@ -20,7 +20,8 @@ def planted(case, record):
 def test_fits_recover_planted_alpha_and_beta(tmp_path):
     run = make_run(tmp_path / "r", sizes=(4096, 65536, 1 << 20, 1 << 22), rounds=4,
                    launch_noise=0.05, time_of=planted)
-    _, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     table = fits(samples, summarize(samples, cases))
     assert len(table) == 16  # 2 workloads x 2 variants x 4 layouts
     coll = table[(table.workload == "psum") & (table.n > 1)]
@@ -52,7 +53,8 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
                     launch_noise=0.05,
                     time_of=lambda c, r: planted(c, r) + (r.bytes_per_device / BETA
                                                           if c.workload == "psum" else 0))
-    _, s2, c2, _ = load_run(slow)
+    run = load_run(slow)
+    s2, c2 = run.samples, run.cases
     t2 = fits(s2, summarize(s2, c2))
     c2 = t2[(t2.workload == "psum") & (t2.n > 1)]
     assert (c2.beta_hi.to_numpy() < coll.beta_lo.to_numpy()).all()
@@ -82,7 +84,7 @@ def test_fit_command_on_a_real_run(small_run, tmp_path):
 def test_compare_names_a_halved_beta_and_nothing_else(tmp_path):
     """B's psum links planted at half the bandwidth: beta 'changed' in every multi-
     participant psum sweep, alpha and every dot sweep '~'."""
-    from analysis.fitcompare import compare_fits, render
+    from podscale.analysis.fitcompare import compare_fits, render
 
     def plant(beta):
         def t(case, rec):

@@ -1,3 +1,7 @@
+"""Static checks anyone can run: ruff, the import layers (import-linter), the types (mypy),
+function length, and the docs site (mkdocs build --strict)."""
+
+import ast
 import shutil
 import subprocess
 import sys
@@ -5,12 +9,65 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, from_installed
 
-RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+BIN = Path(sys.executable).parent
 
 
-@pytest.mark.skipif(RUFF is None, reason="ruff not installed (pip install -e '.[test]')")
+def tool(name: str) -> str | None:
+    return shutil.which(name, path=str(BIN)) or shutil.which(name)
+
+
+@pytest.mark.skipif(tool("ruff") is None, reason="ruff not installed (pip install -e '.[test]')")
 def test_ruff_clean():
-    res = subprocess.run([RUFF, "check", str(ROOT)], capture_output=True, text=True)
+    res = subprocess.run([tool("ruff"), "check", str(ROOT)], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout
+
+
+def test_import_layers_hold(installed, tmp_path):
+    """import-linter's contracts (pyproject.toml) over the installed package, where
+    podscale.analysis and podscale.suites sit inside podscale as users get them."""
+    res = from_installed(installed, tool("lint-imports"), str(ROOT / "pyproject.toml"),
+                         "--no-cache", cwd=tmp_path)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "0 broken" in res.stdout
+
+
+def test_types_check(installed):
+    """mypy over the core, the Run model and the public API ([tool.mypy] files)."""
+    res = subprocess.run([tool("mypy"), "--config-file", str(ROOT / "pyproject.toml"),
+                          "--cache-dir", str(installed.parent / "mypy-cache")],
+                         capture_output=True, text=True, cwd=installed)
+    assert res.returncode == 0, res.stdout[-3000:]
+
+
+def long_functions(roots: list[Path], limit: int = 60) -> list[str]:
+    found = []
+    for root in roots:
+        for path in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = node.end_lineno - node.lineno + 1
+                    if length > limit:
+                        found.append(f"{path}:{node.lineno} {node.name} "
+                                     f"({length} lines)")
+    return found
+
+
+def test_no_function_over_60_lines():
+    """Outside the one generator of YAML text (a Kubernetes manifest, kept as one block)."""
+    found = long_functions([ROOT / d for d in ("podscale", "analysis", "suites", "examples")])
+    assert [f for f in found if " k8s_manifest " not in f] == []
+
+
+def test_long_function_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text("def f():\n" + "    x = 1\n" * 70)
+    assert long_functions([tmp_path], 60) and not long_functions([tmp_path], 80)
+
+
+@pytest.mark.skipif(tool("mkdocs") is None, reason="mkdocs not installed")
+def test_docs_build_strict(tmp_path):
+    res = subprocess.run([tool("mkdocs"), "build", "--strict", "--site-dir",
+                          str(tmp_path / "site")], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (tmp_path / "site" / "index.html").is_file()

@@ -2,7 +2,7 @@
 
 import json
 
-from analysis import load, load_run, summarize
+from podscale.analysis import load, load_run, summarize
 from tests.conftest import only_run, podscale
 
 
@@ -35,8 +35,9 @@ def test_seed_checks_every_dot_product(tmp_path):
 
 
 def test_run_records_and_table(small_run):
-    manifest, samples, cases, envs = load_run(small_run)
-    assert manifest.status == "complete" and manifest.schema == "podscale.run/2"
+    run = load_run(small_run)
+    manifest, samples, cases, envs = run.manifest, run.samples, run.cases, run.envs
+    assert manifest.status == "complete" and manifest.schema == "podscale.run/3"
     assert manifest.environment["versions"]["jax"]
     assert set(envs["process_count"]) == {1, 2}
     assert set(envs["platform"]) == {"cpu"}
@@ -49,8 +50,8 @@ def test_run_records_and_table(small_run):
     assert set(samples.phase) == {"compile", "warmup", "timed"}
     assert sorted(set(samples["round"])) == [0, 1] and sorted(set(cases["round"])) == [0, 1]
     # each round is its own launch: its own plan and logs; one env record per process
-    assert (small_run / "plans" / "h2-d2-round1.json").is_file()
-    assert (small_run / "logs" / "h2-d2-round1" / "process-1.log").is_file()
+    assert (small_run / "plans" / "h2xd2-round1.json").is_file()
+    assert (small_run / "logs" / "h2xd2-round1" / "process-1.log").is_file()
     assert len(envs) == 1 + 2 and manifest.spec["rounds"] == 2
     table = summarize(samples, cases)
     assert len(table) == 16 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
@@ -75,7 +76,8 @@ def test_show_prints_nccl_style_table(small_run):
 
 
 def test_variants_agree(small_run):
-    _, _, cases, _ = load_run(small_run)
+    run = load_run(small_run)
+    cases = run.cases
     keys = ["workload", "size", "hosts", "devices_per_host", "process", "variant"]
     results = cases.groupby(keys)["result"].first().unstack("variant")
     assert ((results["pmap"] - results["shard_map"]).abs() <= 1e-3 * results["pmap"].abs().clip(

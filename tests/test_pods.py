@@ -11,11 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from analysis import load_run
+from podscale.analysis import load_run
 from podscale.launch.local import free_port
 from tests.conftest import podscale
+
+pytestmark = pytest.mark.cluster
 
 GRID = ["psum,all_reduce", "--sizes", "4KiB", "--devices-per-host", "2", "--platform", "cpu",
         "--iters", "3", "--warmup", "1", "--variants", "shard_map"]
@@ -60,7 +63,8 @@ def test_tpu_study_runs_copies_back_and_reports(tmp_path):
     shutil.copytree(tmp_path / "host-0" / "run", tmp_path / "home" / "run")  # the scp
     res = podscale(*report[1:])
     assert res.returncode == 0, res.stderr
-    manifest, _, cases, _ = load_run(tmp_path / "home" / "run")
+    run = load_run(tmp_path / "home" / "run")
+    manifest, cases = run.manifest, run.cases
     assert manifest.status == "complete" and set(cases.process) == {0, 1}
     assert (tmp_path / "home" / "run" / "report" / "index.html").exists()
 
@@ -82,7 +86,8 @@ def test_k8s_job_without_a_volume_comes_home_through_its_log(tmp_path):
     res = podscale("collect", str(log), "--out", str(tmp_path / "home"))
     assert res.returncode == 0, res.stderr
     run = tmp_path / "home" / "run"
-    manifest, _, cases, _ = load_run(run)
+    loaded = load_run(run)
+    manifest, cases = loaded.manifest, loaded.cases
     assert manifest.status == "complete" and set(cases.process) == {0, 1}
     assert (run / "report" / "index.html").exists() and "collected" in res.stdout
     # a damaged or cut log is one line naming what is wrong, and nothing is written

@@ -7,7 +7,9 @@ from podscale.core.records import (
     CaseRecord,
     Manifest,
     Sample,
+    Samples,
     lifecycle,
+    pack,
     read_columns,
     read_manifest,
     read_records,
@@ -72,7 +74,7 @@ def test_foreign_files(tmp_path):
 
 
 def test_manifest_roundtrip(tmp_path):
-    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1-d1"], {"git_commit": None})
+    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1xd1"], {"git_commit": None})
     write_manifest(tmp_path, m)
     assert read_manifest(tmp_path) == m
 
@@ -86,7 +88,7 @@ def test_old_schema_is_named(tmp_path):
 @pytest.mark.parametrize("exc, status", [(None, "complete"), (RuntimeError("boom"), "failed"),
                                          (KeyboardInterrupt(), "interrupted")])
 def test_manifest_lifecycle(tmp_path, exc, status):
-    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1-d1"], {})
+    m = Manifest("r", "2026-01-01", ["podscale"], {}, ["h1xd1"], {})
     seen = []
     try:
         with lifecycle(tmp_path, m):
@@ -100,3 +102,31 @@ def test_manifest_lifecycle(tmp_path, exc, status):
     assert (done.error is None) == (exc is None)
     if status == "failed":
         assert done.error == "boom"
+
+
+def test_sample_blocks_hold_exactly_their_samples(tmp_path):
+    """Workers write one line per process, case, phase and round; the bulk reader gives the
+    same columns as single samples would, in order, and a bad value in a block is named."""
+    samples = [Sample("a", 1, "compile", 0, 0.5, round=2),
+               *(Sample("a", 1, "timed", i, 0.01 * (i + 1), round=2) for i in range(5)),
+               Sample("b", 1, "timed", 0, 0.25, device=3)]
+    blocks = pack(samples)
+    assert [len(b.seconds) for b in blocks] == [1, 5, 1]
+    assert [s for b in blocks for s in b.expand()] == samples
+    path = tmp_path / "process-1.jsonl"
+    w = RecordWriter(path)
+    w.write(*blocks)
+    w.close()
+    assert len(path.read_text().splitlines()) == 3
+    cols, other = read_columns(path)
+    assert other == [] and list(cols["seconds"]) == [s.seconds for s in samples]
+    assert list(cols["iteration"]) == [s.iteration for s in samples]
+    assert list(cols["case_id"]) == [s.case_id for s in samples]
+    assert list(cols["device"]) == [s.device for s in samples]
+    assert list(cols["round"]) == [s.round for s in samples]
+    text = path.read_text().replace("0.03", "-0.03")
+    path.write_text(text)
+    with pytest.raises(UsageError, match=r"process-1.jsonl:2: not a podscale record"):
+        read_columns(path)
+    with pytest.raises(ValueError, match="as many iterations"):
+        Samples("a", 0, "timed", (0, 1), (0.1,))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.replay import results
+from podscale.analysis.replay import results
 from tests.conftest import ROOT, only_run, podscale
 from tests.synth import make_run
 
@@ -61,7 +61,7 @@ def test_collectives_it_cannot_read_are_listed(tmp_path):
     run = make_run(tmp_path / "r", hosts=(2,), dph=(2,), sizes=(1024,))
     case_id = json.loads(next(run.glob("records/*/process-0.jsonl")).read_text().splitlines()[
         1])["case_id"]
-    hlo = run / "hlo" / "h2-d2"
+    hlo = run / "hlo" / "h2xd2"
     hlo.mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "data" / "module.hlo.txt", hlo / "x.hlo.txt")
     (hlo / "x.json").write_text(json.dumps({"case_id": case_id, "case_devices": [0, 1, 2, 3],
@@ -78,7 +78,7 @@ def test_distinct_collectives_and_what_replay_changes():
     """Identical instructions merge (counts add; an unknown count stays unknown); an
     integer dtype is replayed as float32 bytes and a size that does not split into whole
     chunks is rounded up — both flagged."""
-    from analysis.replay import specs
+    from podscale.analysis.replay import specs
 
     def row(name, kind, dtype, nbytes, count=1, groups=((0, 1, 2, 3),)):
         return {"case_id": "c", "name": name, "kind": kind, "count": count, "dtype": dtype,

@@ -3,9 +3,9 @@
 
 import numpy as np
 
-from analysis import load_run, summarize
-from analysis.bandwidth import bus_factor
-from analysis.scalemodel import fit, scaling_models
+from podscale.analysis import load_run, summarize
+from podscale.analysis.bandwidth import bus_factor
+from podscale.analysis.scalemodel import fit, scaling_models
 from tests.synth import make_run
 
 A0, A1, BETA = 30e-6, 20e-6, 4e9  # s, s per extra participant, bus bytes/s
@@ -29,7 +29,8 @@ def tree(case, record):
 def _models(tmp_path, name, time_of):
     run = make_run(tmp_path / name, sizes=(4096, 65536, 1 << 20), hosts=(1, 2, 4, 8),
                    dph=(2,), rounds=3, launch_noise=0.03, time_of=time_of, process_skew=0)
-    _, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     return scaling_models(samples, summarize(samples, cases), draws=200)
 
 
@@ -78,7 +79,7 @@ def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
     """A real run, one launch of 4 hosts x 2 devices: all_reduce in groups of 2 (strided,
     so across hosts), 4 and 8 — n = 2, 4, 8 across hosts from one job; the model fits 2
     and 4 and predicts the measured 8; the report shows both."""
-    from analysis.report import write_report
+    from podscale.analysis.report import write_report
     from tests.conftest import only_run, podscale
 
     res = podscale("run", "all_reduce", "--hosts", "4", "--devices-per-host", "2",
@@ -86,7 +87,8 @@ def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
                    "1", "--iters", "5", "--warmup", "1", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = only_run(tmp_path)
-    _, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     table = summarize(samples, cases)
     assert set(table.hosts_per_group) == {2, 4} and set(table.participants) == {2, 4, 8}
     out = scaling_models(samples, table, draws=100)

@@ -1,7 +1,7 @@
 """bench-self's pieces work (figures and targets are for `podscale bench-self`, not tests)."""
 
-from podscale.frontend.baseline import harness_overhead, run_minimal
-from podscale.frontend.selfbench import llc_bytes, scale
+from podscale.selfbench.baseline import harness_overhead, run_minimal
+from podscale.selfbench.stages import llc_bytes, scale
 
 
 def test_minimal_script_runs_on_two_processes():
@@ -37,7 +37,7 @@ def test_scale_smoke(tmp_path):
 
 def test_asv_split_output_is_counted():
     """Rows per section of asv's --split comparison (an excerpt of real output)."""
-    from podscale.frontend.asvbench import counts, ratios
+    from podscale.selfbench.asvstage import counts, ratios
 
     out = """
 Benchmarks that have improved:

@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import load_run
-from analysis.traces import (
+from podscale.analysis import load_run
+from podscale.analysis.traces import (
     convert,
     events,
     load_traces,
@@ -39,10 +39,10 @@ def test_parser_on_small_trace():
 def test_stragglers_and_merge():
     ev = events(json.loads(DATA.read_text()))
     a, b = steps(ev, 0, 0.0), steps(ev, 1, 7.0)  # process 1 runs 7us later
-    table = pd.concat([a.assign(layout="h2-d2"), b.assign(layout="h2-d2")])
+    table = pd.concat([a.assign(layout="h2xd2"), b.assign(layout="h2xd2")])
     lag = stragglers(table)
     assert list(lag["last_process"]) == [1, 1] and list(lag["lag_us"]) == [7.0, 7.0]
-    merged = merge({("h2-d2", 0): (ev, 0.0), ("h2-d2", 1): (ev, 7.0)}, "h2-d2")
+    merged = merge({("h2xd2", 0): (ev, 0.0), ("h2xd2", 1): (ev, 7.0)}, "h2xd2")
     json.dumps(merged)
     names = {e["pid"]: e["args"]["name"] for e in merged["traceEvents"]
              if e["name"] == "process_name"}
@@ -65,7 +65,7 @@ def profiled_run(tmp_path_factory) -> tuple[Path, str]:
 
 def test_profiled_run_traces(profiled_run):
     run, stdout = profiled_run
-    xplanes = sorted(run.glob("traces/h2-d2/plugins/profile/*/process-*.xplane.pb"))
+    xplanes = sorted(run.glob("traces/h2xd2/plugins/profile/*/process-*.xplane.pb"))
     assert [p.name for p in xplanes] == ["process-0.xplane.pb", "process-1.xplane.pb"]
     for p in xplanes:  # XProf's own converters read them
         assert convert(p)["traceEvents"]
@@ -80,7 +80,8 @@ def test_trace_table_consistent_with_measured(profiled_run):
     run, _ = profiled_run
     table = step_table(load_traces(run))
     assert len(table) == 2 * 2 * 3  # processes x cases x traced iterations
-    _, samples, _, _ = load_run(run)
+    loaded = load_run(run)
+    samples = loaded.samples
     traced = samples[samples.phase == "traced"].set_index(["process", "case_id", "iteration"])
     assert len(traced) == 12 and not (samples.phase == "timed").sum() == 0
     for r in table.itertuples():
@@ -94,7 +95,7 @@ def test_trace_table_consistent_with_measured(profiled_run):
 
 def test_merged_timeline_one_track_per_process(profiled_run):
     run, _ = profiled_run
-    merged = json.loads((run / "traces" / "h2-d2" / "merged.trace.json").read_text())
+    merged = json.loads((run / "traces" / "h2xd2" / "merged.trace.json").read_text())
     tracks = {e["args"]["name"] for e in merged["traceEvents"] if e["name"] == "process_name"}
     assert tracks == {"process 0", "process 1"}
     steps_csv = pd.read_csv(run / "traces" / "steps.csv")
@@ -109,7 +110,7 @@ def test_trace_dir_named_by_host(tmp_path):
                    "--iters", "3", "--profile", "--trace-dir", str(tmp_path / "shared"),
                    "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
-    (xplane,) = (tmp_path / "shared").glob("h1-d2/plugins/profile/*/*.xplane.pb")
+    (xplane,) = (tmp_path / "shared").glob("h1xd2/plugins/profile/*/*.xplane.pb")
     assert not xplane.name.startswith("process-")  # JAX's own <host>.xplane.pb
     table = step_table(load_traces(only_run(tmp_path / "out"), tmp_path / "shared"))
     assert set(table["process"]) == {0} and len(table) == 2 * 3

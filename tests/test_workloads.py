@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from analysis import load_run, summarize
-from analysis.compare import compare
+from podscale.analysis import load_run, summarize
+from podscale.analysis.compare import compare
 from podscale.core.case import Settings
 from podscale.core.errors import UsageError
 from tests.conftest import ROOT, only_run, podscale
@@ -25,7 +25,7 @@ USER_WORKLOAD = textwrap.dedent('''
     from pathlib import Path
     import numpy as np
     from podscale.core.workload import Expected, Param, Work
-    from suites.common import Mapped, cast, exact, gather_processes, normals
+    from podscale.protocol.mapped import Mapped, cast, exact, gather_processes, normals
 
 
     class Gather(Mapped):
@@ -64,14 +64,17 @@ def user_run(tmp_path_factory):
     """One real 2-host x 2-device run: the temp-file workload and examples/mlp.py."""
     home = tmp_path_factory.mktemp("elsewhere")
     (home / "mine.py").write_text(USER_WORKLOAD)
-    readme = (ROOT / "README.md").read_text()
-    example = readme.split("A new collective in one file:\n\n```python\n", 1)[1].split("```")[0]
-    (home / "pmax.py").write_text(example)
+    docs = (ROOT / "docs" / "workloads.md").read_text()
+    for marker, name in (("A new collective in one file:", "pmax.py"),
+                         ("An axis-aware collective in one file:", "pmean.py")):
+        example = docs.split(f"{marker}\n\n```python\n", 1)[1].split("```")[0]
+        (home / name).write_text(example)
     out = home / "runs"
     res = podscale("run", "--rounds", "1",
                    f"{home / 'mine.py'}:gather,{ROOT}/examples/mlp.py:mlp_step,"
-                   f"{home / 'pmax.py'}",
+                   f"{home / 'pmax.py'},{home / 'pmean.py'}",
                    "--hosts", "2", "--devices-per-host", "2", "--param", "scale=1,2",
+                   "--axes", "hosts,local,all",
                    "--variants", "shard_map,jit", "--sizes", "4K", "--iters", "3", "--warmup", "1",
                    "--out", str(out), cwd=home.parent)
     assert res.returncode == 0, res.stderr + res.stdout
@@ -80,7 +83,8 @@ def user_run(tmp_path_factory):
 
 def test_user_workload_by_path_on_two_hosts(user_run):
     home, run, stdout = user_run
-    manifest, samples, cases, _ = load_run(run)
+    loaded = load_run(run)
+    samples, cases = loaded.samples, loaded.cases
     table = summarize(samples, cases)
     mine = table[table.workload == "my_gather"]
     assert len(mine) == 2 and set(mine["scale"]) == {1.0, 2.0}  # its own parameter, a column
@@ -90,18 +94,23 @@ def test_user_workload_by_path_on_two_hosts(user_run):
     assert "my_gather" in stdout and " scale " in stdout.splitlines()[-len(table) - 4]
 
 
-def test_readme_collective_in_one_file(user_run):
+def test_docs_collectives_in_one_file(user_run):
+    """Both listings of docs/workloads.md run as written: pmax, and pmean over each mesh
+    axis (n = 2 over hosts or local, 4 over all), every element checked and right."""
     home, run, _ = user_run
-    lines = (home / "pmax.py").read_text().strip().splitlines()
-    assert len(lines) <= 45
-    _, samples, cases, _ = load_run(run)
+    for name in ("pmax.py", "pmean.py"):
+        assert len((home / name).read_text().strip().splitlines()) <= 45
+    cases = load_run(run).cases
     pmax = cases[cases.workload == "pmax"]
     assert len(pmax) == 2 and (pmax["wrong"] == 0).all()  # 2 processes, one case
+    pmean = cases[cases.workload == "pmean"]
+    assert sorted(pmean.groupby("case_id")["participants"].first()) == [2, 2, 4]
+    assert len(pmean) == 6 and (pmean["checked"] > 0).all() and (pmean["wrong"] == 0).all()
 
 
 def test_mlp_step_example_checks_its_gradient(user_run):
     _, run, _ = user_run
-    _, samples, cases, _ = load_run(run)
+    cases = load_run(run).cases
     mlp = cases[cases.workload == "mlp_step"]
     assert set(mlp["process"]) == {0, 1} and (mlp["wrong"] == 0).all()
     n_params = 64 * 128 + 2 * 128 + 1
@@ -115,7 +124,8 @@ def test_worker_imports_only_what_it_measures_with(user_run):
         modules = set(json.loads((home / f"modules-{process}.json").read_text()))
         assert "jax" in modules and "numpy" in modules  # recorded in a real worker
         heavy = {m.split(".")[0] for m in modules} & {"pandas", "scipy", "matplotlib",
-                                                         "seaborn", "analysis"}
+                                                         "seaborn"}
+        heavy |= {m for m in modules if m.startswith(("podscale.analysis", "podscale.frontend"))}
         assert not heavy, heavy
 
 
@@ -131,7 +141,8 @@ def test_wrong_results_fail_the_run_in_every_dtype(tmp_path):
     assert res.returncode == 4, res.stderr
     assert "wrong output element(s) in 12 case(s)" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
-    _, _, cases, _ = load_run(only_run(tmp_path))
+    run = load_run(only_run(tmp_path))
+    cases = run.cases
     per = cases.groupby(["case_id", "process"])["wrong"].first().unstack("process")
     assert len(per) == 12 and (per[1] > 0).all() and (per[0] == 0).all()
 
@@ -148,11 +159,12 @@ def test_compare_refuses_different_settings(tmp_path):
 
 
 def test_analysis_never_imports_worker_code(tmp_path):
-    code = ("import sys, analysis, analysis.report, analysis.traces, analysis.compare, "
-            "analysis.asvresults, analysis.plots\n"
+    code = ("import sys, podscale.analysis as analysis, podscale.analysis.report, "
+            "podscale.analysis.traces, podscale.analysis.compare, "
+            "podscale.analysis.asvresults, podscale.analysis.plots\n"
             f"analysis.report.write_report({str(make_run(tmp_path / 'r'))!r})\n"
             "bad = [m for m in sys.modules if m.startswith(('podscale.worker', 'jax', "
-            "'suites'))]\n"
+            "'podscale.suites', 'podscale.launch'))]\n"
             "assert not bad, bad\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr

@@ -8,9 +8,11 @@ the :class:`Settings` it is measured with. All are frozen and validated.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from podscale.core import defaults
 from podscale.core.errors import UsageError
 
 DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -64,10 +66,10 @@ class Layout:
 
     @property
     def key(self) -> str:
-        base = f"h{self.hosts}-d{self.devices_per_host}"
-        if self.default_split:
-            return base
-        return base + "-" + "x".join(f"{n}{s}" for n, s in self.local_axes)
+        """The one spelling of a layout: ``h2xd4``, or ``h2xd4-chip2xcore2`` for a split
+        (directory names, case ids, tables and reports)."""
+        split = () if self.default_split else self.local_axes
+        return layout_key(self.hosts, self.devices_per_host, split)
 
     @property
     def devices(self) -> int:
@@ -81,6 +83,13 @@ class Layout:
     def from_dict(cls, d: dict) -> Layout:
         return cls(d["hosts"], d["devices_per_host"],
                    tuple(tuple(a) for a in d.get("local_axes") or ()))
+
+
+def layout_key(hosts: int, devices_per_host: int,
+               local_axes: Iterable[tuple[str, int]] = ()) -> str:
+    """``h{hosts}xd{devices per host}``, then ``-`` and the local axes where they split."""
+    split = "x".join(f"{n}{s}" for n, s in local_axes)
+    return f"h{hosts}xd{devices_per_host}" + (f"-{split}" if split else "")
 
 
 def parse_local_axes(text: str) -> tuple[tuple[str, int], ...]:
@@ -100,9 +109,9 @@ def parse_local_axes(text: str) -> tuple[tuple[str, int], ...]:
 class Settings:
     """How a case is measured; part of its identity (``compare`` refuses mixed settings)."""
 
-    iters: int = 20
-    warmup: int = 3
-    sync: str = "each"  # barrier before each timed iteration, or "once" before the loop
+    iters: int = defaults.ITERS
+    warmup: int = defaults.WARMUP
+    sync: str = defaults.SYNC  # barrier before each timed iteration, or "once" before the loop
     traced_iters: int = 0  # > 0: a profiled pass after the timed iterations
 
     def __post_init__(self) -> None:
@@ -148,10 +157,7 @@ class Case:
         """``workload@version/variant/dtype/k=v/.../layout``: unique within a run."""
         parts = [f"{self.workload}@{self.version}", self.variant, self.dtype]
         parts += [f"{k}={_show(v)}" for k, v in self.params]
-        lay = f"h{self.layout.hosts}xd{self.layout.devices_per_host}"
-        if not self.layout.default_split:
-            lay += ":" + "x".join(f"{n}{s}" for n, s in self.layout.local_axes)
-        return "/".join([*parts, lay])
+        return "/".join([*parts, self.layout.key])
 
     @property
     def itemsize(self) -> int:
@@ -234,7 +240,7 @@ def parse_int_list(text: str, what: str) -> list[int]:
     return values
 
 
-def parse_names(text: str, what: str, known) -> list[str]:
+def parse_names(text: str, what: str, known: Iterable[str]) -> list[str]:
     known = list(known)
     names = [v.strip() for v in str(text).split(",") if v.strip()]
     for name in names:

@@ -9,6 +9,7 @@ parameter no selected workload declares is an error, never silently ignored.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from podscale.core.case import Case, Layout, Settings
@@ -60,7 +61,8 @@ def expand(grid: Grid) -> list[Case]:
                                 f"{', '.join(p.name for p in f.workload.params) or 'none'}"
                                 for f in found)
             raise UsageError(f"no selected workload has a parameter {name!r} ({listing})")
-    cases, skipped = [], {}
+    cases: list[Case] = []
+    skipped: dict[str, str] = {}
     for f in found:
         wl = f.workload
         variants = [v for v in (grid.variants or wl.variants) if v in wl.variants]
@@ -100,7 +102,7 @@ def expand(grid: Grid) -> list[Case]:
     return cases
 
 
-def expand_all(grids) -> list[Case]:
+def expand_all(grids: Sequence[Grid]) -> list[Case]:
     """The cases of several grids (a suite file's sweeps) in layout order; a case two
     sweeps both ask for runs once."""
     seen: dict[str, Case] = {}
@@ -112,6 +114,6 @@ def expand_all(grids) -> list[Case]:
     return cases
 
 
-def spec_of(grids) -> dict:
+def spec_of(grids: Sequence[Grid]) -> dict:
     """The manifest's record of what was asked: the grid, or every sweep's grid."""
     return grids[0].to_dict() if len(grids) == 1 else {"sweeps": [g.to_dict() for g in grids]}

@@ -8,6 +8,7 @@ The same :class:`Plan` serves the local launcher, mpirun/srun (written to
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,9 @@ class Plan:
     env: tuple[tuple[str, str], ...] = ()
     #: process 0 saves each case's optimized HLO and device order (``podscale replay``)
     hlo: bool = False
+    #: ``module:function`` every process runs instead of cases (``podscale seed``'s
+    #: reference listing), called with the runtime and the run directory
+    program: str | None = None
     schema: str = PLAN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -75,7 +79,7 @@ class Plan:
         return {"schema": self.schema, "run_dir": self.run_dir, "mode": self.mode,
                 "gather": self.gather, "trace_dir": self.trace_dir,
                 "round": self.round, "rounds": self.rounds, "env": dict(self.env),
-                "hlo": self.hlo,
+                "hlo": self.hlo, "program": self.program,
                 "launched": self.launched.to_dict(),
                 "layouts": [{"layout": lp.layout.to_dict(),
                              "cases": [c.to_dict() for c in lp.cases]} for lp in self.layouts]}
@@ -93,7 +97,7 @@ class Plan:
             mode=d.get("mode", "bench"), gather=bool(d.get("gather")),
             trace_dir=d.get("trace_dir"), round=int(d.get("round", 0)),
             rounds=int(d.get("rounds", 1)), env=tuple(d.get("env", {}).items()),
-            hlo=bool(d.get("hlo", False)))
+            hlo=bool(d.get("hlo", False)), program=d.get("program"))
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,14 +112,14 @@ class Plan:
             raise UsageError(f"{path}: not a podscale plan ({exc})") from None
 
 
-def group_by_layout(cases) -> dict[Layout, list[Case]]:
+def group_by_layout(cases: Iterable[Case]) -> dict[Layout, list[Case]]:
     groups: dict[Layout, list[Case]] = {}
     for case in cases:
         groups.setdefault(case.layout, []).append(case)
     return groups
 
 
-def launches(cases, reuse: bool = True) -> list[tuple[Layout, list[LayoutPlan]]]:
+def launches(cases: Iterable[Case], reuse: bool = True) -> list[tuple[Layout, list[LayoutPlan]]]:
     """Group cases into process launches. With ``reuse``, one launch per host count and
     local mesh split with the largest devices-per-host; smaller layouts run on device
     subsets of the same processes."""

@@ -7,9 +7,10 @@ Workers write them with :mod:`podscale.worker.writers`; analysis reads them from
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
@@ -20,7 +21,9 @@ import numpy as np
 
 from podscale.core.errors import UsageError
 
-SCHEMA = "podscale.run/2"
+SCHEMA = "podscale.run/3"  # 3: timings as sample blocks, one line per case, phase and round
+#: schemas this podscale reads (a /2 run's records hold one line per sample)
+READABLE = ("podscale.run/2", SCHEMA)
 OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}
 PHASES = ("compile", "warmup", "timed", "traced")
 STATUSES = ("running", "complete", "failed", "interrupted")
@@ -50,6 +53,58 @@ class Sample:
         _require(self.process >= 0 and self.iteration >= 0 and self.round >= 0,
                  "negative process, iteration or round")
         _require(math.isfinite(self.seconds) and self.seconds >= 0, "bad seconds value")
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A run of raw timings of one process, case, phase and round: iteration ``i`` took
+    ``seconds[k]`` where ``iterations[k] == i``. The form workers write (one JSON line per
+    block, not per iteration: a pod's records parse in seconds); it holds exactly the
+    :class:`Sample` records :meth:`expand` gives back."""
+
+    case_id: str
+    process: int
+    phase: str
+    iterations: tuple[int, ...]
+    seconds: tuple[float, ...]
+    device: int | None = None
+    round: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iterations", tuple(int(i) for i in self.iterations))
+        object.__setattr__(self, "seconds", tuple(float(x) for x in self.seconds))
+        _require(self.phase in PHASES, f"unknown phase {self.phase!r}")
+        _require(len(self.iterations) == len(self.seconds) > 0,
+                 "a sample block needs as many iterations as seconds, and at least one")
+        _require(self.process >= 0 and self.round >= 0 and min(self.iterations) >= 0,
+                 "negative process, iteration or round")
+        _require(all(math.isfinite(x) and x >= 0 for x in self.seconds), "bad seconds value")
+
+    def expand(self) -> list[Sample]:
+        return [Sample(self.case_id, self.process, self.phase, i, x, self.device, self.round)
+                for i, x in zip(self.iterations, self.seconds)]
+
+
+def pack(samples: Iterable[Sample]) -> list[Samples]:
+    """Consecutive samples of the same process, case, phase, device and round as blocks."""
+    blocks: list[Samples] = []
+    run: list[Sample] = []
+
+    def close() -> None:
+        if run:
+            f = run[0]
+            blocks.append(Samples(f.case_id, f.process, f.phase, tuple(x.iteration for x in run),
+                                  tuple(x.seconds for x in run), f.device, f.round))
+            run.clear()
+
+    for sample in samples:
+        if run and (sample.case_id, sample.process, sample.phase, sample.device,
+                    sample.round) != (run[0].case_id, run[0].process, run[0].phase,
+                                      run[0].device, run[0].round):
+            close()
+        run.append(sample)
+    close()
+    return blocks
 
 
 @dataclass(frozen=True)
@@ -128,8 +183,19 @@ class Manifest:
     schema: str = SCHEMA
 
     def __post_init__(self) -> None:
-        _require(self.schema == SCHEMA, f"unsupported schema {self.schema!r}")
+        _require(self.schema in READABLE, f"unsupported schema {self.schema!r}")
         _require(self.status in STATUSES, "bad status")
+
+    @classmethod
+    def new(cls, run_id: str, spec: dict, layouts: list[str]) -> Manifest:
+        """The manifest of a run starting now: this command line and this machine's
+        environment (the one builder for ``podscale run`` and ``podscale worker``)."""
+        import sys
+
+        from podscale.core.environment import environment
+
+        return cls(run_id=run_id, created=now(), command=list(sys.argv), spec=spec,
+                   layouts=layouts, environment=environment())
 
 
 def now() -> str:
@@ -159,8 +225,8 @@ def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Itera
                                             finished=now()))
 
 
-RECORD_TYPES: dict[str, type] = {"sample": Sample, "case": CaseRecord, "env": EnvRecord,
-                                  "skip": SkipRecord}
+RECORD_TYPES: dict[str, type] = {"sample": Sample, "samples": Samples, "case": CaseRecord,
+                                  "env": EnvRecord, "skip": SkipRecord}
 _TYPE_OF = {cls: name for name, cls in RECORD_TYPES.items()}
 _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in RECORD_TYPES.values()}
 SAMPLE_FIELDS = _FIELDS[Sample]
@@ -190,7 +256,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def _parse(path: Path, lines: list[str], numbers) -> list[Any]:
+def _parse(path: Path, lines: list[str], numbers: Iterable[int]) -> list[Any]:
     """Records of the given (0-based) lines, one by one; a torn last line (killed
     writer) is dropped, any other bad line is an error naming the file and line."""
     out = []
@@ -227,11 +293,12 @@ def read_columns(path: Path) -> tuple[dict[str, np.ndarray], list[Any]]:
         whole = False
     if not whole:  # line by line: drops a torn last line, names any other bad line
         records = read_records(path)
-        return _sample_columns([asdict(r) for r in records if isinstance(r, Sample)]), \
-            [r for r in records if not isinstance(r, Sample)]
+        objs = [to_dict(r) for r in records]
     try:
-        other = [from_dict(o) for o in objs if o.get("type") != "sample"]
-        return _sample_columns([o for o in objs if o.get("type") == "sample"]), other
+        other = [from_dict(o) for o in objs if o.get("type") not in ("sample", "samples")]
+        blocks = [o for o in objs if o.get("type") == "samples"]
+        single = [o for o in objs if o.get("type") == "sample"]
+        return _sample_columns(blocks, single), other
     except (ValueError, KeyError, TypeError):
         read_records(path)  # names the first bad line
         raise
@@ -243,22 +310,38 @@ def from_dict(obj: dict) -> Any:
     return cls(**{k: v for k, v in obj.items() if k in _FIELDS[cls]})
 
 
-def _sample_columns(objs: list[dict]) -> dict[str, np.ndarray]:
-    """Sample dicts as columns, validated with :class:`Sample`'s rules (ValueError or
-    TypeError when one breaks them)."""
-    get = {name: [o.get(name) for o in objs] for name in SAMPLE_FIELDS}
-    out = {"case_id": np.array(get["case_id"], dtype=object),
-           "process": np.array(get["process"], dtype=np.int64),
-           "phase": np.array(get["phase"], dtype=object),
-           "iteration": np.array(get["iteration"], dtype=np.int64),
-           "seconds": np.array(get["seconds"], dtype=np.float64),
-           "device": np.array(get["device"], dtype=object),
-           "round": np.array([0 if r is None else r for r in get["round"]], np.int64)}
+def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndarray]:
+    """Sample blocks (and single samples, as runs before blocks wrote them) as columns,
+    validated with :class:`Sample`'s rules (ValueError or TypeError when one breaks them)."""
+    singles = [{**o, "iterations": [o.get("iteration")], "seconds": [o.get("seconds")]}
+               for o in single]
+    blocks = blocks + singles
+    n = np.array([len(o["seconds"]) for o in blocks], dtype=np.int64)
+    if len(blocks) and (n < 1).any() or any(
+            len(o["iterations"]) != len(o["seconds"]) for o in blocks):
+        raise ValueError("a sample block needs as many iterations as seconds")
+
+    def each(name: str, dtype: type, default: object = None) -> np.ndarray:
+        values = [o.get(name, default) for o in blocks]
+        return np.repeat(np.array(values, dtype=dtype), n)
+
+    out = {"case_id": each("case_id", object), "process": each("process", np.int64),
+           "phase": each("phase", object),
+           "iteration": np.fromiter(itertools.chain.from_iterable(
+               o["iterations"] for o in blocks), dtype=np.int64, count=int(n.sum())),
+           "seconds": np.fromiter(itertools.chain.from_iterable(
+               o["seconds"] for o in blocks), dtype=np.float64, count=int(n.sum())),
+           "device": each("device", object),
+           "round": np.repeat(np.array([o.get("round") or 0 for o in blocks], np.int64), n)}
     ok = np.isin(out["phase"], PHASES) & (out["process"] >= 0) & (out["iteration"] >= 0) & (
-        out["round"] >= 0) & np.isfinite(out["seconds"]) & (out["seconds"] >= 0) & np.fromiter(
-        (isinstance(c, str) for c in out["case_id"]), dtype=bool, count=len(objs))
+        out["round"] >= 0) & np.isfinite(out["seconds"]) & (out["seconds"] >= 0)
+    ok &= np.repeat(np.fromiter((isinstance(o.get("case_id"), str) for o in blocks),
+                                dtype=bool, count=len(blocks)), n)
     if not ok.all():
-        raise ValueError(f"bad sample {objs[int(np.argmin(ok))]}")
+        i = int(np.argmin(ok))
+        raise ValueError(f"bad sample: case {out['case_id'][i]!r}, phase {out['phase'][i]!r}, "
+                         f"process {out['process'][i]}, iteration {out['iteration'][i]}, "
+                         f"seconds {out['seconds'][i]}")
     return out
 
 
@@ -274,7 +357,7 @@ def read_manifest(run_dir: Path) -> Manifest:
         raise UsageError(f"{run_dir}: not a podscale run (no run.json)")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(obj, dict) or obj.get("schema") != SCHEMA:
+        if not isinstance(obj, dict) or obj.get("schema") not in READABLE:
             found = obj.get("schema") if isinstance(obj, dict) else type(obj).__name__
             if found in OLD_SCHEMAS:
                 raise UsageError(f"{path}: schema {found!r} was written by "

@@ -1,4 +1,5 @@
-"""Finding workloads: built-ins discovered in ``suites/``, user workloads by reference.
+"""Finding workloads: built-ins from the packages the ``podscale.workloads`` entry point
+group names (podscale's own: ``podscale.suites``), user workloads by reference.
 
 A reference is a built-in name (``psum``), ``path/to/file.py:NAME`` or
 ``pkg.module:NAME`` (``:NAME`` may be left out where the file or module holds exactly one
@@ -22,8 +23,9 @@ from types import ModuleType
 from podscale.core.errors import UsageError
 from podscale.core.workload import Workload
 
-BUILTIN_PACKAGE = "suites"
-_NOT_SUITES = {"common"}
+ENTRY_POINTS = "podscale.workloads"
+#: where built-ins are when podscale runs from a checkout with no install metadata
+FALLBACK_PACKAGES = ("podscale.suites",)
 
 
 @dataclass(frozen=True)
@@ -47,19 +49,30 @@ def _workloads_in(module: ModuleType) -> dict[str, Workload]:
     return out
 
 
+def builtin_packages() -> list[str]:
+    """Packages of built-in workloads: the ``podscale.workloads`` entry points (a package
+    of workload modules each), podscale's own first."""
+    from importlib.metadata import entry_points
+
+    names = sorted({ep.value for ep in entry_points(group=ENTRY_POINTS)},
+                   key=lambda v: (v not in FALLBACK_PACKAGES, v))
+    return names or list(FALLBACK_PACKAGES)
+
+
 @functools.cache
 def builtins() -> dict[str, Found]:
-    """name -> built-in workload, from every module of the ``suites`` package."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
+    """name -> built-in workload, from every public module of every built-in package."""
     found: dict[str, Found] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name.startswith("_") or info.name in _NOT_SUITES:
-            continue
-        module = importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
-        for attr, wl in _workloads_in(module).items():
-            if wl.name in found:
-                raise RuntimeError(f"two built-in workloads named {wl.name!r}")
-            found[wl.name] = Found(wl, f"{module.__name__}:{attr}")
+    for name in builtin_packages():
+        package = importlib.import_module(name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            if info.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{name}.{info.name}")
+            for attr, wl in _workloads_in(module).items():
+                if wl.name in found:
+                    raise RuntimeError(f"two built-in workloads named {wl.name!r}")
+                found[wl.name] = Found(wl, f"{module.__name__}:{attr}")
     return found
 
 

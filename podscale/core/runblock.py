@@ -85,7 +85,9 @@ def decode(text: str) -> tuple[str, bytes]:
         raise UsageError(f"no {TAG} block found (was the job run with --print-run, and did "
                          "the log keep its end?)")
     start = begins[-1]
-    version, run, _, size, count, digest = _BEGIN.search(lines[start]).groups()
+    found = _BEGIN.search(lines[start])
+    assert found is not None  # begins holds only lines it matched
+    version, run, _, size, count, digest = found.groups()
     if version != VERSION:
         raise UsageError(f"{TAG} block of version {version}; this podscale reads {VERSION}")
     count = int(count)

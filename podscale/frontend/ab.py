@@ -14,12 +14,11 @@ rate. To compare code versions, use asv (``asv continuous``).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from podscale.core import defaults
 from podscale.core.errors import UsageError
 
-ROUNDS = 16  # default: a 1.5x slowdown of cases whose launches vary by a log-sd of 0.5 is
-#             found (10 rounds found 83-92% of them on this noisy 2-CPU box)
+ROUNDS = defaults.AB_ROUNDS
 
 
 def parse_env(words: list[str] | None, flag: str) -> dict[str, str]:
@@ -32,20 +31,18 @@ def parse_env(words: list[str] | None, flag: str) -> dict[str, str]:
     return env
 
 
-def wrong_count(run_dir: Path) -> int:
-    from analysis import load_run
-
-    _, _, cases, _ = load_run(run_dir)
-    return int(cases["wrong"].sum()) if not cases.empty else 0
-
-
 def cmd_ab(args: argparse.Namespace) -> int:
-    from analysis.compare import compare
-    from podscale.frontend.commands import prepare_run, write_compare, wrong_results
+    from podscale.analysis import load_run
+    from podscale.analysis.compare import compare
+    from podscale.frontend.actions import (
+        check_verdict_args,
+        prepare_run,
+        write_compare,
+        wrong_results,
+    )
     from podscale.launch.runner import execute_arms
 
-    if args.threshold < 0 or not 0 < args.alpha < 1:
-        raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+    check_verdict_args(args)
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
     if args.rounds is None:
         args.rounds = ROUNDS
@@ -58,9 +55,10 @@ def cmd_ab(args: argparse.Namespace) -> int:
     for label, run, env in (("A", run_a, env_a), ("B", run_b, env_b)):
         shown = " ".join(f"{k}={v}" for k, v in env.items()) or "(no extra environment)"
         print(f"# {label}: {run}  {shown}")
-    for run in (run_a, run_b):
-        if wrong_count(run):
+    loaded = [load_run(run_a), load_run(run_b)]
+    for run in loaded:
+        if run.wrong:
             raise wrong_results(run)
-    table, notes = compare(run_a, run_b, threshold=args.threshold, alpha=args.alpha,
+    table, notes = compare(*loaded, threshold=args.threshold, alpha=args.alpha,
                            correction=args.correction, paired=args.paired)
-    return write_compare(table, notes, run_a, run_b, args)
+    return write_compare(table, notes, *loaded, args)

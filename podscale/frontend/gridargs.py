@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import math
+from importlib import resources
 from pathlib import Path
 
+from podscale.core import defaults
 from podscale.core.case import (
     DTYPES,
     Settings,
@@ -19,10 +21,9 @@ from podscale.core.case import (
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
 
-STUDY_FILE = Path(__file__).resolve().parents[2] / "suites" / "study.toml"
-GRID_DEFAULTS = {"workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
-                 "local_axes": None, "dtypes": "float32", "variants": None, "iters": 20,
-                 "warmup": 3, "sync": "each", "traced_iters": 3, "rounds": 3, "params": {}}
+#: the default study's grid, shipped with the built-in workloads
+STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
+GRID_DEFAULTS = defaults.GRID
 
 
 def launch_kwargs(args: argparse.Namespace) -> dict:
@@ -120,7 +121,8 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
     """Grid options; None means: from --suite-file, else GRID_DEFAULTS (``rounds``: the
     command's own default number of rounds, for the help)."""
     p.add_argument("--suite-file", type=Path, default=None,
-                   help="TOML parameter grid (see suites/study.toml); options below override")
+                   help="TOML parameter grid (the study's: podscale/suites/study.toml); "
+                        "options below override it")
     p.add_argument("--sizes", help="the workloads' size parameter, comma-separated: 4096, "
                                    "64K, 1M, 4KiB, 2**20, or sweeps BEGIN:END:xFACTOR")
     p.add_argument("-p", "--param", action="append", default=None, metavar="NAME=V1,V2",
@@ -131,34 +133,42 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
                    help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
                         "consecutive ranks along the axes, all at once (N:strided: every "
                         "(n/N)-th rank); one job, several n (--param group=...)")
-    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4")
+    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4 "
+                                   f"(default: {GRID_DEFAULTS['hosts']})")
     p.add_argument("--devices-per-host", dest="devices_per_host",
-                   help="CPU devices per process, e.g. 1,2,4")
+                   help="devices per process, e.g. 1,2,4 "
+                        f"(default: {GRID_DEFAULTS['devices_per_host']})")
     p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
                    help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
                         "(mesh hosts x chip x core; default: one axis 'local')")
-    p.add_argument("--dtypes", help=f"of {', '.join(DTYPES)}")
+    p.add_argument("--dtypes", help=f"compute dtypes, of {', '.join(DTYPES)} "
+                                    f"(default: {GRID_DEFAULTS['dtypes']})")
     p.add_argument("--variants", help="API variants, e.g. pmap,shard_map (default: every "
                                       "variant each workload supports)")
-    p.add_argument("--iters", type=int)
-    p.add_argument("--warmup", type=int)
+    p.add_argument("--iters", type=int, help="timed iterations per case and round "
+                                              f"(default: {GRID_DEFAULTS['iters']})")
+    p.add_argument("--warmup", type=int, help="untimed iterations before the timed ones "
+                                              f"(default: {GRID_DEFAULTS['warmup']})")
     p.add_argument("--rounds", type=int, default=None,
                    help="independent repetitions of every case, each a fresh launch of the "
-                        f"processes, interleaved (default {rounds or GRID_DEFAULTS['rounds']}; "
+                        f"processes, interleaved (default: {rounds or GRID_DEFAULTS['rounds']}; "
                         "podscale compare needs >= 2 per run to judge a change against "
                         "between-launch variation)")
     p.add_argument("--sync", choices=["each", "once"],
-                   help="barrier before each timed iteration (default), or once before the loop")
+                   help="barrier before each timed iteration, or once before the loop "
+                        f"(default: {GRID_DEFAULTS['sync']})")
     p.add_argument("--profile", action="store_true",
                    help="after the timed iterations, trace a separate pass per process")
     p.add_argument("--traced-iters", dest="traced_iters", type=int,
-                   help="iterations in the traced pass (default 3)")
+                   help="iterations in the traced pass "
+                        f"(default: {GRID_DEFAULTS['traced_iters']})")
     p.add_argument("--trace-dir", default=None,
                    help="with --profile on real hosts: each host writes its trace straight "
                         "to DIR/<layout> (shared path or gs://), named by host")
-    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--out", type=Path, default=defaults.OUT,
+                   help="folder the run directory is made in")
     p.add_argument("--name", default=None, help="run name (default: the workloads)")
-    p.add_argument("--case-timeout", type=float, default=300.0,
+    p.add_argument("--case-timeout", type=float, default=defaults.CASE_TIMEOUT,
                    help="stop the run when no process makes progress for this many seconds")
     p.add_argument("--coordinator-port", type=int, default=0,
                    help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
@@ -176,5 +186,21 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--launcher-args", default="",
                    help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
     p.add_argument("--platform", choices=["cpu", "auto"], default=None,
-                   help="cpu: simulate --devices-per-host CPU devices per process with gloo "
-                        "(default with --launcher local); auto: whatever JAX finds")
+                   help="cpu: simulate --devices-per-host CPU devices per process with gloo; "
+                        "auto: whatever JAX finds (default: cpu with --launcher local, else "
+                        "auto)")
+
+
+def add_verdict_args(p: argparse.ArgumentParser) -> None:
+    """How ``compare`` and ``ab`` judge a change."""
+    p.add_argument("--threshold", type=float, default=0.05,
+                   help="relative change that counts")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
+                   help="adjust p-values for the many cases tested at once: "
+                        "Benjamini-Hochberg (bh), Holm, or none")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any case is slower")
+    p.add_argument("--paired", action="store_true",
+                   help="runs of one podscale ab: a paired t-test, round i of A with round "
+                        "i of B (default: Welch's t-test over the rounds)")

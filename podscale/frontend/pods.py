@@ -52,7 +52,7 @@ def cmd_k8s(args: argparse.Namespace) -> int:
 def cmd_tpu(args: argparse.Namespace) -> int:
     """Run, copy back, report; a failed step stops the rest (exit 3), but a failed run is
     still copied back: the records it kept come home too."""
-    from podscale.frontend.commands import cmd_report
+    from podscale.frontend.actions import write_report
     from podscale.launch.generators import tpu_commands
 
     run_dir = args.run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
@@ -73,13 +73,13 @@ def cmd_tpu(args: argparse.Namespace) -> int:
     if ran:
         raise WorkerFailed(f"the workers failed (gcloud ssh exited with {ran}); the records "
                            f"they kept were copied to {local}")
-    return cmd_report(local, None, "max")
+    return write_report(local)
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from analysis import load_run
+    from podscale.analysis import load_run
     from podscale.core.runblock import extract
-    from podscale.frontend.commands import cmd_report
+    from podscale.frontend.actions import write_report
 
     if args.log == "-":
         text = sys.stdin.read()
@@ -90,8 +90,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot read {args.log}: {exc.strerror}") from None
     args.out.mkdir(parents=True, exist_ok=True)
     run = extract(text, args.out)
-    manifest = load_run(run)[0]
-    print(f"# run {manifest.run_id} ({manifest.status}) collected: {run}")
+    loaded = load_run(run)
+    print(f"# run {loaded.run_id} ({loaded.status}) collected: {run}")
     if args.report:
-        cmd_report(run, None, "max")
+        write_report(loaded)
     return 0

@@ -22,7 +22,7 @@ from podscale.core.errors import UsageError
 
 def replay_cases(run, case) -> list:
     """The replay run's cases: every distinct collective, and its scaling cases."""
-    from analysis.replay import load_inventory, scaling_params, specs
+    from podscale.analysis.replay import load_inventory, scaling_params, specs
     from podscale.core.grid import Grid, expand
 
     inv = load_inventory(run)
@@ -40,9 +40,9 @@ def replay_cases(run, case) -> list:
 
 
 def render(res: dict) -> str:
-    from analysis.formats import cell
-    from analysis.replay import sentences
-    from analysis.units import bytes_h, time_h
+    from podscale.analysis.formats import cell
+    from podscale.analysis.replay import sentences
+    from podscale.analysis.units import bytes_h, time_h
 
     t = res["collectives"]
     lines = ["# replay: each distinct collective of the step, replayed alone on the same "
@@ -65,9 +65,10 @@ def render(res: dict) -> str:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from analysis.replay import results
+    from podscale.analysis import load_run
+    from podscale.analysis.replay import results
     from podscale.core.case import parse_int_list
-    from podscale.frontend.commands import cmd_report, prepare_run, show, trace, wrong_results
+    from podscale.frontend.actions import prepare_run, show, trace, write_report, wrong_results
     from podscale.launch.runner import execute
 
     predict = parse_int_list(args.predict, "--predict")
@@ -78,21 +79,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
                          f"{len(cases)}")
     (case,) = cases
     run = execute(cases, args.out, args.name or f"replay-{case.workload}", hlo=True, **kwargs)
-    if show(run):
-        raise wrong_results(run)
+    step = load_run(run)
+    if show(step):
+        raise wrong_results(step)
     if case.settings.traced_iters:
         trace(run)
     todo, inv = replay_cases(run, case)
     if len(inv):
         inv.drop(columns=["group_list"]).to_csv(run / "replay-inventory.csv", index=False)
     if todo:
-        rep = execute(todo, run, "replay", **{**kwargs, "spec": {"replay_of": run.name}})
+        rep = load_run(execute(todo, run, "replay", **{**kwargs,
+                                                        "spec": {"replay_of": run.name}}))
         if show(rep):
             raise wrong_results(rep)
     res = results(run, predict)
     print(render(res))
     res["collectives"].to_csv(run / "replay.csv", index=False)
     print(f"# written: {run / 'replay.csv'}")
-    cmd_report(run, None, "max")
+    write_report(run)
     print(f"# results: {run}")
     return 0

@@ -2,7 +2,7 @@
 
 Run directory::
 
-    run.json                       manifest (schema podscale.run/2)
+    run.json                       manifest (schema podscale.run/3)
     plans/<layout>.json            what every process of a launch runs (podscale.plan/1)
     records/<layout>/process-<i>.jsonl
     logs/<layout>/process-<i>.log
@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from podscale.core import defaults
 from podscale.core.case import Case, Layout
-from podscale.core.environment import environment
 from podscale.core.errors import Interrupted, UsageError, WorkerFailed
 from podscale.core.plan import LayoutPlan, Plan, launches
-from podscale.core.records import Manifest, lifecycle, now
+from podscale.core.records import Manifest, lifecycle
 from podscale.launch.cluster import run_external
 from podscale.launch.local import run_local
 from podscale.launch.progress import Progress
@@ -60,7 +59,7 @@ def execute_arms(
     arms: dict[str, dict[str, str]],
     *,
     spec: dict | None = None,
-    case_timeout: float = 300.0,
+    case_timeout: float = defaults.CASE_TIMEOUT,
     mode: str = "bench",
     layouts: Sequence[Layout] = (),
     progress: Callable[[str], None] | None = print,
@@ -72,15 +71,13 @@ def execute_arms(
     trace_dir: str | None = None,
     rounds: int = 1,
     hlo: bool = False,
+    program: str | None = None,
 ) -> list[Path]:
-    """One run per arm (run name -> environment its processes set), the arms' launches
-    interleaved: for every round and process group, each arm launches in turn, in an
-    order that alternates (A B, then B A, ...) so that drift in time falls on every arm
-    alike. One arm is a plain run.
-
-    ``rounds``: independent repetitions, each a fresh launch of every process group,
-    interleaved (round 0 of every group, then round 1, ...); samples carry their round.
-    ``hlo``: process 0 saves every case's optimized HLO under ``RUN/hlo`` (replay)."""
+    """One run per arm (run name -> environment its processes set); for every round and
+    process group each arm launches in turn, alternating (A B, B A, ...) so drift falls on
+    every arm alike. ``rounds``: fresh launches of every group, interleaved; ``hlo``:
+    process 0 saves each case's optimized HLO (replay); ``program``: ``module:function``
+    every process runs instead of cases (mode "seed")."""
     if rounds < 1:
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
@@ -90,30 +87,38 @@ def execute_arms(
     envs = [tuple(sorted(env.items())) for env in arms.values()]
     bar = Progress([c for _ in range(rounds) for _, g in groups for _ in arms for lp in g
                     for c in lp.cases], progress)  # the order launches run in
-    kept = ", ".join(map(str, run_dirs))
     try:
-        with contextlib.ExitStack() as stack:
+        with contextlib.ExitStack() as stack, _kept_on_failure(run_dirs):
+            common = {**(spec or {}), "mode": mode, "case_timeout": case_timeout,
+                      "rounds": rounds, "launcher": launcher,
+                      "launcher_args": list(launcher_args)}
+            keys = [lp.layout.key for _, group in groups for lp in group]
             for run_dir, env in zip(run_dirs, envs):
                 others = [i for i in ids if i != run_dir.name]
-                manifest = Manifest(
-                    run_id=run_dir.name, created=now(), command=list(sys.argv),
-                    spec={**(spec or {}), "mode": mode, "case_timeout": case_timeout,
-                          "rounds": rounds, "launcher": launcher,
-                          "launcher_args": list(launcher_args), "env": dict(env),
-                          **({"interleaved_with": others} if others else {})},
-                    layouts=[lp.layout.key for _, group in groups for lp in group],
-                    environment=environment())
-                stack.enter_context(lifecycle(run_dir, manifest))
-            turn = 0
-            for round_, (launched, group) in itertools.product(range(rounds), groups):
-                order = list(zip(run_dirs, envs))
+                spec_ = {**common, "env": dict(env),
+                         **({"interleaved_with": others} if others else {})}
+                stack.enter_context(lifecycle(run_dir, Manifest.new(run_dir.name, spec_, keys)))
+            options = dict(case_timeout=case_timeout, port=port, launcher=launcher,
+                           launcher_args=launcher_args, simulate_cpu=simulate_cpu,
+                           trace_dir=trace_dir, hlo=hlo, program=program)
+            order = list(zip(run_dirs, envs))
+            for turn, (round_, (launched, group)) in enumerate(
+                    itertools.product(range(rounds), groups)):
                 for run_dir, env in (order if turn % 2 == 0 else order[::-1]):
                     arm = f" [{run_dir.name}]" if len(arms) > 1 else ""
                     _launch(run_dir, launched, group, mode, bar, round_, rounds, env, arm,
-                            case_timeout=case_timeout,
-                            port=port, launcher=launcher, launcher_args=launcher_args,
-                            simulate_cpu=simulate_cpu, trace_dir=trace_dir, hlo=hlo)
-                turn += 1
+                            **options)
+    finally:
+        bar.close()
+    return run_dirs
+
+
+@contextlib.contextmanager
+def _kept_on_failure(run_dirs: list[Path]) -> Iterator[None]:
+    """A failure's message ends naming the run directories that keep its records."""
+    kept = ", ".join(map(str, run_dirs))
+    try:
+        yield
     except WorkerFailed as exc:
         raise WorkerFailed(f"{exc}; records so far kept in {kept}") from None
     except UsageError as exc:
@@ -121,23 +126,20 @@ def execute_arms(
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; all workers stopped; records so far kept in "
                           f"{kept}") from None
-    finally:
-        bar.close()
-    return run_dirs
 
 
 def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
             bar: Progress, round_: int, rounds: int, env: tuple[tuple[str, str], ...],
             arm: str, *, case_timeout: float, port: int,
             launcher: str, launcher_args: Sequence[str], simulate_cpu: bool,
-            trace_dir: str | None, hlo: bool = False) -> None:
+            trace_dir: str | None, hlo: bool = False, program: str | None = None) -> None:
     started = time.monotonic()
     label = launch_label(group)
     which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
     bar.say(f"# {label}{arm}: {launched.hosts} process(es) x {launched.devices_per_host} "
             f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
     plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir,
-                round=round_, env=env, hlo=hlo)
+                round=round_, env=env, hlo=hlo, program=program)
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"

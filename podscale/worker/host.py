@@ -6,14 +6,12 @@ subsets), and process 0 keeps the manifest through the same lifecycle as ``podsc
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from podscale.core.environment import environment
 from podscale.core.grid import Grid, expand_all, spec_of
 from podscale.core.plan import Plan, launches
-from podscale.core.records import Manifest, lifecycle, now
+from podscale.core.records import Manifest, lifecycle
 from podscale.worker import runtime
 from podscale.worker.main import run_plan
 
@@ -36,10 +34,9 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     lead = rt.process == 0
     if lead:
         run_dir.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(run_id=run_dir.name, created=now(), command=list(sys.argv),
-                        spec={**spec_of(grids), "launcher": "podscale worker", "rounds": rounds,
-                              "gather": gather},
-                        layouts=[lp.layout.key for lp in layouts], environment=environment())
+    manifest = Manifest.new(run_dir.name, {**spec_of(grids), "launcher": "podscale worker",
+                                           "rounds": rounds, "gather": gather},
+                            [lp.layout.key for lp in layouts])
     try:
         with lifecycle(run_dir, manifest, write=lead):
             run_plan(plan, rt)

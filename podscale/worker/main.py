@@ -19,7 +19,7 @@ from typing import Any
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
-from podscale.core.records import CaseRecord, Sample, SkipRecord
+from podscale.core.records import CaseRecord, Sample, SkipRecord, pack
 from podscale.core.registry import load_source
 from podscale.core.timing import measure
 from podscale.core.workload import Context, Step, check
@@ -162,7 +162,7 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
         bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
         max_error=result.max_error, result=result.result, collective=wl.collective_of(case),
         participants=work.participants, compile_kind=kind, round=round_,
-        hosts_per_group=work.hosts_per_group), *samples)
+        hosts_per_group=work.hosts_per_group), *pack(samples))
     say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
     return step
 
@@ -177,7 +177,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
     else:
         writer = RecordWriter(records / f"process-{rt.process}.jsonl")
     if round_ == 0:
-        writer.write(runtime.environment(rt, layout=lp.layout.key))
+        writer.write(runtime.env_record(rt, layout=lp.layout.key))
     writer.flush()
     say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices, "
             f"round {round_}")
@@ -204,10 +204,11 @@ def run_plan(plan: Plan, rt) -> None:
     problem = check_layout(rt, plan)
     if problem:
         raise UsageError(problem)
-    if plan.mode == "seed":
-        from suites import seed
+    if plan.program:  # a whole program instead of cases (podscale seed's listing)
+        import importlib
 
-        seed.main(rt, Path(plan.run_dir))
+        module, _, function = plan.program.partition(":")
+        getattr(importlib.import_module(module), function)(rt, Path(plan.run_dir))
         return
     for round_ in range(plan.round, plan.round + plan.rounds):
         index = 0

@@ -86,8 +86,9 @@ def start() -> Runtime:
     )
 
 
-def environment(rt: Runtime, **extra: Any) -> EnvRecord:
-    """The :class:`EnvRecord` of this process."""
+def env_record(rt: Runtime, **extra: Any) -> EnvRecord:
+    """The :class:`EnvRecord` of this process: its devices as JAX sees them (the run's
+    launcher-side environment is :func:`podscale.core.environment.environment`)."""
     import jax
     import jaxlib
 

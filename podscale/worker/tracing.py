@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from podscale.core.records import SYNC_MARK, Sample
+from podscale.core.records import SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
 
 
@@ -71,7 +71,7 @@ def traced_pass(
         ]
     finally:
         jax.profiler.stop_trace()
-    writer.write(*samples)  # after the session: no file I/O inside the trace
+    writer.write(*pack(samples))  # after the session: no file I/O inside the trace
     host = socket.gethostname()
     (base / f"process-{rt.process}.sync.json").write_text(json.dumps(
         {"process": rt.process, "host": host, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3}

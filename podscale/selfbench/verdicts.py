@@ -65,10 +65,10 @@ def iteration_test_flags(run_a: Path, run_b: Path, alpha: float = 0.05,
     import numpy as np
     from scipy.stats import mannwhitneyu
 
-    from analysis import load_run
-    from analysis.stats import per_iteration
+    from podscale.analysis import load_run
+    from podscale.analysis.stats import per_iteration
 
-    ia, ib = (per_iteration(load_run(r)[1]) for r in (run_a, run_b))
+    ia, ib = (per_iteration(load_run(r).samples) for r in (run_a, run_b))
     flags, cases = 0, sorted(set(ia["case_id"]) & set(ib["case_id"]))
     for case_id in cases:
         x = ia.loc[ia.case_id == case_id, "t_max"].to_numpy()
@@ -92,7 +92,7 @@ def rates(table, slowed: str = SLOWED) -> dict:
 
 
 def verdicts(out: Path, log: Callable[[str], None] = print, extra=()) -> dict:
-    from analysis.compare import compare
+    from podscale.analysis.compare import compare
 
     started = time.monotonic()
     runs = {}

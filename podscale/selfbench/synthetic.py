@@ -9,14 +9,14 @@ import numpy as np
 
 from podscale.core.case import Case, Layout, Settings
 from podscale.core.plan import group_by_layout
-from podscale.core.records import CaseRecord, EnvRecord, Manifest, Sample, write_manifest
+from podscale.core.records import CaseRecord, EnvRecord, Manifest, Samples, write_manifest
 from podscale.worker.writers import RecordWriter
 
 
 def synthetic_cases(sizes=(1024, 2048, 4096), hosts=(1, 2), dph=(1, 2),
                     settings: Settings | None = None) -> list[Case]:
     settings = settings or Settings(iters=30)
-    return [Case(w, "1", f"suites.{w}:{w}", v, "float32", Layout(h, d), (("size", n),),
+    return [Case(w, "1", f"podscale.suites.{w}:{w}", v, "float32", Layout(h, d), (("size", n),),
                  settings)
             for h in hosts for d in dph for w in ("dot", "psum") for v in ("pmap", "shard_map")
             for n in sizes]
@@ -63,11 +63,12 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                 if slow_process and slow_process[0] == p:
                     base *= slow_process[1]
                 for r in range(rounds):
-                    w.write(_case(case, p, r), Sample(case.id, p, "compile", 0, 0.02, round=r))
                     launch = base * effects[(case.id, r)]
-                    for i in range(iters):
-                        t = launch * (1 + 0.02 * abs(rng.normal()))
-                        w.write(Sample(case.id, p, "timed", i, t, round=r))
+                    times = launch * (1 + 0.02 * np.abs(rng.normal(size=iters)))
+                    w.write(_case(case, p, r),
+                            Samples(case.id, p, "compile", (0,), (0.02,), round=r),
+                            Samples(case.id, p, "timed", tuple(range(iters)), tuple(times),
+                                    round=r))
             w.close()
     return path
 

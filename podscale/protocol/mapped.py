@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from podscale.core.bounds import UNIT_ROUNDOFF, gamma, sum_bound  # noqa: F401 (re-exported)
+from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.workload import Context, Step, Workload, seed_for
 
@@ -59,14 +60,14 @@ class Mapped(Workload):
     #: name of the parameter that must divide evenly over local devices (None: none)
     split_param: str | None = "size"
 
-    def body(self, axes: Any, *blocks):
+    def body(self, axes: Any, *blocks: Any) -> Any:
         raise NotImplementedError
 
-    def reduce_axes(self, case) -> tuple[str, ...]:
+    def reduce_axes(self, case: Case) -> tuple[str, ...]:
         """The mesh axes the body's collectives run over (default: all of them)."""
         return case.layout.axis_names
 
-    def validate(self, case) -> None:
+    def validate(self, case: Case) -> None:
         n = case.p.get(self.split_param) if self.split_param else None
         if n is not None and n % case.devices_per_host:
             raise UsageError(f"{self.name}: {self.split_param} {n} is not divisible by "
@@ -75,7 +76,7 @@ class Mapped(Workload):
         if problem:
             raise UsageError(problem)
 
-    def unsupported(self, case) -> str | None:
+    def unsupported(self, case: Case) -> str | None:
         if case.variant == "pmap" and tuple(self.reduce_axes(case)) != case.layout.axis_names:
             return (f"{self.name}: pmap can only run collectives over all devices, "
                     f"not over {','.join(self.reduce_axes(case))} (use shard_map)")
@@ -100,13 +101,13 @@ class Mapped(Workload):
         args = tuple(multihost_utils.host_local_array_to_global_array(a, ctx.mesh, spec)
                      for a in local)
 
-        def blockwise(*blocks):
+        def blockwise(*blocks: Any) -> Any:
             return body(axes, *(b[0] for b in blocks))[None]
 
         fn = jax.jit(jax.shard_map(blockwise, mesh=ctx.mesh, in_specs=spec, out_specs=spec))
         return Step(fn, args)
 
-    def output(self, ctx: Context, out) -> np.ndarray:
+    def output(self, ctx: Context, out: Any) -> np.ndarray:
         if ctx.case.variant == "pmap":
             return np.asarray(out)
         from jax.experimental import multihost_utils

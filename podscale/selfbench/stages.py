@@ -1,7 +1,7 @@
 """``podscale bench-self``: measure podscale itself, side by side in one run.
 
 - harness overhead: podscale's measured step vs a minimal hand-written script timing the
-  same op on the same layout (:mod:`podscale.frontend.baseline`; target <= 1.02);
+  same op on the same layout (:mod:`podscale.selfbench.baseline`; target <= 1.02);
 - sweep turnaround: a standard sweep's wall time vs one process start per host count plus
   the measured time (target <= 1.5x), and vs one minimal-script launch per case, measured
   on several cases per host count (target >= 5x faster);
@@ -9,13 +9,13 @@
 - scale: the largest simulated psum job that completes (up to 128 processes, and why it
   stopped), with startup and psum latency per process count;
 - comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
-  sequential runs and for ``podscale ab`` (:mod:`podscale.frontend.verdictbench`).
+  sequential runs and for ``podscale ab`` (:mod:`podscale.selfbench.verdicts`).
 
 - reports at pod scale: ``podscale report`` of synthetic 64- and 256-process runs
-  (:mod:`podscale.frontend.reportbench`; target <= 10 s at 256 processes).
+  (:mod:`podscale.selfbench.reportstage`; target <= 10 s at 256 processes).
 
 - asv: ``asv continuous`` between two commits with no code change
-  (:mod:`podscale.frontend.asvbench`; target: <= 5% of benchmarks flagged); asv-detect:
+  (:mod:`podscale.selfbench.asvstage`; target: <= 5% of benchmarks flagged); asv-detect:
   the same with a 1.5x psum slowdown planted in the second commit (target: >= 90% of the
   psum benchmarks flagged).
 
@@ -37,17 +37,13 @@ from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
 from podscale.launch.local import run_local
 from podscale.launch.runner import execute
+from podscale.selfbench import STAGE_NAMES
+from podscale.selfbench.baseline import harness_overhead, per_case_launches
+from podscale.selfbench.baseline import one_case as _one
 
 SWEEP = Grid(workloads=("dot", "psum"), params=(("size", (4096, 16384, 65536, 262144)),),
              hosts=(1, 2, 4), devices_per_host=(1, 2, 4), variants=("shard_map",),
              settings=Settings(iters=10, warmup=2))
-
-
-def _one(workload: str, size: int, hosts: int, devices: int, iters: int = 10,
-         warmup: int = 2) -> list:
-    return expand(Grid(workloads=(workload,), params=(("size", (size,)),), hosts=(hosts,),
-                       devices_per_host=(devices,), variants=("shard_map",),
-                       settings=Settings(iters=iters, warmup=warmup)))
 
 
 def startup_seconds(hosts: int, out: Path) -> float:
@@ -63,9 +59,10 @@ def startup_seconds(hosts: int, out: Path) -> float:
 
 def measured_seconds(run_dir: Path) -> float:
     """Sum over cases of the slowest process's total sample time (compile, warmup, timed)."""
-    from analysis import load_run
+    from podscale.analysis import load_run
 
-    _, samples, _, _ = load_run(run_dir)
+    run = load_run(run_dir)
+    samples = run.samples
     per = samples.groupby(["case_id", "process"])["seconds"].sum()
     return float(per.groupby("case_id").max().sum())
 
@@ -79,7 +76,6 @@ def turnaround(out: Path, log=None) -> dict:
     measured = measured_seconds(run)
     # one launch per case, as a seed-style script does: measured with the minimal script
     # on several cases per host count, extrapolated to the sweep's cases
-    from podscale.frontend.baseline import per_case_launches
 
     per_case = per_case_launches(hosts=SWEEP.hosts, devices=max(SWEEP.devices_per_host),
                                  iters=SWEEP.settings.iters, warmup=SWEEP.settings.warmup)
@@ -115,7 +111,7 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
     """psum on 1, 2, 4, ... single-device processes until one fails, the next would not
     fit in memory, or the last count completes: startup and latency per count, and why
     it stopped."""
-    from analysis import load_run, summarize
+    from podscale.analysis import load_run, summarize
 
     curve, largest = [], 0
     stopped = f"reached {counts[-1]} processes"
@@ -134,7 +130,8 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
             stopped = f"{n} processes failed: {str(exc)[:200]}"
             break
         wall = time.monotonic() - t0
-        _, samples, cases, _ = load_run(run)
+        loaded = load_run(run)
+        samples, cases = loaded.samples, loaded.cases
         t = summarize(samples, cases)["time_s"].iloc[0]
         curve.append({"processes": n, "wall_s": wall,
                       "startup_s": wall - measured_seconds(run), "psum_us": t * 1e6})
@@ -162,7 +159,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
     """Per layout: the stream (read) ceiling and dot's bandwidth, both with buffers of at
     least 4x the last-level cache per process, measured in one run; medians over
     iterations of the max over processes; dot / stream per layout."""
-    from analysis import load_run, summarize
+    from podscale.analysis import load_run
 
     llc = llc_bytes()
     values = 1 << max(llc.bit_length() - 1, 20)  # float32 values: 4x the LLC in bytes
@@ -173,7 +170,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
                         **grid)) + expand(Grid(workloads=("dot",),
                                                params=(("size", (rows,)),), **grid))
     run = execute(cases, out, "memory", progress=None)
-    table = summarize(*load_run(run)[1:3])
+    table = load_run(run).summary()
     layouts = []
     for (h, d), g in table.groupby(["hosts", "devices_per_host"]):
         s, t = (g[g.workload == w].iloc[0] for w in ("stream", "dot"))
@@ -183,106 +180,122 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
             "layouts": layouts}
 
 
-STAGES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv",
-          "asv-detect")
+STAGES = STAGE_NAMES
+
+
+def _harness(work: Path, log: Callable[[str], None], _: int) -> dict:
+    h = harness_overhead(work)
+    for op in ("dot", "psum"):
+        r = h[op]["ratio"]
+        log(f"  {op}: podscale {h[op]['podscale']['median']:.1f} us vs script "
+            f"{h[op]['script']['median']:.1f} us (medians over rounds); ratio median "
+            f"{r['median']:.3f}, IQR {r['q1']:.3f}-{r['q3']:.3f} (target <= 1.02)")
+    return h
+
+
+def _turnaround(work: Path, log: Callable[[str], None], _: int) -> dict:
+    t = turnaround(work, log=log)
+    log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
+        f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
+        f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
+    log(f"  one minimal-script launch per case (extrapolated): "
+        f"{t['per_case_launch_s']:.0f}s (IQR {t['per_case_launch_iqr_s'][0]:.0f}-"
+        f"{t['per_case_launch_iqr_s'][1]:.0f}s): sweep "
+        f"is {t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
+    log("  minimal-script launch wall time per case: " + ", ".join(
+        f"{h} host(s) {q['median']:.1f}s ({q['min']:.1f}-{q['max']:.1f})"
+        for h, q in t["per_case_launch_wall_s"].items()))
+    return t
+
+
+def _memory(work: Path, log: Callable[[str], None], _: int) -> dict:
+    m = memory_ceiling(work)
+    log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
+        f"dot {m['dot_bytes'] >> 20} MiB per process")
+    for row in m["layouts"]:
+        log(f"  {row['layout']}: stream {row['stream_gbps']:.1f} GB/s, dot "
+            f"{row['dot_gbps']:.1f} GB/s per process = {row['fraction']:.0%}")
+    return m
+
+
+def _scale(work: Path, log: Callable[[str], None], max_processes: int) -> dict:
+    s = scale(work, tuple(n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n <= max_processes))
+    log("  processes  wall(s)  startup(s)  psum(us)")
+    for row in s["curve"]:
+        if "error" in row:
+            log(f"  {row['processes']:9d}  failed: {row['error'][:100]}")
+        else:
+            log(f"  {row['processes']:9d}  {row['wall_s']:7.1f}  "
+                f"{row['startup_s']:10.1f}  {row['psum_us']:8.0f}")
+    log(f"  largest completed: {s['largest']} processes (target 32); stopped: {s['stopped']}")
+    return s
+
+
+def _report(work: Path, log: Callable[[str], None], _: int) -> dict:
+    from podscale.selfbench import reportstage
+
+    r = reportstage.report_scale(work, log=log)
+    for line in reportstage.summary_lines(r):
+        log(line)
+    return r
+
+
+def _verdicts(work: Path, log: Callable[[str], None], _: int) -> dict:
+    from podscale.selfbench.verdicts import summary_lines, verdicts
+
+    v = verdicts(work, log)
+    for line in summary_lines(v):
+        log(line)
+    return v
+
+
+def _asv(work: Path, log: Callable[[str], None], _: int, plant: bool = False) -> dict:
+    from podscale.selfbench import asvstage
+
+    if plant:
+        (work / "detect").mkdir(exist_ok=True)
+        a = asvstage.asv_aa(work / "detect", log=log, plant=asvstage.DETECT_PLANT,
+                            bench=asvstage.DETECT_BENCH)
+    else:
+        a = asvstage.asv_aa(work, log=log)
+    for line in asvstage.summary_lines(a):
+        log(line)
+    return a
+
+
+#: stage -> (key in the result, what it measures, the function)
+RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], dict]]] = {
+    "harness": ("harness", "harness overhead: podscale vs a minimal hand-written script, dot "
+                           "and psum 4K on 2 processes x 2 devices, 5 rounds", _harness),
+    "turnaround": ("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
+                                 "hosts 1,2,4)", _turnaround),
+    "memory": ("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, per "
+                         "layout", _memory),
+    "scale": ("scale", "scale: psum over 1..N simulated processes", _scale),
+    "report": ("report", "reports at pod scale: synthetic runs, podscale report through the "
+                         "CLI", _report),
+    "verdicts": ("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), "
+                             "A'; podscale ab A/A and A/B (defaults)", _verdicts),
+    "asv": ("asv", "asv continuous between two commits with no code change (asv-made "
+                   "virtualenvs, every benchmark)", _asv),
+    "asv-detect": ("asv_detect", "asv continuous between two commits, the second planting a "
+                                 "1.5x slowdown of psum (a subset of benchmarks)",
+                   lambda w, log, n: _asv(w, log, n, plant=True)),
+}
 
 
 def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
             only: tuple[str, ...] = STAGES) -> dict:
+    """Run the chosen stages in their order, logging each, and write the figures."""
     result: dict = {}
+    chosen = [s for s in STAGES if s in only]
+    started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        started = time.monotonic()
-        chosen = [s for s in STAGES if s in only]
-
-        def stage(name: str, what: str) -> None:
-            done = time.monotonic() - started
-            log(f"# [stage {chosen.index(name) + 1}/{len(chosen)}, elapsed {done:.0f}s] "
+        for i, name in enumerate(chosen):
+            key, what, fn = RUNNERS[name]
+            log(f"# [stage {i + 1}/{len(chosen)}, elapsed {time.monotonic() - started:.0f}s] "
                 f"{what} ...")
-
-        if "harness" in chosen:
-            from podscale.frontend.baseline import harness_overhead
-
-            stage("harness", "harness overhead: podscale vs a minimal hand-written script, "
-                             "dot and psum 4K on 2 processes x 2 devices, 5 rounds")
-            h = result["harness"] = harness_overhead(work)
-            for op in ("dot", "psum"):
-                r = h[op]["ratio"]
-                log(f"  {op}: podscale {h[op]['podscale']['median']:.1f} us vs script "
-                    f"{h[op]['script']['median']:.1f} us (medians over rounds); ratio median "
-                    f"{r['median']:.3f}, IQR {r['q1']:.3f}-{r['q3']:.3f} (target <= 1.02)")
-        if "turnaround" in chosen:
-            stage("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
-                                "hosts 1,2,4)")
-            t = result["turnaround"] = turnaround(work, log=log)
-            log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
-                f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
-                f"{t['floor_s']:.1f}s: {t['vs_floor']:.2f}x (target <= 1.5)")
-            log(f"  one minimal-script launch per case (extrapolated): "
-                f"{t['per_case_launch_s']:.0f}s (IQR {t['per_case_launch_iqr_s'][0]:.0f}-"
-                f"{t['per_case_launch_iqr_s'][1]:.0f}s): sweep "
-                f"is {t['speedup_vs_per_case']:.1f}x faster (target >= 5)")
-            w = t["per_case_launch_wall_s"]
-            log("  minimal-script launch wall time per case: " + ", ".join(
-                f"{h} host(s) {q['median']:.1f}s ({q['min']:.1f}-{q['max']:.1f})"
-                for h, q in w.items()))
-        if "memory" in chosen:
-            stage("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, "
-                            "per layout")
-            m = result["memory"] = memory_ceiling(work)
-            log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
-                f"dot {m['dot_bytes'] >> 20} MiB per process")
-            for row in m["layouts"]:
-                log(f"  {row['layout']}: stream {row['stream_gbps']:.1f} GB/s, dot "
-                    f"{row['dot_gbps']:.1f} GB/s per process = {row['fraction']:.0%}")
-        if "scale" in chosen:
-            stage("scale", f"scale: psum over 1..{max_processes} simulated processes")
-            counts = tuple(n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n <= max_processes)
-            s = result["scale"] = scale(work, counts)
-            log("  processes  wall(s)  startup(s)  psum(us)")
-            for row in s["curve"]:
-                if "error" in row:
-                    log(f"  {row['processes']:9d}  failed: {row['error'][:100]}")
-                else:
-                    log(f"  {row['processes']:9d}  {row['wall_s']:7.1f}  "
-                        f"{row['startup_s']:10.1f}  {row['psum_us']:8.0f}")
-            log(f"  largest completed: {s['largest']} processes (target 32); stopped: "
-                f"{s['stopped']}")
-        if "report" in chosen:
-            from podscale.frontend import reportbench
-
-            stage("report", "reports at pod scale: synthetic runs of 64 and 256 processes x "
-                            "48 cases x 50 iterations, podscale report through the CLI")
-            r = result["report"] = reportbench.report_scale(work, log=log)
-            for line in reportbench.summary_lines(r):
-                log(line)
-        if "verdicts" in chosen:
-            from podscale.frontend.verdictbench import summary_lines, verdicts
-
-            stage("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), A'; "
-                              "podscale ab A/A and A/B (defaults)")
-            v = result["verdicts"] = verdicts(work, log)
-            for line in summary_lines(v):
-                log(line)
-        if "asv" in chosen:
-            from podscale.frontend.asvbench import asv_aa, summary_lines
-
-            stage("asv", "asv continuous between two commits with no code change (asv-made "
-                         "virtualenvs, every benchmark)")
-            result["asv"] = asv_aa(work, log=log)
-            for line in summary_lines(result["asv"]):
-                log(line)
-        if "asv-detect" in chosen:
-            from podscale.frontend import asvbench
-
-            stage("asv-detect", f"asv continuous between two commits, the second planting "
-                                f"{asvbench.DETECT_PLANT} (a subset of benchmarks)")
-            (work / "detect").mkdir(exist_ok=True)
-            result["asv_detect"] = asvbench.asv_aa(
-                work / "detect", log=log, plant=asvbench.DETECT_PLANT,
-                bench=asvbench.DETECT_BENCH)
-            for line in asvbench.summary_lines(result["asv_detect"]):
-                log(line)
+            result[key] = fn(Path(tmp), log, max_processes)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))

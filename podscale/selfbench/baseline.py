@@ -23,6 +23,17 @@ from podscale.core.errors import PodscaleError
 SCRIPT = Path(__file__).with_name("minimal_script.py")
 
 
+def one_case(workload: str, size: int, hosts: int, devices: int, iters: int = 10,
+             warmup: int = 2) -> list:
+    """The one shard_map case of ``workload`` at ``size`` on ``hosts x devices``."""
+    from podscale.core.case import Settings
+    from podscale.core.grid import Grid, expand
+
+    return expand(Grid(workloads=(workload,), params=(("size", (size,)),), hosts=(hosts,),
+                       devices_per_host=(devices,), variants=("shard_map",),
+                       settings=Settings(iters=iters, warmup=warmup)))
+
+
 def run_minimal(hosts: int, devices: int, op: str, size: int, iters: int, warmup: int,
                 timeout: float = 300) -> dict:
     """Launch the script on ``hosts`` local processes: wall time and, per iteration, the
@@ -63,12 +74,11 @@ def harness_overhead(out: Path, rounds: int = 5, iters: int = 50, warmup: int = 
                      size: int = 4096, hosts: int = 2, devices: int = 2) -> dict:
     """podscale (``podscale run`` of dot and psum, default --sync each) vs the script,
     per op, in ``rounds`` interleaved rounds."""
-    from analysis import load_run
-    from analysis.stats import per_iteration
-    from podscale.frontend.selfbench import _one
+    from podscale.analysis import load_run
+    from podscale.analysis.stats import per_iteration
     from podscale.launch.runner import execute
 
-    cases = [c for op in ("dot", "psum") for c in _one(op, size, hosts, devices, iters, warmup)]
+    cases = [c for op in ("dot", "psum") for c in one_case(op, size, hosts, devices, iters, warmup)]
     per_op: dict[str, dict[str, list[float]]] = {
         op: {"podscale": [], "script": [], "ratio": []} for op in ("dot", "psum")}
     for r in range(rounds):
@@ -76,7 +86,7 @@ def harness_overhead(out: Path, rounds: int = 5, iters: int = 50, warmup: int = 
         for who in (("podscale", "script") if r % 2 == 0 else ("script", "podscale")):
             if who == "podscale":
                 run = execute(cases, out, f"harness-{r}", progress=None)
-                it = per_iteration(load_run(run)[1])
+                it = per_iteration(load_run(run).samples)
                 for op in per_op:
                     medians[op]["podscale"] = float(
                         it.loc[it.case_id.str.startswith(f"{op}@"), "t_max"].median())

@@ -37,7 +37,7 @@ def _load_seconds(run: Path, cached: bool) -> float:
     """``analysis.load_run`` alone in a fresh process (without or with the cache)."""
     if not cached:
         shutil.rmtree(run / "cache", ignore_errors=True)
-    code = ("import sys, time; from analysis import load_run; t = time.perf_counter(); "
+    code = ("import sys, time; from podscale.analysis import load_run; t = time.perf_counter(); "
             f"load_run({str(run)!r}); print(time.perf_counter() - t)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if res.returncode:
@@ -46,7 +46,7 @@ def _load_seconds(run: Path, cached: bool) -> float:
 
 
 def report_scale(out: Path, processes=(64, 256), repeats: int = 3, log=print) -> dict:
-    from podscale.frontend.synthetic import make_run
+    from podscale.selfbench.synthetic import make_run
 
     rows = []
     for p in processes:

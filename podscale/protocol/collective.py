@@ -22,12 +22,15 @@ wires together). Such cases run in the ``shard_map`` variant over a mesh of the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from podscale.core.case import Case
 from podscale.core.errors import UsageError
-from podscale.core.workload import Expected, Param, Step, Work
-from suites.common import Mapped, cast, exact, gather_processes, normals
+from podscale.core.workload import Context, Expected, Param, Step, Work
+from podscale.protocol.mapped import Mapped, cast, exact, gather_processes, normals
 
 AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, ...")
 SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes")
@@ -56,25 +59,25 @@ class Collective(Mapped):
     #: how many chunks the send buffer is cut into (the group size n, or 1)
     chunked = False
 
-    def reduce_axes(self, case) -> tuple[str, ...]:
+    def reduce_axes(self, case: Case) -> tuple[str, ...]:
         text = case.p["axes"]
         if text == "all":
             return case.layout.axis_names
         return tuple(a.strip() for a in text.split("+") if a.strip())
 
-    def axes_size(self, case) -> int:
+    def axes_size(self, case: Case) -> int:
         """Devices that share coordinates on every other axis (the ungrouped n)."""
         sizes = dict(case.layout.axes)
         return math.prod(sizes[a] for a in self.reduce_axes(case))
 
-    def grouped(self, case) -> bool:
+    def grouped(self, case: Case) -> bool:
         return "group" in case.p and parse_group(case.p["group"])[0] is not None
 
-    def group_size(self, case) -> int:
+    def group_size(self, case: Case) -> int:
         size = parse_group(case.p["group"])[0] if "group" in case.p else None
         return size or self.axes_size(case)
 
-    def groups(self, case) -> np.ndarray:
+    def groups(self, case: Case) -> np.ndarray:
         """Every group's global device indices (process-major: process x devices per host
         + local index), shape (groups, n), in rank order."""
         names = case.layout.axis_names
@@ -82,7 +85,8 @@ class Collective(Mapped):
         red = [names.index(a) for a in self.reduce_axes(case)]
         other = [i for i in range(len(names)) if i not in red]
         n = self.axes_size(case)
-        idx = np.arange(case.layout.devices).reshape(sizes).transpose(other + red).reshape(-1, n)
+        idx: np.ndarray = np.arange(case.layout.devices).reshape(sizes).transpose(
+            other + red).reshape(-1, n)
         size, strided = parse_group(case.p["group"]) if "group" in case.p else (None, False)
         if size is None or size == n:
             return idx
@@ -90,19 +94,19 @@ class Collective(Mapped):
             idx = idx.reshape(-1, size, n // size).swapaxes(1, 2)
         return idx.reshape(-1, size)
 
-    def hosts_per_group(self, case) -> int:
+    def hosts_per_group(self, case: Case) -> int:
         """The most processes (hosts) one group spans."""
         return max(len(set(g)) for g in self.groups(case) // case.devices_per_host)
 
-    def elements(self, case) -> int:
+    def elements(self, case: Case) -> int:
         return case.p["size"] // case.itemsize
 
-    def unsupported(self, case) -> str | None:
+    def unsupported(self, case: Case) -> str | None:
         if self.grouped(case) and case.variant == "pmap":
             return f"{self.name}: groups of a size run in shard_map only"
         return super().unsupported(case)
 
-    def validate(self, case) -> None:
+    def validate(self, case: Case) -> None:
         names = case.layout.axis_names
         axes = self.reduce_axes(case)
         unknown = [a for a in axes if a not in names]
@@ -123,15 +127,15 @@ class Collective(Mapped):
                              f"{g} chunks (the group size)")
         super().validate(case)
 
-    def inputs(self, ctx):
+    def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
         shape = (ctx.local_devices, self.elements(ctx.case))
         return (cast(normals(ctx.process, shape), ctx.case.dtype),)
 
-    def combine(self, x: np.ndarray, case) -> tuple[np.ndarray, np.ndarray]:
+    def combine(self, x: np.ndarray, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """(expected, error bound) from the group's inputs ``x`` of shape (..., n, m)."""
         raise NotImplementedError
 
-    def reference(self, ctx, local):
+    def reference(self, ctx: Context, local: Sequence[np.ndarray]) -> Expected:
         """Only the groups that hold this process's devices are combined, and only its
         devices' rows kept: memory per process stays that of its own outputs, however
         many processes there are."""
@@ -153,7 +157,7 @@ class Collective(Mapped):
 
         return Expected(pick(value), pick(bound))
 
-    def step(self, ctx, local) -> Step:
+    def step(self, ctx: Context, local: Sequence[np.ndarray]) -> Step:
         if not self.grouped(ctx.case):
             return super().step(ctx, local)
         import jax
@@ -172,20 +176,20 @@ class Collective(Mapped):
             [jax.device_put(a[i:i + 1], dev) for i, dev in enumerate(mine)]) for a in local)
         body = self.body
 
-        def blockwise(*blocks):
+        def blockwise(*blocks: Any) -> Any:
             return body((MEMBERS,), *(b[0] for b in blocks))[None]
 
         self._local = list(mine)
         fn = jax.jit(jax.shard_map(blockwise, mesh=mesh, in_specs=spec, out_specs=spec))
         return Step(fn, args)
 
-    def output(self, ctx, out) -> np.ndarray:
+    def output(self, ctx: Context, out: Any) -> np.ndarray:
         if not self.grouped(ctx.case):
             return super().output(ctx, out)
         shards = {s.device: np.asarray(s.data)[0] for s in out.addressable_shards}
         return np.stack([shards[dev] for dev in self._local])
 
-    def work(self, case):
+    def work(self, case: Case) -> Work:
         send = case.p["size"]
         n = self.group_size(case)
         s = send * n if self.s_buffer == "recv" else send

@@ -1,0 +1,125 @@
+"""The Run: one run directory loaded once, passed to every command that reads results.
+
+``Run.load(path)`` (or :func:`podscale.load_run`) reads the manifest, every process's
+records (through the columnar cache, :mod:`podscale.analysis.cache`) and derives nothing
+but tidy frames; statistics are computed on demand and kept (:meth:`Run.summary`), so
+``podscale run`` prints its table, writes its report and checks its results from one load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from podscale.analysis.load import IDENTITY, SAMPLE_COLUMNS, SETTINGS, param_columns, read_parts
+from podscale.core.records import Manifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run directory's manifest, raw samples, cases, environments and skipped cases.
+
+    ``samples``: one row per raw sample (process, phase, iteration, round); ``cases``: one
+    row per case and process (identity, parameters, settings, work, check); ``envs``: one
+    row per process and launch; ``skipped``: case id -> the backend's reason."""
+
+    path: Path
+    manifest: Manifest
+    samples: pd.DataFrame
+    cases: pd.DataFrame
+    envs: pd.DataFrame
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    _derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in SAMPLE_COLUMNS if c not in self.samples.columns]
+        if missing:
+            raise ValueError(f"samples lack column(s) {', '.join(missing)}")
+        if not self.cases.empty and "case_id" not in self.cases.columns:
+            raise ValueError("cases lack the case_id column")
+        object.__setattr__(self, "path", Path(self.path))
+        object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Run:
+        """Read one run directory (a one-line UsageError where it is not one)."""
+        return cls(Path(path), *read_parts(Path(path)))
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+    @property
+    def status(self) -> str:
+        """``running``, ``complete``, ``failed`` or ``interrupted`` (the manifest's)."""
+        return self.manifest.status
+
+    @property
+    def device_kind(self) -> str | None:
+        """The devices' kind as the processes saw it (None where no process reported)."""
+        if self.envs.empty or "device_kind" not in self.envs.columns:
+            return None
+        return str(self.envs["device_kind"].iloc[0])
+
+    @property
+    def wrong(self) -> int:
+        """Output elements outside their bound, summed over cases and processes."""
+        return 0 if self.cases.empty else int(self.cases["wrong"].sum())
+
+    def summary(self, across: str = "max") -> pd.DataFrame:
+        """One row per case with labelled statistics (:func:`podscale.analysis.summarize`),
+        computed once per ``across`` and kept; callers get a copy they may change."""
+        key = ("summary", across)
+        if key not in self._derived:
+            from podscale.analysis.stats import summarize
+
+            self._derived[key] = summarize(self.samples, self.cases, across=across)
+        return self._derived[key].copy()
+
+    def per_iteration(self) -> pd.DataFrame:
+        """Timed samples aggregated over processes per iteration (kept)."""
+        if "per_iteration" not in self._derived:
+            from podscale.analysis.stats import per_iteration
+
+            self._derived["per_iteration"] = per_iteration(self.samples)
+        return self._derived["per_iteration"]
+
+
+def as_run(run: Run | str | Path) -> Run:
+    """A Run as it is, or loaded from its path."""
+    return run if isinstance(run, Run) else Run.load(run)
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """One run directory, loaded once: manifest, samples, cases, environments."""
+    return Run.load(run_dir)
+
+
+def load_many(run_dirs: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(samples, cases) of several runs concatenated, each row tagged with its run_id."""
+    import pandas as pd
+
+    samples, cases = [], []
+    for run_dir in run_dirs:
+        run = load_run(run_dir)
+        samples.append(run.samples.assign(run_id=run.run_id))
+        cases.append(run.cases.assign(run_id=run.run_id))
+    return pd.concat(samples, ignore_index=True), pd.concat(cases, ignore_index=True)
+
+
+def load(run_dir: str | Path) -> pd.DataFrame:
+    """One row per raw sample, joined with its case parameters and the run id."""
+    run = load_run(run_dir)
+    keep = ["case_id", *IDENTITY, *param_columns(run.cases), *SETTINGS, "bytes_per_process",
+            "flops_per_process", "bytes_per_device", "collective", "participants"]
+    df = run.samples.merge(run.cases.drop_duplicates("case_id")[keep], on="case_id",
+                           how="left")
+    df.insert(0, "run_id", run.run_id)
+    return df

@@ -1,0 +1,35 @@
+"""The one table of defaults: grid values, measurement settings and run options.
+
+The command line, suite files, the plan and the case model all read them from here, and
+``--help`` shows them from here. Grid values are the strings the command line takes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+#: measurement settings of a case (:class:`podscale.core.case.Settings`)
+ITERS: Final = 20
+WARMUP: Final = 3
+SYNC: Final = "each"
+TRACED_ITERS: Final = 3  # with --profile; 0 without it
+#: independent repetitions (launches) per case; podscale ab needs more to find a 1.5x change
+ROUNDS: Final = 3
+#: podscale ab: a 1.5x slowdown of cases whose launches vary by a log-sd of 0.5 is found
+#: (10 rounds found 83-92% of them on a noisy 2-CPU machine)
+AB_ROUNDS: Final = 16
+#: the grid when neither the command line nor a suite file gives a value
+GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
+    "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
+    "local_axes": None, "dtypes": "float32", "variants": None, "iters": ITERS,
+    "warmup": WARMUP, "sync": SYNC, "traced_iters": TRACED_ITERS, "rounds": ROUNDS,
+    "params": {}})
+#: seconds without progress after which a run is stopped
+CASE_TIMEOUT: Final = 300.0
+#: where runs land
+OUT: Final = Path("results")
+#: podscale seed's reference layout
+SEED_HOSTS: Final = 2
+SEED_DEVICES_PER_HOST: Final = 4

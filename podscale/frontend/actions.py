@@ -1,0 +1,153 @@
+"""What several commands do alike: prepare and execute a grid, print a run's table, write
+its report and comparisons, parse its traces. Each takes a loaded :class:`Run` where it
+reads results, so one command loads a run once."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from podscale.core.errors import UsageError, WrongResults
+from podscale.frontend.gridargs import grids_from_args, launch_kwargs
+
+if TYPE_CHECKING:
+    from podscale.analysis.run import Run
+
+MAX_LOCAL_PROCESSES = 256
+
+
+def show(run: Run) -> int:
+    """Print the run's table; return how many output elements were wrong."""
+    from podscale.analysis.table import render
+
+    print(f"# run {run.run_id} ({run.status})")
+    for case_id, reason in run.skipped.items():
+        print(f"# skipped {case_id}: {reason}")
+    if run.cases.empty:
+        print("# no case completed")
+        return 0
+    print(render(run.summary()))
+    return run.wrong
+
+
+def wrong_results(run: Run) -> WrongResults:
+    cases = run.cases
+    bad = cases[cases["wrong"] > 0]
+    return WrongResults(f"{int(bad['wrong'].sum())} wrong output element(s) in "
+                        f"{bad['case_id'].nunique()} case(s), e.g. {bad['case_id'].iloc[0]} on "
+                        f"process {int(bad['process'].iloc[0])}; results kept in {run.path}")
+
+
+def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> tuple:
+    """(grids, cases, rounds, execute keyword arguments), every case and option validated
+    before any process starts."""
+    from podscale.core.grid import expand_all, spec_of
+
+    gs, rounds = grids_from_args(args, default_file)
+    cases = expand_all(gs)
+    if not 0 <= args.coordinator_port < 65536:
+        raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
+    if args.case_timeout <= 0:
+        raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
+    if args.trace_dir and args.launcher == "local" and max(c.hosts for c in cases) > 1:
+        raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
+                         "share one host (leave it out: traces go to the run directory)")
+    most = max(c.hosts for c in cases)
+    if args.launcher == "local" and most > MAX_LOCAL_PROCESSES:
+        raise UsageError(f"{most} hosts: the local launcher starts at most "
+                         f"{MAX_LOCAL_PROCESSES} processes")
+    kwargs = dict(spec=spec_of(gs), case_timeout=args.case_timeout,
+                  port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
+                  trace_dir=args.trace_dir if args.profile else None, **launch_kwargs(args))
+    return gs, cases, rounds, kwargs
+
+
+def run_grid(args: argparse.Namespace, default_file: Path | None = None,
+             report: bool = False) -> int:
+    """Execute the grid, print its table, parse its traces, write its report (optional)
+    and fail on wrong results: ``podscale run`` and ``podscale study``."""
+    from podscale.analysis import load_run
+    from podscale.launch.runner import execute
+
+    gs, cases, _, kwargs = prepare_run(args, default_file)
+    name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
+    run = load_run(execute(cases, args.out, name, **kwargs))
+    wrong = show(run)
+    if any(g.settings.traced_iters for g in gs):
+        remote = args.trace_dir
+        if remote and "://" in remote:
+            print(f"# traces written under {remote}; copy them here and run: podscale trace "
+                  f"{run.path} --traces <copy>")
+        else:
+            trace(run.path, Path(remote) if remote else None)
+    if report:
+        write_report(run)
+    print(f"# results: {run.path}")
+    if wrong:
+        raise wrong_results(run)
+    return 0
+
+
+def trace(run_dir: Path, traces: Path | None = None) -> None:
+    """Parse a run's profiler traces: per-step table, stragglers, merged timeline."""
+    from podscale.analysis.traces import load_traces, step_table, stragglers, write_merged
+    from podscale.analysis.traces import summary as trace_summary
+
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory")
+    loaded = load_traces(run_dir, traces)
+    if not loaded:
+        raise UsageError(f"{run_dir}: no traces (run with --profile)")
+    table = step_table(loaded)
+    table.to_csv(run_dir / "traces" / "steps.csv", index=False)
+    lag = stragglers(table)
+    lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
+    print(trace_summary(table, lag))
+    for path in write_merged(run_dir, loaded):
+        print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
+    print(f"# XProf: tensorboard --logdir {run_dir / 'traces'}  (or: xprof {run_dir / 'traces'})")
+
+
+def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
+                 asv: Path | None = None) -> int:
+    """Write the HTML report and Markdown summary of a run and say where."""
+    from podscale.analysis.report import write_report as write
+
+    sections = []
+    if asv is not None:
+        from podscale.analysis.asvresults import history_section
+
+        sections.append(history_section(asv))
+    html_path, md_path = write(run, out, across, sections)
+    print(f"# report: {html_path}")
+    print(f"# summary: {md_path}")
+    return 0
+
+
+def check_verdict_args(args: argparse.Namespace) -> None:
+    if args.threshold < 0 or not 0 < args.alpha < 1:
+        raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+
+
+def write_compare(table, notes: list[str], run_a: Run, run_b: Run,
+                  args: argparse.Namespace, out: Path | None = None) -> int:
+    """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
+    (1 if a case is slower and --fail-on-regression)."""
+    from podscale.analysis import fitcompare
+    from podscale.analysis.compare import render
+
+    name_a, name_b = run_a.path.name, run_b.path.name
+    text = render(table, notes, name_a, name_b, args.threshold, args.correction)
+    changes = fitcompare.compare_fits(run_a, run_b)
+    text += "\n" + fitcompare.render(changes)
+    print(text)
+    out = out or run_b.path / f"compare-{name_a}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out.with_suffix(".csv"), index=False)
+    changes.to_csv(out.with_name(out.name + "-fits.csv"), index=False)
+    out.with_suffix(".txt").write_text(text + "\n")
+    print(f"# written: {out.with_suffix('.csv')} and {out.name}-fits.csv")
+    slower = (table["verdict"] == "slower").any()
+    return 1 if slower and args.fail_on_regression else 0
+

@@ -1,0 +1,1 @@
+"""The commands of ``podscale``: one module each, registering its own parser."""

@@ -1,0 +1,30 @@
+"""``podscale ab``: one grid as two arms (A, B) whose launches alternate in time, so drift
+falls on both alike, then compared as ``podscale compare`` does."""
+
+from __future__ import annotations
+
+import argparse
+
+from podscale.core import defaults
+from podscale.frontend.gridargs import add_grid_args, add_verdict_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ab", help="one grid as two arms (A, B) whose launches alternate in "
+                                  "time (drift falls on both alike), then compared",
+                       description=__doc__)
+    p.add_argument("workloads", help="comma-separated workloads, as for podscale run")
+    p.add_argument("--env-a", action="append", default=None, metavar="NAME=VALUE",
+                   help="environment variable arm A's processes set (repeatable)")
+    p.add_argument("--env-b", action="append", default=None, metavar="NAME=VALUE",
+                   help="environment variable arm B's processes set (repeatable), e.g. "
+                        "XLA_FLAGS=...; with none on either side: an A/A run")
+    add_grid_args(p, rounds=defaults.AB_ROUNDS)
+    add_verdict_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.ab import cmd_ab
+
+    return cmd_ab(args)

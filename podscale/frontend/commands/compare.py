@@ -1,0 +1,34 @@
+"""``podscale compare A B``: per-case verdicts (slower, faster, ~, noisy) from the rounds of
+two runs, and alpha/beta of A vs B per size sweep."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from podscale.frontend.gridargs import add_verdict_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="regression table between two runs",
+                       description=__doc__)
+    p.add_argument("run_a", type=Path, metavar="A", help="the baseline run directory")
+    p.add_argument("run_b", type=Path, metavar="B", help="the run judged against A")
+    add_verdict_args(p)
+    p.add_argument("--force", action="store_true",
+                   help="compare even when the environments or settings differ")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write the table here (default: B/compare-<A>.csv/.txt)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.analysis import load_run
+    from podscale.analysis.compare import compare
+    from podscale.frontend.actions import check_verdict_args, write_compare
+
+    check_verdict_args(args)
+    a, b = load_run(args.run_a), load_run(args.run_b)
+    table, notes = compare(a, b, threshold=args.threshold, alpha=args.alpha,
+                           force=args.force, correction=args.correction, paired=args.paired)
+    return write_compare(table, notes, a, b, args, args.out)

@@ -1,0 +1,32 @@
+"""``podscale fit RUN``: latency-bandwidth fits t = alpha + S/beta per size sweep."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from podscale.core.errors import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("fit", help="latency-bandwidth fits t = alpha + S/beta per size "
+                                   "sweep (writes RUN/fits.csv)", description=__doc__)
+    p.add_argument("run_dir", type=Path, metavar="RUN", help="a run directory")
+    p.add_argument("--out", type=Path, default=None, help="CSV file (default: RUN/fits.csv)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.analysis import load_run
+    from podscale.analysis.fits import fits, render
+
+    loaded = load_run(args.run_dir)
+    table = fits(loaded.samples, loaded.summary())
+    if table.empty:
+        raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 2 or more "
+                         "sizes at the same other parameters)")
+    print(render(table))
+    out = args.out or loaded.path / "fits.csv"
+    table.to_csv(out, index=False)
+    print(f"# written: {out}")
+    return 0

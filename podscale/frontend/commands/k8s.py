@@ -1,0 +1,33 @@
+"""``podscale k8s``: print a Kubernetes headless Service and Indexed Job running
+``podscale worker`` on every pod; pod 0 is the coordinator."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("k8s", help="print a Kubernetes Indexed Job running podscale worker",
+                       description=__doc__)
+    p.add_argument("--hosts", type=int, required=True, help="pods (processes)")
+    p.add_argument("--image", required=True, help="container image with podscale installed")
+    p.add_argument("--name", default="podscale", help="Job and Service name")
+    p.add_argument("--namespace", default="default", help="Kubernetes namespace")
+    p.add_argument("--run-dir", default=None,
+                   help="run directory in process 0's container (default: /results/NAME "
+                        "with --results-pvc, else /tmp/podscale/NAME)")
+    p.add_argument("--results-pvc", dest="results_pvc", default=None, metavar="CLAIM",
+                   help="mount this PersistentVolumeClaim at /results for the gathered run; "
+                        "without it process 0 prints the run at the end of its log "
+                        "(podscale collect LOG)")
+    p.add_argument("--gpus-per-host", type=int, default=0,
+                   help="nvidia.com/gpu resources per pod (0: none requested)")
+    p.add_argument("worker_args", nargs=argparse.REMAINDER,
+                   help="after --: arguments for podscale worker (workloads, grid options)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.pods import cmd_k8s
+
+    return cmd_k8s(args)

@@ -1,0 +1,34 @@
+"""``podscale list``: every workload with its parameters and defaults."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("list", help="every workload with its parameters and defaults",
+                       description=__doc__)
+    p.add_argument("workloads", nargs="?", default=None,
+                   help="also describe these (file.py:NAME, pkg.module:NAME)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.core.registry import builtins, resolve
+    from podscale.core.workload import Workload
+
+    found = dict(builtins())
+    for ref in (r.strip() for r in (args.workloads or "").split(",") if r.strip()):
+        f = resolve(ref)
+        found[f.source] = f
+    for f in found.values():
+        wl = f.workload
+        per_case = type(wl).collective_of is not Workload.collective_of
+        kind = f"collective {wl.collective}" if wl.collective else \
+            "collective per case (its kind)" if per_case else "no collective"
+        print(f"{wl.name}@{wl.version}  {wl.summary}")
+        print(f"    {kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
+              f"source {f.source}")
+        for p in wl.params:
+            print(f"    --param {p.describe()}")
+    return 0

@@ -1,0 +1,29 @@
+"""``podscale run``: run workloads over a grid of parameters and layouts."""
+
+from __future__ import annotations
+
+import argparse
+
+from podscale.core.errors import UsageError
+from podscale.frontend.gridargs import add_grid_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run workloads over a grid of parameters and layouts",
+                       description=__doc__)
+    p.add_argument("workloads", nargs="?", default=None,
+                   help="comma-separated workloads: built-in names (podscale list), "
+                        "path/to/file.py:NAME or pkg.module:NAME (or --suite-file)")
+    add_grid_args(p)
+    p.add_argument("--report", action="store_true",
+                   help="write the report at the end (RUN/report/index.html)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.actions import run_grid
+
+    if args.workloads is None and args.suite_file is None:
+        raise UsageError("name the workloads (e.g. dot,psum; podscale list) or give "
+                         "--suite-file")
+    return run_grid(args, report=args.report)

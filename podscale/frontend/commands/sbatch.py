@@ -1,0 +1,25 @@
+"""``podscale sbatch``: print a Slurm batch script that runs ``podscale run --launcher
+srun --report`` inside the allocation."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sbatch", help="print an sbatch script running podscale via srun",
+                       description=__doc__)
+    p.add_argument("--nodes", type=int, required=True, help="nodes to allocate")
+    p.add_argument("--time", default="01:00:00", help="Slurm time limit")
+    p.add_argument("--partition", default=None, help="Slurm partition (default: Slurm's)")
+    p.add_argument("--gpus-per-node", type=int, default=None,
+                   help="GPUs per node to request (default: none requested)")
+    p.add_argument("run_args", nargs=argparse.REMAINDER,
+                   help="after --: arguments for podscale run (workloads, grid options)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.pods import cmd_sbatch
+
+    return cmd_sbatch(args)

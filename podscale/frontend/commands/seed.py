@@ -1,0 +1,40 @@
+"""``podscale seed``: the reference program (pmap(vmap(vdot)) and a psum over
+per-process vectors, seed 42 + 10*process_index), run as written and checked in float64."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from podscale.core import defaults
+from podscale.core.errors import UsageError
+from podscale.frontend.gridargs import add_launcher_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("seed", help="run the reference program and check it",
+                       description=__doc__)
+    p.add_argument("--hosts", type=int, default=defaults.SEED_HOSTS, help="processes")
+    p.add_argument("--devices-per-host", type=int, default=defaults.SEED_DEVICES_PER_HOST,
+                   help="devices per process (must divide 1,000,000 rows)")
+    p.add_argument("--out", type=Path, default=defaults.OUT,
+                   help="folder the run directory is made in")
+    p.add_argument("--case-timeout", type=float, default=defaults.CASE_TIMEOUT,
+                   help="stop the run when no process makes progress for this many seconds")
+    add_launcher_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.core.case import Layout
+    from podscale.frontend.gridargs import launch_kwargs
+    from podscale.frontend.seedcheck import report
+    from podscale.launch.runner import execute
+
+    if args.devices_per_host < 1 or 1_000_000 % args.devices_per_host:
+        raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
+    layout = Layout(args.hosts, args.devices_per_host)
+    run_dir = execute([], args.out, "seed", case_timeout=args.case_timeout, mode="seed",
+                      program="podscale.worker.seed:main", layouts=[layout], progress=None,
+                      **launch_kwargs(args))
+    return report(run_dir)

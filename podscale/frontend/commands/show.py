@@ -1,0 +1,21 @@
+"""``podscale show RUN``: print the result table of a finished (or failed) run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="print the result table of a run", description=__doc__)
+    p.add_argument("run_dir", type=Path, metavar="RUN",
+                   help="a run directory (results/<stamp>-<name>), finished or not")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.analysis import load_run
+    from podscale.frontend.actions import show
+
+    show(load_run(args.run_dir))
+    return 0

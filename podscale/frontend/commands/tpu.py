@@ -1,0 +1,34 @@
+"""``podscale tpu``: a study on a TPU VM pod: ``podscale worker --gather`` on every VM
+(gcloud ssh), process 0's run copied back (gcloud scp), its report written here."""
+
+from __future__ import annotations
+
+import argparse
+
+from podscale.core import defaults
+
+
+def register(sub) -> None:
+    p = sub.add_parser("tpu", help="a TPU pod study: podscale worker on every VM (gcloud "
+                                   "ssh), the run copied back (gcloud scp), its report here",
+                       description=__doc__)
+    p.add_argument("--tpu", required=True, help="TPU VM name")
+    p.add_argument("--zone", required=True, help="the TPU's zone, e.g. us-central2-b")
+    p.add_argument("--project", default=None, help="Google Cloud project (default: gcloud's)")
+    p.add_argument("--run-dir", default=None,
+                   help="run directory on the VMs (default: /tmp/podscale/<stamp>-tpu)")
+    p.add_argument("--out", default=str(defaults.OUT),
+                   help="where the run is copied to here")
+    p.add_argument("--setup", default=None,
+                   help="shell command run first on each worker, e.g. 'cd ~/podscale'")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print every command it would run (quoted), run none")
+    p.add_argument("worker_args", nargs=argparse.REMAINDER,
+                   help="after --: arguments for podscale worker (grid options)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.pods import cmd_tpu
+
+    return cmd_tpu(args)

@@ -1,0 +1,38 @@
+"""``podscale worker``: what every host of a cluster job runs (mpirun, srun, TPU VMs,
+Kubernetes): join the job with ``jax.distributed.initialize()`` and run the grid."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from podscale.frontend.gridargs import add_grid_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "
+                                      "TPU VMs, Kubernetes): join it and run the grid",
+                       description=__doc__)
+    p.add_argument("--run-dir", type=Path, required=True,
+                   help="the run directory (same path on every host; shared, or see --gather)")
+    p.add_argument("--gather", action="store_true",
+                   help="process 0 gathers every process's records (no shared filesystem)")
+    p.add_argument("--print-run", dest="print_run", action="store_true",
+                   help="with --gather (implied): process 0 ends its output with the run "
+                        "as a checksummed text block, for podscale collect LOG (jobs whose "
+                        "only way out is their log)")
+    p.add_argument("workloads", nargs="?", default=None,
+                   help="comma-separated workloads, as for podscale run (or --suite-file)")
+    add_grid_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.gridargs import grids_from_args
+    from podscale.worker.host import host_main
+
+    gs, rounds = grids_from_args(args)
+    cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
+    return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
+                     cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
+                     print_run=args.print_run)

@@ -1,0 +1,35 @@
+"""``podscale bench-self``: podscale measuring itself on the path users run.
+
+Stages (:mod:`podscale.selfbench.stages`): harness overhead against a hand-written
+multi-process script (:mod:`.baseline`, :mod:`.minimal_script`), sweep turnaround, memory
+ceiling, scale, report load at pod scale (:mod:`.reportstage` on :mod:`.synthetic` runs),
+verdict calibration (:mod:`.verdicts`) and asv's (:mod:`.asvstage`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from podscale.core import defaults
+from podscale.core.errors import UsageError
+
+STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv",
+               "asv-detect")
+
+
+def main(out: Path | None, max_processes: int, only: str | None) -> int:
+    """Run the chosen stages and write their figures as JSON."""
+    from podscale.selfbench.stages import run_all
+
+    chosen = tuple(w.strip() for w in (only or ",".join(STAGE_NAMES)).split(",") if w.strip())
+    bad = [w for w in chosen if w not in STAGE_NAMES]
+    if bad or not chosen:
+        raise UsageError(f"unknown bench-self stage {bad[0] if bad else ''!r} "
+                         f"(known: {', '.join(STAGE_NAMES)})")
+    if max_processes < 1:
+        raise UsageError(f"--max-processes must be >= 1, got {max_processes}")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_all(out or defaults.OUT / f"bench-self-{stamp}.json", max_processes=max_processes,
+            only=chosen)
+    return 0

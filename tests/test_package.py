@@ -1,0 +1,65 @@
+"""The package as users install it: one top-level package, the public API, and a
+non-editable install outside the repository that lists workloads and writes a report."""
+
+import sys
+
+from tests.conftest import ROOT, from_installed
+
+
+def test_wheel_holds_one_top_level_package(installed):
+    names = (installed / "WHEEL_NAMES").read_text().splitlines()
+    top = {n.split("/")[0] for n in names}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"podscale"}, top
+    for module in ("podscale/analysis/run.py", "podscale/suites/psum.py",
+                   "podscale/suites/study.toml", "podscale/protocol/collective.py"):
+        assert module in names
+    assert not any(n.startswith(("analysis/", "suites/", "tests/")) for n in names)
+
+
+def test_installed_package_lists_workloads_and_writes_a_report(installed, tmp_path):
+    """Outside the checkout, the installed copy (not the repository) is what runs."""
+    where = from_installed(installed, sys.executable, "-c",
+                           "import podscale, podscale.analysis, podscale.suites; "
+                           "print(podscale.__file__, podscale.analysis.__file__, "
+                           "podscale.suites.__file__)", cwd=tmp_path)
+    assert where.returncode == 0, where.stderr
+    assert all(p.startswith(str(installed)) for p in where.stdout.split()), where.stdout
+    listed = from_installed(installed, sys.executable, "-m", "podscale", "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("dot@", "psum@", "all_reduce@", "stream@"):
+        assert name in listed.stdout
+    assert "source podscale.suites.psum:psum" in listed.stdout
+    make = ("from pathlib import Path; from podscale.selfbench.synthetic import make_run; "
+            "make_run(Path('run'))")
+    made = from_installed(installed, sys.executable, "-c", make, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    report = from_installed(installed, sys.executable, "-m", "podscale", "report", "run",
+                            cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "run" / "report" / "index.html").read_text()
+    assert "Findings" in html and "<img" in html
+
+
+def test_public_api_is_what_workloads_use():
+    import podscale
+
+    for name in ("Workload", "Param", "Expected", "Work", "Step", "Context", "Mapped",
+                 "Collective", "normals", "cast", "exact", "gather_processes", "seed_for",
+                 "UNIT_ROUNDOFF", "gamma", "sum_bound", "UsageError", "Run", "load_run",
+                 "summarize"):
+        assert getattr(podscale, name) is not None, name
+    assert set(podscale.__all__) >= {"Collective", "Run", "load_run"}
+    for path in [*(ROOT / "suites").glob("*.py"), *(ROOT / "examples").glob("*.py")]:
+        text = path.read_text()
+        assert "podscale.core" not in text and "podscale.protocol" not in text, path
+
+
+def test_a_worker_import_of_podscale_is_light():
+    """``import podscale`` (every workload file does) loads neither pandas nor JAX."""
+    import subprocess
+
+    code = ("import sys, podscale; podscale.Workload; "
+            "print(sorted(m for m in ('pandas', 'jax', 'scipy', 'podscale.analysis') "
+            "if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
