@@ -42,6 +42,7 @@ def test_mpirun_run_and_fault(tmp_path):
     manifest, cases, envs = run.manifest, run.cases, run.envs
     assert manifest.status == "complete" and manifest.spec["launcher"] == "mpirun"
     assert set(envs["process_count"]) == {2} and (cases["wrong"] == 0).all()
+    assert len(cases) == cases["case_id"].nunique() * 2 and (cases["checked"] > 0).all()
     res = podscale("run", "--rounds", "1",
                    "dot", *GRID, "--launcher", "mpirun", "--out", str(tmp_path / "b"),
                    env=env(**MPI_ENV, PODSCALE_FAULT="raise@1:0"))
@@ -120,6 +121,7 @@ def test_srun_in_single_node_slurm(slurm, tmp_path):
     run = load_run(only_run(tmp_path))
     manifest, cases, envs = run.manifest, run.cases, run.envs
     assert manifest.status == "complete" and set(envs["process_count"]) == {2}
+    assert len(cases) == cases["case_id"].nunique() * 2 and (cases["checked"] > 0).all()
     assert (cases["wrong"] == 0).all()
     res = podscale("run", "--rounds", "1",
                    "psum", *GRID, "--launcher", "srun", "--out", str(tmp_path / "f"),

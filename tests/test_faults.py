@@ -66,7 +66,15 @@ def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed"
     loaded = load_run(run)
     manifest, samples, cases = loaded.manifest, loaded.samples, loaded.cases
     assert manifest.status == status and manifest.error
-    assert len(cases) >= 1 and len(samples) > 0  # records already written are kept
+    # records already written are kept: every case a process recorded has its timed
+    # samples, iters x rounds per process, and nothing of a case that never finished
+    assert len(cases) >= 1
+    timed = samples[samples.phase == "timed"]
+    assert set(timed["case_id"]) == set(cases["case_id"])
+    per = timed.groupby(["case_id", "process"]).size()
+    iters = cases.groupby(["case_id", "process"])["iters"].first() * \
+        cases.groupby(["case_id", "process"])["round"].nunique()
+    assert (per == iters.loc[per.index]).all() and len(per) == len(iters)
 
 
 def started_run(out: Path, process: int) -> tuple[subprocess.Popen, Path, dict[int, int]]:

@@ -55,7 +55,11 @@ def test_run_records_and_table(small_run):
     assert len(envs) == 1 + 2 and manifest.spec["rounds"] == 2
     table = summarize(samples, cases)
     assert len(table) == 16 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
-    assert (table["time_s"] > 0).all()
+    # every time lies between the fastest sample of its case and the slowest
+    timed_by_case = timed.groupby("case_id")["seconds"]
+    lo, hi = timed_by_case.min(), timed_by_case.max()
+    t = table.set_index("case_id")["time_s"]
+    assert ((lo.loc[t.index] <= t) & (t <= hi.loc[t.index])).all()
     psum = table[table.workload == "psum"]
     assert psum.loc[psum.hosts == 2, "busbw"].notna().all()
     assert psum.loc[psum.hosts == 2, "participants"].eq(4).all()

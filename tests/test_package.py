@@ -1,6 +1,7 @@
 """The package as users install it: one top-level package, the public API, and a
 non-editable install outside the repository that lists workloads and writes a report."""
 
+import re
 import sys
 
 from tests.conftest import ROOT, from_installed
@@ -49,9 +50,10 @@ def test_public_api_is_what_workloads_use():
                  "summarize"):
         assert getattr(podscale, name) is not None, name
     assert set(podscale.__all__) >= {"Collective", "Run", "load_run"}
+    private = re.compile(r"^\s*(from|import) podscale\.(core|protocol|worker|launch)", re.M)
     for path in [*(ROOT / "suites").glob("*.py"), *(ROOT / "examples").glob("*.py")]:
-        text = path.read_text()
-        assert "podscale.core" not in text and "podscale.protocol" not in text, path
+        assert not private.search(path.read_text()), path
+    assert private.search("import numpy\nfrom podscale.core.workload import Param\n")
 
 
 def test_a_worker_import_of_podscale_is_light():

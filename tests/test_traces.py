@@ -90,7 +90,9 @@ def test_trace_table_consistent_with_measured(profiled_run):
         assert 0 < r.device_us <= r.wall_us + 1e-6
         assert r.host_us == pytest.approx(r.wall_us - r.device_us)
     psum = table[table.case_id.str.startswith("psum")]
-    assert (psum.collective_us > 0).all()
+    assert len(psum) == 2 * 3 and (psum.collective_us > 0).all()  # processes x iterations
+    dot = table[table.case_id.str.startswith("dot")]
+    assert len(dot) == 2 * 3
 
 
 def test_merged_timeline_one_track_per_process(profiled_run):

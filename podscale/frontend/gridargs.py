@@ -99,7 +99,7 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
     params = {k: [str(v) for v in str(vals).split(",") if v.strip()]
               for k, vals in g["params"].items()}
     if g["sizes"] is not None:
-        params["size"] = [str(n) for n in parse_sizes(str(g["sizes"]))]
+        params["size"] = parse_sizes(str(g["sizes"]))  # typed once; Param.parse keeps ints
     local_axes = parse_local_axes(g["local_axes"]) if g["local_axes"] else ()
     dph = g["devices_per_host"]
     if local_axes and getattr(args, "devices_per_host", None) is None:

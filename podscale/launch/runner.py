@@ -88,7 +88,7 @@ def execute_arms(
     bar = Progress([c for _ in range(rounds) for _, g in groups for _ in arms for lp in g
                     for c in lp.cases], progress)  # the order launches run in
     try:
-        with contextlib.ExitStack() as stack, _kept_on_failure(run_dirs):
+        with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
             common = {**(spec or {}), "mode": mode, "case_timeout": case_timeout,
                       "rounds": rounds, "launcher": launcher,
                       "launcher_args": list(launcher_args)}
