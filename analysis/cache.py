@@ -1,11 +1,14 @@
-"""A columnar cache of a run's records: ``RUN/cache/records.npz``.
+"""A columnar cache of a run's records: ``RUN/cache/`` (``meta.json`` and one ``.npy`` per
+column, memory-mapped when read).
 
-The JSON Lines files stay the record; the cache holds the same samples as numpy columns
-(case ids and phases as codes into their distinct values) and the other records as JSON,
-under a key of every record file's name, size and modification time. A cache whose key
-no longer matches (a record file changed, appeared or went) is ignored and rewritten;
-a run directory that cannot be written to simply has none. Loading the cache skips JSON
-parsing, which dominates reading a large run.
+The JSON Lines files stay the record; the cache holds what loading them gives — the
+samples as numpy columns (case ids and phases as codes into their distinct values, read
+back as pandas categoricals), and the cases and environments frames column by column
+(numbers as arrays, anything else as codes into a JSON list of its distinct values) —
+under a key of every record file's name, size and modification time. A cache whose key no
+longer matches (a record file changed, appeared or went) is ignored and rewritten; a run
+directory that cannot be written to simply has none. Loading it skips JSON parsing and
+record validation, which dominate reading a large run (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-FORMAT = "podscale.cache/1"
-NAME = Path("cache") / "records.npz"
-INTS = ("process", "iteration", "round")  # stored as int32, read as int64
+FORMAT = "podscale.cache/2"
+NAME = Path("cache")
 
 
 def key(files: list[Path], run_dir: Path) -> str:
@@ -29,46 +32,101 @@ def key(files: list[Path], run_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def load(run_dir: Path, files: list[Path]) -> tuple[dict[str, np.ndarray], list[dict]] | None:
-    """(sample columns, other records as dicts with their type) if the cache is current."""
-    path = run_dir / NAME
-    if not path.is_file():
-        return None
+def _encode(df: pd.DataFrame, prefix: str, arrays: dict[str, np.ndarray]) -> dict:
+    """A frame's columns into ``arrays``; returns how to read them back."""
+    columns = []
+    for i, name in enumerate(df.columns):
+        col = df[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            arrays[f"{prefix}{i}"] = col.cat.codes.to_numpy(np.int32)
+            columns.append({"name": name, "codes": col.cat.categories.tolist(), "cat": True})
+        elif isinstance(col.dtype, pd.api.extensions.ExtensionDtype) and col.dtype.kind in "iu":
+            arrays[f"{prefix}{i}"] = col.to_numpy(dtype=np.int32, na_value=0)
+            arrays[f"{prefix}{i}m"] = col.isna().to_numpy()
+            columns.append({"name": name, "nullable": True})
+        elif col.dtype.kind in "iu" and len(col) and -2**31 < col.min() and col.max() < 2**31:
+            arrays[f"{prefix}{i}"] = col.to_numpy(np.int32)  # half the bytes to read
+            columns.append({"name": name, "dtype": str(col.dtype)})
+        elif col.dtype.kind in "biuf":
+            arrays[f"{prefix}{i}"] = col.to_numpy()
+            columns.append({"name": name})
+        else:
+            try:
+                codes, uniques = pd.factorize(col.to_numpy(object), use_na_sentinel=True)
+            except TypeError:  # unhashable values (an environment's extra dict): as JSON
+                columns.append({"name": name, "values": [_plain(v) for v in col]})
+                continue
+            arrays[f"{prefix}{i}"] = codes.astype(np.int32)
+            columns.append({"name": name, "codes": [_plain(u) for u in uniques]})
+    return {"columns": columns, "attrs": {k: v for k, v in df.attrs.items()
+                                          if isinstance(v, (list, str, int, float))}}
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _decode(z: dict[str, np.ndarray], prefix: str, meta: dict) -> pd.DataFrame:
+    data = {}
+    for i, c in enumerate(meta["columns"]):
+        if "values" in c:
+            data[c["name"]] = c["values"]
+            continue
+        a = z[f"{prefix}{i}"]
+        if c.get("nullable"):
+            data[c["name"]] = pd.arrays.IntegerArray(a.astype(np.int64), z[f"{prefix}{i}m"])
+        elif "dtype" in c:
+            data[c["name"]] = a.astype(c["dtype"])
+        elif "codes" not in c:
+            data[c["name"]] = a
+        elif c.get("cat"):
+            data[c["name"]] = pd.Categorical.from_codes(a, pd.Index(c["codes"], dtype=object))
+        else:
+            uniques = np.empty(len(c["codes"]) + 1, dtype=object)
+            uniques[:-1] = c["codes"]
+            uniques[-1] = None  # code -1: a missing value
+            data[c["name"]] = uniques[a]
+    df = pd.DataFrame(data, columns=[c["name"] for c in meta["columns"]])
+    df.attrs.update(meta["attrs"])
+    return df
+
+
+def load(run_dir: Path, files: list[Path]) -> tuple[dict[str, pd.DataFrame], dict] | None:
+    """({samples, cases, envs}, skipped) as they were saved, if the cache is current."""
+    where = run_dir / NAME
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if str(z["key"]) != key(files, run_dir):
-                return None
-            cols = {name: z[name].astype(np.int64) for name in INTS}
-            cols["seconds"] = z["seconds"]
-            cols["case_id"] = z["case_ids"].astype(object)[z["case_code"]]
-            cols["phase"] = z["phases"].astype(object)[z["phase_code"]]
-            device = z["device"]
-            cols["device"] = np.where(device < 0, None, device.astype(object))
-            other = json.loads(str(z["other"]))
-    except (OSError, ValueError, KeyError):
+        meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
+        if meta.get("key") != key(files, run_dir):
+            return None
+        arrays = {name: np.load(where / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                  for name in meta["arrays"]}
+        frames = {name: _decode(arrays, f"{name}.", meta[name])
+                  for name in ("samples", "cases", "envs")}
+        return frames, meta["skipped"]
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return cols, other
 
 
-def save(run_dir: Path, files: list[Path], cols: dict[str, np.ndarray],
-         other: list[dict]) -> None:
-    """Write the cache next to the records; quietly nothing where that is not possible."""
-    import pandas as pd
+def save(run_dir: Path, files: list[Path], frames: dict[str, pd.DataFrame],
+         skipped: dict[str, str]) -> None:
+    """Write the cache next to the records (a new folder swapped in whole); quietly
+    nothing where that is not possible."""
+    import shutil
 
-    case_code, case_ids = pd.factorize(cols["case_id"])
-    phase_code, phases = pd.factorize(cols["phase"])
-    device = pd.Series(cols["device"], dtype=object).fillna(-1).to_numpy(np.int32)
-    path = run_dir / NAME
-    tmp = path.with_name(f".records-{os.getpid()}.npz")
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict = {name: _encode(df, f"{name}.", arrays) for name, df in frames.items()}
+    meta.update(skipped=skipped, key=key(files, run_dir), arrays=sorted(arrays))
+    where = run_dir / NAME
+    tmp = run_dir / f".cache-{os.getpid()}"
     try:
-        path.parent.mkdir(exist_ok=True)
-        with tmp.open("wb") as fh:
-            np.savez(fh, key=np.array(key(files, run_dir)),
-                     case_ids=np.asarray(case_ids, dtype=str), case_code=case_code.astype(
-                         np.int32), phases=np.asarray(phases, dtype=str),
-                     phase_code=phase_code.astype(np.int8), device=device,
-                     other=np.array(json.dumps(other)), seconds=cols["seconds"],
-                     **{n: cols[n].astype(np.int32) for n in INTS})
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+        tmp.mkdir()
+        for name, a in arrays.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        old = run_dir / f".cache-old-{os.getpid()}"
+        if where.exists():
+            where.rename(old)
+        tmp.rename(where)
+        shutil.rmtree(old, ignore_errors=True)
+    except (OSError, TypeError, ValueError):
+        shutil.rmtree(tmp, ignore_errors=True)

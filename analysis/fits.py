@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis.bandwidth import bus_factor
-from podscale.analysis.load import param_columns
+from podscale.analysis.frames import param_columns
 from podscale.analysis.stats import per_iteration, round_medians
 from podscale.core.case import layout_key
 

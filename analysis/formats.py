@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from podscale.analysis.load import param_columns
+from podscale.analysis.frames import param_columns
 from podscale.analysis.units import bytes_h, gbps_h, sig, time_h
 from podscale.core.case import layout_key
 

@@ -22,7 +22,7 @@ def _pair_rows(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     df["src"], df["dst"] = df["src"].astype(int), df["dst"].astype(int)
     timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(df["case_id"])]
     ends = df.set_index("case_id")[["src", "dst"]]
-    timed = timed.join(ends, on="case_id")
+    timed = timed.assign(case_id=timed["case_id"].astype(object)).join(ends, on="case_id")
     timed = timed[(timed["process"] == timed["src"]) | (timed["process"] == timed["dst"])]
     per_step = timed.groupby(["case_id", "round", "iteration"])["seconds"].max()
     pair = per_step.groupby("case_id").median()

@@ -94,7 +94,7 @@ def collective_busbw(summary: pd.DataFrame):
     style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
     bandwidth fit of each series (``model_s``, analysis/fits.py); dashed: the ceiling.
     One-participant cases have no busbw and are left out."""
-    from podscale.analysis.load import param_columns
+    from podscale.analysis.frames import param_columns
 
     df = summary[_swept(summary) & summary["busbw"].notna()]
     if df.empty:

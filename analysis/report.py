@@ -20,7 +20,7 @@ from podscale.analysis.formats import (
     predictions_table,
     workload_table,
 )
-from podscale.analysis.load import param_columns
+from podscale.analysis.frames import param_columns
 from podscale.analysis.run import Run, as_run
 from podscale.analysis.stats import labels, round_medians, scaling
 
@@ -148,7 +148,7 @@ def _analyse(run: Run, across: str) -> _Analysis:
     rm = round_medians(run.per_iteration())
     fitted = fits(samples, summary, rm=rm)
     summary["model_s"] = model_times(summary, fitted)
-    skew = relative(samples, summary)
+    skew = relative(samples, summary, run.process_medians())
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm))

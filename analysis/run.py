@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from podscale.analysis.load import IDENTITY, SAMPLE_COLUMNS, SETTINGS, param_columns, read_parts
+from podscale.analysis.frames import IDENTITY, SAMPLE_COLUMNS, SETTINGS, param_columns, read_parts
 from podscale.core.records import Manifest
 
 if TYPE_CHECKING:
@@ -80,8 +80,18 @@ class Run:
         if key not in self._derived:
             from podscale.analysis.stats import summarize
 
-            self._derived[key] = summarize(self.samples, self.cases, across=across)
+            self._derived[key] = summarize(self.samples, self.cases, across=across,
+                                           it=self.per_iteration(),
+                                           medians=self.process_medians())
         return self._derived[key].copy()
+
+    def process_medians(self) -> pd.Series:
+        """Each process's median timed iteration per case (kept)."""
+        if "process_medians" not in self._derived:
+            from podscale.analysis.stats import process_medians
+
+            self._derived["process_medians"] = process_medians(self.samples)
+        return self._derived["process_medians"]
 
     def per_iteration(self) -> pd.DataFrame:
         """Timed samples aggregated over processes per iteration (kept)."""

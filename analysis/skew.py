@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 
-def relative(samples: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+def relative(samples: pd.DataFrame, summary: pd.DataFrame,
+             medians: pd.Series | None = None) -> pd.DataFrame:
     """Rows: process; columns: multi-host case ids (in summary order; not pair cases,
     where the other processes idle); values: the
     process's median timed iteration / the median of those medians over the case's
@@ -22,10 +23,14 @@ def relative(samples: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     multi = summary.loc[multi, "case_id"]
     if multi.empty:
         return pd.DataFrame()
-    timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(multi)]
-    med = timed.groupby(["case_id", "process"])["seconds"].median()
-    rel = med / med.groupby(level="case_id").transform("median")
+    if medians is None:
+        from podscale.analysis.stats import process_medians
+
+        medians = process_medians(samples)
+    med = medians[medians.index.get_level_values("case_id").isin(multi)]
+    rel = med / med.groupby(level="case_id", observed=True).transform("median")
     matrix = rel.unstack("case_id")
+    matrix.columns = matrix.columns.astype(object)
     return matrix[[c for c in multi if c in matrix.columns]]
 
 

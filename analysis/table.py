@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from podscale.analysis.load import param_columns
+from podscale.analysis.frames import param_columns
 
 HEAD = [("workload", "workload", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}")]
 TAIL = [

@@ -149,3 +149,38 @@ def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
     assert paired.returncode == 0 and "paired t-test" in paired.stdout, paired.stderr
     alone = podscale("compare", str(run_a), str(run_a), "--paired", "--out", str(tmp_path / "q"))
     assert alone.returncode == 2 and "needs two runs of one podscale ab" in alone.stderr
+
+
+def test_every_option_has_help_and_shows_its_default():
+    """One parser per command module; every option says what it does, and every option
+    with a default states it in --help (from the one defaults table where it is shared)."""
+    import argparse
+
+    from podscale.frontend.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(sub.choices) == len(COMMANDS)
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"podscale {name} {action.option_strings or action.dest}"
+            shown = action.default not in (None, "", False, argparse.SUPPRESS) \
+                and action.option_strings and action.nargs != 0
+            if shown:
+                assert "default" in p._get_formatter()._format_action(action), \
+                    f"podscale {name} {action.option_strings}: default not shown"
+        assert p.description, name
+    run_help = sub.choices["run"].format_help()
+    for option, default in (("--iters", "20"), ("--warmup", "3"), ("--rounds", "3"),
+                            ("--out", "results"), ("--case-timeout", "300")):
+        line = run_help.split(f"\n  {option}", 1)[1][:300]
+        assert f"default: {default}" in " ".join(line.split()), option
+
+
+def test_version():
+    from podscale import __version__
+
+    res = podscale("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"podscale {__version__}"

@@ -122,7 +122,7 @@ def test_sample_blocks_hold_exactly_their_samples(tmp_path):
     assert other == [] and list(cols["seconds"]) == [s.seconds for s in samples]
     assert list(cols["iteration"]) == [s.iteration for s in samples]
     assert list(cols["case_id"]) == [s.case_id for s in samples]
-    assert list(cols["device"]) == [s.device for s in samples]
+    assert list(cols["device"]) == [-1 if s.device is None else s.device for s in samples]
     assert list(cols["round"]) == [s.round for s in samples]
     text = path.read_text().replace("0.03", "-0.03")
     path.write_text(text)

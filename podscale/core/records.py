@@ -312,7 +312,8 @@ def from_dict(obj: dict) -> Any:
 
 def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndarray]:
     """Sample blocks (and single samples, as runs before blocks wrote them) as columns,
-    validated with :class:`Sample`'s rules (ValueError or TypeError when one breaks them)."""
+    validated with :class:`Sample`'s rules (ValueError or TypeError when one breaks them);
+    ``device`` is -1 where a time is the whole process's."""
     singles = [{**o, "iterations": [o.get("iteration")], "seconds": [o.get("seconds")]}
                for o in single]
     blocks = blocks + singles
@@ -323,15 +324,23 @@ def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndar
 
     def each(name: str, dtype: type, default: object = None) -> np.ndarray:
         values = [o.get(name, default) for o in blocks]
+        if default is not None:
+            values = [default if v is None else v for v in values]
         return np.repeat(np.array(values, dtype=dtype), n)
 
+    names = list(dict.fromkeys(o.get("case_id") for o in blocks))
+    where = {name: i for i, name in enumerate(names)}
     out = {"case_id": each("case_id", object), "process": each("process", np.int64),
+           # the same as codes into this file's case ids, for readers of many files
+           "case_code": np.repeat(np.array([where[o.get("case_id")] for o in blocks],
+                                           dtype=np.int64), n),
+           "case_names": np.array(names, dtype=object),
            "phase": each("phase", object),
            "iteration": np.fromiter(itertools.chain.from_iterable(
                o["iterations"] for o in blocks), dtype=np.int64, count=int(n.sum())),
            "seconds": np.fromiter(itertools.chain.from_iterable(
                o["seconds"] for o in blocks), dtype=np.float64, count=int(n.sum())),
-           "device": each("device", object),
+           "device": each("device", np.int64, -1),  # -1: the whole process
            "round": np.repeat(np.array([o.get("round") or 0 for o in blocks], np.int64), n)}
     ok = np.isin(out["phase"], PHASES) & (out["process"] >= 0) & (out["iteration"] >= 0) & (
         out["round"] >= 0) & np.isfinite(out["seconds"]) & (out["seconds"] >= 0)

@@ -11,8 +11,8 @@
 - comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
   sequential runs and for ``podscale ab`` (:mod:`podscale.selfbench.verdicts`).
 
-- reports at pod scale: ``podscale report`` of synthetic 64- and 256-process runs
-  (:mod:`podscale.selfbench.reportstage`; target <= 10 s at 256 processes).
+- reports at pod scale: ``podscale report`` of synthetic 256-, 1024- and 4096-process runs
+  (:mod:`podscale.selfbench.reportstage`; targets at 4096 processes: <= 10 s warm, <= 30 s cold).
 
 - asv: ``asv continuous`` between two commits with no code change
   (:mod:`podscale.selfbench.asvstage`; target: <= 5% of benchmarks flagged); asv-detect:

@@ -27,14 +27,15 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
              settings: Settings | None = None, rounds: int = 3,
              launch_noise: float = 0.03, only: str | None = None, sizes=(1024, 2048, 4096),
              time_of=None, hosts=(1, 2), dph=(1, 2), process_skew: float | None = None,
-             slow_process: tuple[int, float] | None = None) -> Path:
+             slow_process: tuple[int, float] | None = None, per_sample: bool = False) -> Path:
     """A complete run; times scale with size, hosts and ``slowdown``; small noise within
     a round and a per-round (per-launch) factor of log-sd ``launch_noise``, shared by every
     iteration of the round, as between launches on a real machine. ``only``: the
     slowdown applies to that workload alone. ``time_of(case, record)``: the base time of a
     case instead (e.g. a planted alpha + S/beta). Process p takes (1 + process_skew p)
     times as long (default 0.05, or 0.01 with ``time_of``); ``slow_process=(p, f)``:
-    process p takes f times as long in every case."""
+    process p takes f times as long in every case. ``per_sample``: one JSON line per
+    sample, as runs of schema podscale.run/2 were written (to measure the formats)."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
     env = {"hostname": name, "cpu_count": cpu_count, "git_commit": "abc", "python": "3.11",
@@ -65,10 +66,11 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                 for r in range(rounds):
                     launch = base * effects[(case.id, r)]
                     times = launch * (1 + 0.02 * np.abs(rng.normal(size=iters)))
-                    w.write(_case(case, p, r),
-                            Samples(case.id, p, "compile", (0,), (0.02,), round=r),
-                            Samples(case.id, p, "timed", tuple(range(iters)), tuple(times),
-                                    round=r))
+                    blocks = [Samples(case.id, p, "compile", (0,), (0.02,), round=r),
+                              Samples(case.id, p, "timed", tuple(range(iters)), tuple(times),
+                                      round=r)]
+                    w.write(_case(case, p, r), *(
+                        [x for b in blocks for x in b.expand()] if per_sample else blocks))
             w.close()
     return path
 

@@ -1,0 +1,173 @@
+"""Run directories -> tidy pandas DataFrames. Never imports JAX.
+
+Case columns come from the records: the case's workload, version, variant, dtype and
+layout, then one column per workload parameter (whatever the workloads declared; a
+parameter whose name collides with a fixed column is prefixed ``param.``), then the
+measurement settings, work and correctness check.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from podscale.analysis import cache
+from podscale.core.case import layout_key
+from podscale.core.errors import UsageError
+from podscale.core.records import (
+    PHASES,
+    CaseRecord,
+    EnvRecord,
+    Manifest,
+    SkipRecord,
+    read_columns,
+    read_manifest,
+)
+
+IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "layout",
+            "mesh"]
+SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
+MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
+            "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
+            "checked", "wrong", "max_error", "result"]
+FIXED = IDENTITY + SETTINGS + MEASURED
+SAMPLE_COLUMNS = ("case_id", "process", "phase", "iteration", "seconds", "device", "round")
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    """The workload-parameter columns of a cases or summary table (``attrs["params"]``)."""
+    return [c for c in df.attrs.get("params", []) if c in df.columns]
+
+
+def samples_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    """Every file's sample columns as one frame: case ids and phases as categoricals
+    (groupbys over millions of samples work on codes), process, iteration and round as
+    int32, the device as a nullable integer."""
+    cols = {c: np.concatenate([p[c] for p in parts]) if parts else np.array([], dtype=np.int64)
+            for c in SAMPLE_COLUMNS if c not in ("case_id", "phase")}
+    names = sorted({str(n) for p in parts for n in p["case_names"]})
+    code_of = {n: i for i, n in enumerate(names)}
+    codes = np.concatenate([np.array([code_of[str(n)] for n in p["case_names"]],
+                                     dtype=np.int32)[p["case_code"]] for p in parts]) \
+        if parts else np.array([], dtype=np.int32)
+    phases = np.concatenate([_phase_codes(p["phase"]) for p in parts]) if parts \
+        else np.array([], dtype=np.int8)
+    device = cols["device"].astype(np.int64)
+    return pd.DataFrame({
+        "case_id": pd.Categorical.from_codes(codes, pd.Index(names, dtype=object)),
+        "process": cols["process"].astype(np.int32),
+        "phase": pd.Categorical.from_codes(phases, pd.Index(list(PHASES), dtype=object)),
+        "iteration": cols["iteration"].astype(np.int32),
+        "seconds": cols["seconds"].astype(np.float64),
+        "device": pd.arrays.IntegerArray(device, device < 0),
+        "round": cols["round"].astype(np.int32)}, columns=list(SAMPLE_COLUMNS))
+
+
+def _phase_codes(phase: np.ndarray) -> np.ndarray:
+    """Phase names (validated by the reader) as codes into PHASES, per run of equal names."""
+    out = np.empty(len(phase), dtype=np.int8)
+    for i, name in enumerate(PHASES):
+        out[phase == name] = i
+    return out
+
+
+#: files from which parsing is spread over the machine's cores (each parses whole files)
+PARALLEL_FILES = 64
+
+
+def _read_all(files: list[Path]) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+    """Every file's (sample columns, other records), in order: in this process for a few
+    files, else in a pool of one process per core (spawned: they import numpy and
+    podscale.core only). JSON parsing dominates a cold load and is per file."""
+    workers = min(os.cpu_count() or 1, len(files) // PARALLEL_FILES)
+    if workers < 2:
+        yield from map(_parse, files)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, len(files) // (workers * 8))
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(_parse, files, chunksize=chunk)
+
+
+def _parse(path: Path) -> tuple[dict[str, np.ndarray], list[dict], list]:
+    """One record file: (sample columns, its case records as table rows, other records)."""
+    columns, records = read_columns(path)
+    rows = [_case_row(r) for r in records if isinstance(r, CaseRecord)]
+    return columns, rows, [r for r in records if not isinstance(r, CaseRecord)]
+
+
+def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                              dict[str, str]]:
+    """(samples, cases, envs, skipped) parsed from the JSON Lines files."""
+    parts, rows, other = [], [], []
+    for columns, case_rows, records in _read_all(files):
+        parts.append(columns)
+        rows.extend(case_rows)
+        other.extend(records)
+    case_df = _rows_frame(rows)
+    envs = pd.DataFrame([vars(r) for r in other if isinstance(r, EnvRecord)])
+    # cases the backend could not run: case id -> reason (no samples, no check)
+    skipped = {r.case_id: r.reason for r in other if isinstance(r, SkipRecord)}
+    return samples_frame(parts), case_df, envs, skipped
+
+
+def _column(param: str) -> str:
+    """A workload parameter's column: its name, or ``param.NAME`` where a fixed column has
+    that name."""
+    return f"param.{param}" if param in FIXED else param
+
+
+def _case_row(r: CaseRecord) -> dict:
+    c = r.case
+    lay = c["layout"]
+    axes = [["hosts", lay["hosts"]], *lay.get("local_axes", [])]
+    row = {"workload": c["workload"], "version": c["version"], "variant": c["variant"],
+           "dtype": c["dtype"], "hosts": lay["hosts"], "devices_per_host": lay["devices_per_host"],
+           "layout": layout_key(lay["hosts"], lay["devices_per_host"]),
+           "mesh": "x".join(f"{n}{s}" for n, s in axes), **c.get("settings", {})}
+    for name, value in c.get("params", {}).items():
+        row[_column(name)] = value
+    row.update({k: getattr(r, k) for k in MEASURED})
+    return row
+
+
+def cases_frame(cases: list[CaseRecord]) -> pd.DataFrame:
+    """One row per case record: identity, parameters, settings, work and check."""
+    return _rows_frame([_case_row(r) for r in cases])
+
+
+def _rows_frame(rows: list[dict]) -> pd.DataFrame:
+    fixed = set(FIXED)
+    params = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
+    df = pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + MEASURED)
+    df.attrs["params"] = params
+    return df
+
+
+def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                        dict[str, str]]:
+    """(manifest, samples, cases, envs, skipped) of one run directory, for
+    :meth:`podscale.analysis.run.Run.load`: through the run's columnar cache
+    (:mod:`podscale.analysis.cache`) when it is current, which is written when it is not."""
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory")
+    manifest = read_manifest(run_dir)
+    files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
+    hit = cache.load(run_dir, files)
+    if hit is not None:
+        frames, skipped = hit
+        samples, case_df, envs = frames["samples"], frames["cases"], frames["envs"]
+    else:
+        samples, case_df, envs, skipped = _from_records(files)
+        if files:
+            cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs},
+                       skipped)
+    for df in (samples, case_df, envs):
+        df.attrs["run_id"] = manifest.run_id
+    return manifest, samples, case_df, envs, skipped
