@@ -91,8 +91,9 @@ def _decode(z: dict[str, np.ndarray], prefix: str, meta: dict) -> pd.DataFrame:
     return df
 
 
-def load(run_dir: Path, files: list[Path]) -> tuple[dict[str, pd.DataFrame], dict] | None:
-    """({samples, cases, envs}, skipped) as they were saved, if the cache is current."""
+def load(run_dir: Path, files: list[Path]
+         ) -> tuple[dict[str, pd.DataFrame], dict, list[str]] | None:
+    """({samples, cases, envs}, skipped, lines left out) as saved, if the cache is current."""
     where = run_dir / NAME
     try:
         meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
@@ -102,20 +103,21 @@ def load(run_dir: Path, files: list[Path]) -> tuple[dict[str, pd.DataFrame], dic
                   for name in meta["arrays"]}
         frames = {name: _decode(arrays, f"{name}.", meta[name])
                   for name in ("samples", "cases", "envs")}
-        return frames, meta["skipped"]
+        return frames, meta["skipped"], meta["problems"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def save(run_dir: Path, files: list[Path], frames: dict[str, pd.DataFrame],
-         skipped: dict[str, str]) -> None:
+         skipped: dict[str, str], problems: list[str]) -> None:
     """Write the cache next to the records (a new folder swapped in whole); quietly
     nothing where that is not possible."""
     import shutil
 
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {name: _encode(df, f"{name}.", arrays) for name, df in frames.items()}
-    meta.update(skipped=skipped, key=key(files, run_dir), arrays=sorted(arrays))
+    meta.update(skipped=skipped, problems=problems, key=key(files, run_dir),
+                arrays=sorted(arrays))
     where = run_dir / NAME
     tmp = run_dir / f".cache-{os.getpid()}"
     try:

@@ -79,7 +79,7 @@ def _phase_codes(phase: np.ndarray) -> np.ndarray:
 PARALLEL_FILES = 64
 
 
-def _read_all(files: list[Path]) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+def _read_all(files: list[Path]) -> Iterator[tuple[dict[str, np.ndarray], list, list, list]]:
     """Every file's (sample columns, other records), in order: in this process for a few
     files, else in a pool of one process per core (spawned: they import numpy and
     podscale.core only). JSON parsing dominates a cold load and is per file."""
@@ -95,26 +95,29 @@ def _read_all(files: list[Path]) -> Iterator[tuple[dict[str, np.ndarray], list]]
         yield from pool.map(_parse, files, chunksize=chunk)
 
 
-def _parse(path: Path) -> tuple[dict[str, np.ndarray], list[dict], list]:
-    """One record file: (sample columns, its case records as table rows, other records)."""
-    columns, records = read_columns(path)
+def _parse(path: Path) -> tuple[dict[str, np.ndarray], list[dict], list, list[str]]:
+    """One record file: (sample columns, its case records as table rows, other records,
+    the lines left out and why)."""
+    problems: list[str] = []
+    columns, records = read_columns(path, problems)
     rows = [_case_row(r) for r in records if isinstance(r, CaseRecord)]
-    return columns, rows, [r for r in records if not isinstance(r, CaseRecord)]
+    return columns, rows, [r for r in records if not isinstance(r, CaseRecord)], problems
 
 
 def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                              dict[str, str]]:
-    """(samples, cases, envs, skipped) parsed from the JSON Lines files."""
-    parts, rows, other = [], [], []
-    for columns, case_rows, records in _read_all(files):
+                                              dict[str, str], list[str]]:
+    """(samples, cases, envs, skipped, lines left out) parsed from the JSON Lines files."""
+    parts, rows, other, problems = [], [], [], []
+    for columns, case_rows, records, bad in _read_all(files):
         parts.append(columns)
         rows.extend(case_rows)
         other.extend(records)
+        problems.extend(bad)
     case_df = _rows_frame(rows)
     envs = pd.DataFrame([vars(r) for r in other if isinstance(r, EnvRecord)])
     # cases the backend could not run: case id -> reason (no samples, no check)
     skipped = {r.case_id: r.reason for r in other if isinstance(r, SkipRecord)}
-    return samples_frame(parts), case_df, envs, skipped
+    return samples_frame(parts), case_df, envs, skipped, problems
 
 
 def _column(param: str) -> str:
@@ -151,8 +154,8 @@ def _rows_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                        dict[str, str]]:
-    """(manifest, samples, cases, envs, skipped) of one run directory, for
+                                        dict[str, str], tuple[str, ...]]:
+    """(manifest, samples, cases, envs, skipped, record lines left out) of a run, for
     :meth:`podscale.analysis.run.Run.load`: through the run's columnar cache
     (:mod:`podscale.analysis.cache`) when it is current, which is written when it is not."""
     if not run_dir.is_dir():
@@ -161,13 +164,13 @@ def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.
     files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
     hit = cache.load(run_dir, files)
     if hit is not None:
-        frames, skipped = hit
+        frames, skipped, problems = hit
         samples, case_df, envs = frames["samples"], frames["cases"], frames["envs"]
     else:
-        samples, case_df, envs, skipped = _from_records(files)
+        samples, case_df, envs, skipped, problems = _from_records(files)
         if files:
             cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs},
-                       skipped)
+                       skipped, problems)
     for df in (samples, case_df, envs):
         df.attrs["run_id"] = manifest.run_id
-    return manifest, samples, case_df, envs, skipped
+    return manifest, samples, case_df, envs, skipped, tuple(problems)

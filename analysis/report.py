@@ -25,7 +25,7 @@ from podscale.analysis.run import Run, as_run
 from podscale.analysis.stats import labels, round_medians, scaling
 
 
-def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
+def environment_table(manifest, envs: pd.DataFrame, status: str | None = None) -> pd.DataFrame:
     env = dict(manifest.environment)
     versions = env.pop("versions", {}) or {}
     rows = [(k, v) for k, v in env.items()] + [(f"version: {k}", v) for k, v in versions.items()]
@@ -36,7 +36,8 @@ def environment_table(manifest, envs: pd.DataFrame) -> pd.DataFrame:
             str(v) for v in sorted(set(envs["process_count"])))))
         rows.append(("workers: global device counts", ", ".join(
             str(v) for v in sorted(set(envs["global_device_count"])))))
-    rows += [("run status", manifest.status), ("command", " ".join(manifest.command))]
+    rows += [("run status", status or manifest.status),
+             ("command", " ".join(manifest.command))]
     if manifest.error:
         rows.append(("error", manifest.error))
     return pd.DataFrame(rows, columns=["key", "value"])
@@ -134,6 +135,7 @@ class _Analysis:
     slow: pd.DataFrame
     fitted: pd.DataFrame
     scaled: dict
+    status: str = "complete"
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
@@ -151,7 +153,7 @@ def _analyse(run: Run, across: str) -> _Analysis:
     skew = relative(samples, summary, run.process_medians())
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
-                     fitted, scaling_models(samples, summary, rm=rm))
+                     fitted, scaling_models(samples, summary, rm=rm), run.status_text)
 
 
 def _pair_sections(doc: _Doc, a: _Analysis) -> None:
@@ -260,7 +262,7 @@ def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
         doc.heading("Skipped cases", "the backend does not implement them (no samples)")
         doc.table(pd.DataFrame(sorted(a.skipped.items()), columns=["case", "reason"]))
     doc.heading("Environment")
-    doc.table(environment_table(a.manifest, a.envs))
+    doc.table(environment_table(a.manifest, a.envs, a.status))
     doc.heading("How statistics are derived")
     doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
 
@@ -275,11 +277,15 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> _Doc:
     if run.cases.empty:
         doc.heading("Results", "No case completed in this run.")
         doc.heading("Environment")
-        doc.table(environment_table(run.manifest, run.envs))
+        doc.table(environment_table(run.manifest, run.envs, run.status_text))
         return doc
     a = _analyse(run, across)
     doc.heading("Findings", "the facts that matter first; details below")
-    doc.bullets(findings(a.summary, a.eff, a.named, a.scaled, a.slow))
+    status = [] if run.status == "complete" else [
+        f"this run is {run.status_text}: what follows covers the cases it finished"]
+    if run.problems:
+        status.append(run.problems_text())
+    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
         from podscale.analysis import replay
 

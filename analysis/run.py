@@ -20,6 +20,9 @@ from podscale.core.records import Manifest
 if TYPE_CHECKING:
     import pandas as pd
 
+#: a running run whose heartbeat (touched every 5 s) is older than this is abandoned
+ABANDONED_AFTER_S = 60.0
+
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class Run:
     cases: pd.DataFrame
     envs: pd.DataFrame
     skipped: Mapping[str, str] = field(default_factory=dict)
+    #: record lines that could not be read and were left out, each "file:line: why"
+    problems: tuple[str, ...] = ()
     _derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -58,8 +63,46 @@ class Run:
 
     @property
     def status(self) -> str:
-        """``running``, ``complete``, ``failed`` or ``interrupted`` (the manifest's)."""
-        return self.manifest.status
+        """``complete``, ``failed`` or ``interrupted`` (the manifest's), ``running``, or
+        ``abandoned``: marked running, but whoever kept the manifest is gone."""
+        return "abandoned" if self.abandoned_because() else self.manifest.status
+
+    @property
+    def status_text(self) -> str:
+        """The status with why, for show and report (``abandoned: ...``)."""
+        why = self.abandoned_because()
+        return f"abandoned: {why}" if why else self.manifest.status
+
+    def abandoned_because(self) -> str | None:
+        """Why a run marked ``running`` is not (its front end is not alive on this host,
+        or its heartbeat stopped), or None."""
+        if self.manifest.status != "running":
+            return None
+        import os
+        import socket
+        import time
+
+        from podscale.core.records import HEARTBEAT
+
+        sup = self.manifest.supervisor or {}
+        try:
+            age = time.time() - (self.path / HEARTBEAT).stat().st_mtime
+        except OSError:
+            age = None
+        since = f"; last heartbeat {age:.0f}s ago" if age is not None else ""
+        if sup.get("host") == socket.gethostname() and isinstance(sup.get("pid"), int):
+            try:
+                os.kill(sup["pid"], 0)
+            except ProcessLookupError:
+                return (f"its front end (pid {sup['pid']} on {sup['host']}) is gone without "
+                        f"closing the run{since}; the records written until then are kept")
+            except PermissionError:
+                pass
+        if age is not None and age > ABANDONED_AFTER_S:
+            who = f"pid {sup.get('pid')} on {sup.get('host')}" if sup else "its front end"
+            return (f"no heartbeat for {age:.0f}s ({who}); the records written until then "
+                    "are kept")
+        return None
 
     @property
     def device_kind(self) -> str | None:
@@ -67,6 +110,17 @@ class Run:
         if self.envs.empty or "device_kind" not in self.envs.columns:
             return None
         return str(self.envs["device_kind"].iloc[0])
+
+    def problems_text(self, most: int = 3) -> str | None:
+        """One line on the record lines left out (how many, in how many files, the first
+        few), or None."""
+        if not self.problems:
+            return None
+        files = {p.split(": ", 1)[0].rsplit(":", 1)[0] for p in self.problems}
+        shown = "; ".join(self.problems[:most])
+        more = f"; and {len(self.problems) - most} more" if len(self.problems) > most else ""
+        return (f"{len(self.problems)} unreadable record line(s) in {len(files)} file(s) "
+                f"left out: {shown}{more}")
 
     @property
     def wrong(self) -> int:

@@ -103,7 +103,7 @@ def test_plan_roundtrip_and_launches(tmp_path):
 
 def test_user_workload_file_by_path(tmp_path):
     path = tmp_path / "mine.py"
-    path.write_text("from podscale.core.workload import Workload, Param\n"
+    path.write_text("from podscale import Param, Workload\n"
                     "class Mine(Workload):\n    name = 'mine'\n"
                     "    params = (Param('n', 4),)\n"
                     "mine = Mine()\nother = 3\n")

@@ -25,6 +25,20 @@ from tests.conftest import ROOT, only_run, podscale
         (["run", "all_reduce", "--group-sizes", "3", "--hosts", "2"], "group 3 does not divide"),
         (["collect", "/nonexistent.log"], "cannot read /nonexistent.log"),
         (["frobnicate"], "invalid choice"),
+        (["run", "psum", "--name", "../../x"], "bad run name '../../x'"),
+        (["k8s", "--hosts", "2", "--image", "x", "--", "nosuch"], "unknown workload 'nosuch'"),
+        (["k8s", "--hosts", "2", "--image", "x"], "name the workloads after --"),
+        (["k8s", "--hosts", "0", "--image", "x", "--", "psum"], "--hosts must be >= 1"),
+        (["k8s", "--hosts", "2", "--gpus-per-host", "-1", "--image", "x", "--", "psum"],
+         "--gpus-per-host must be >= 0"),
+        (["k8s", "--hosts", "3", "--image", "x", "--", "all_reduce", "--group-sizes", "2"],
+         "group 2 does not divide the 3 devices"),
+        (["tpu", "--tpu", "t", "--zone", "z", "--dry-run", "--", "nosuch"], "unknown workload"),
+        (["tpu", "--tpu", "t", "--zone", "z", "--dry-run"], "name the workloads after --"),
+        (["sbatch", "--nodes", "2", "--", "psum", "--hosts", "0"], "hosts must be >= 1"),
+        (["sbatch", "--nodes", "2", "--", "psum", "--sizes", "0"], "out of range"),
+        (["report", "/nonexistent/run"], "no such run directory"),
+        (["fit", "/nonexistent/run"], "no such run directory"),
     ],
 )
 def test_bad_input_one_line_exit_2(args, message, tmp_path):
@@ -107,9 +121,36 @@ def test_list_prints_workloads_and_params(tmp_path):
     assert "mlp_step@1" in res.stdout and "--param batch=256 (size)" in res.stdout
 
 
-def test_too_many_local_processes(tmp_path):
-    res = podscale("run", "--rounds", "1", "psum", "--hosts", "1000", "--out", str(tmp_path))
-    assert res.returncode == 2 and "at most 256 processes" in res.stderr
+@pytest.mark.parametrize("args, message", [
+    (["run", "psum", "--hosts", "1000"], "1000 processes would need about 939.0 GiB"),
+    (["seed", "--hosts", "10000"], "10000 processes would need about"),
+    (["run", "all_reduce", "--hosts", "2", "--sizes", "16G"], "2 processes would need about"),
+    (["run", "psum", "--sizes", "0"], "parameter size: 0 is out of range"),
+    (["run", "psum", "--sizes", "2**70"], "is out of range (a size is 1 to 2**50)"),
+])
+def test_admission_refuses_before_starting_anything(args, message, tmp_path):
+    """One line, exit 2, no run directory and no process: the estimate (210 MB a process
+    plus the largest case's buffers) against this machine's available memory."""
+    res = podscale(*args, "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_admission_estimate_and_force():
+    from podscale.core.errors import UsageError as Usage
+    from podscale.core.grid import Grid, expand
+    from podscale.launch.admission import PROCESS_MB, admit, estimate_mb
+
+    cases = expand(Grid(workloads=("psum",), hosts=(4,), devices_per_host=(1,),
+                        params=(("size", (1 << 20,)),)))
+    most, need = estimate_mb(cases)
+    # 4 processes, psum of 2**20 float32 per process: 4 MiB x (6 + 3 x 4 gathered) each
+    assert most == 4 and need == pytest.approx(4 * (PROCESS_MB + 4 * 18))
+    with pytest.raises(Usage, match="4 processes would need about"):
+        admit(cases, have_mb=need - 1)
+    admit(cases, have_mb=need + 1)
+    admit(cases, have_mb=need - 1, force=True)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -184,3 +225,29 @@ def test_version():
 
     res = podscale("--version")
     assert res.returncode == 0 and res.stdout.strip() == f"podscale {__version__}"
+
+
+def test_paths_that_cannot_be_written_or_compared(tmp_path):
+    """A read-only or missing output folder and a run compared with itself: one line,
+    exit 2, nothing written."""
+    from tests.synth import make_run
+
+    run = make_run(tmp_path / "run")
+    for args, message in (
+            (["report", str(run), "--out", "/proc/podscale-report"],
+             "/proc/podscale-report: No such file or directory"),
+            (["compare", str(run), str(run)], "are the same run"),
+            (["run", "psum", "--hosts", "1", "--out", "/proc/podscale-out"],
+             "cannot create run directory under /proc/podscale-out")):
+        res = podscale(*args)
+        assert res.returncode == 2, (args, res.stderr)
+        assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_worker_refuses_a_host_count_the_job_does_not_have(tmp_path):
+    """podscale worker --hosts 2 in a one-process job (no cluster here): one line, exit 2."""
+    res = podscale("worker", "psum", "--run-dir", str(tmp_path / "r"), "--hosts", "2",
+                   "--platform", "cpu", "--sizes", "1K")
+    assert res.returncode == 2, res.stderr
+    assert "this job has 1 process(es) but --hosts asks for 2" in res.stderr
+    assert not (tmp_path / "r" / "records").exists()

@@ -56,8 +56,8 @@ def alive(pid: int) -> bool:
 
 
 def cases_done(run: Path, process: int) -> int:
-    path = run / "records" / "h2xd1" / f"process-{process}.jsonl"
-    return path.read_text().count('"type": "case"') if path.exists() else 0
+    return sum(path.read_text().count('"type": "case"')
+               for path in run.glob(f"records/*/process-{process}.jsonl"))
 
 
 def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed") -> None:
@@ -147,19 +147,32 @@ def test_busy_coordinator_port_is_avoided(tmp_path):
     assert read_manifest(only_run(tmp_path)).status == "complete"
 
 
-@pytest.mark.parametrize("content", ["not json at all\n", '{"type": "sample", "case_id": 1}\n'])
-def test_corrupted_records_are_a_clean_error(small_run, tmp_path, content):
+@pytest.mark.parametrize("content, why", [
+    ("not json at all\n", "1: not a podscale record"),
+    ('{"type": "sample", "case_id": 1}\n', "1: not a podscale record"),
+    ('{"type": "samples", "case_id": "x", "process": 0, "phase": "timed", "iterations": [0],'
+     ' "seconds": [-1.0]}\n', "1: not a podscale record"),
+])
+def test_damaged_record_lines_are_left_out_and_named(small_run, tmp_path, content, why):
+    """A damaged line and a line cut off by a killed writer: show, report and compare
+    leave them out and say which file, which line and how many; the rest is read."""
     import shutil
 
     copy = tmp_path / "copy"
     shutil.copytree(small_run, copy)
+    shutil.rmtree(copy / "cache", ignore_errors=True)
     victim = sorted(copy.glob("records/*/process-0.jsonl"))[0]
-    victim.write_text(content + victim.read_text())
-    for cmd in (["show", str(copy)], ["report", str(copy)], ["compare", str(small_run), str(copy)]):
-        res = podscale(*cmd)
-        assert res.returncode == 2, res.stderr
-        assert "not a podscale record" in res.stderr and "Traceback" not in res.stderr
-        assert len(res.stderr.strip().splitlines()) == 1
+    victim.write_text(content + victim.read_text() + '{"type": "samples", "case_')
+    res = podscale("show", str(copy))
+    assert res.returncode == 0, res.stderr
+    note = res.stdout.splitlines()[1]
+    assert note.startswith("# 2 unreadable record line(s) in 1 file(s) left out:"), note
+    assert f"{victim}:{why}" in note and "cut off (its writer was stopped mid-line)" in note
+    assert "busbw" in res.stdout  # everything else is shown
+    assert podscale("report", str(copy)).returncode == 0
+    assert "2 unreadable record line(s)" in (copy / "report" / "summary.md").read_text()
+    res = podscale("compare", str(small_run), str(copy))
+    assert res.returncode == 0 and "B (copy): 2 unreadable record line(s)" in res.stdout
 
 
 def test_foreign_run_directory(tmp_path):
@@ -195,3 +208,55 @@ def test_fault_specs_select_processes_and_workloads():
     stretched()
     total = time.perf_counter() - start
     assert 2 * own[0] <= total < 2.5 * own[0], (total, own)  # twice the step's own time
+
+
+#: 16 simulated hosts, each case slow enough that the signal lands mid-run
+WIDE = ["run", "--rounds", "1", "psum", "--hosts", "16", "--devices-per-host", "1",
+        "--sizes", "1K:512K:x2", "--variants", "shard_map", "--iters", "30", "--warmup", "1"]
+
+
+def wide_run(out: Path) -> tuple[subprocess.Popen, Path, dict[int, int]]:
+    """16 processes in the background, once every one has started and process 0 has
+    finished its first case."""
+    proc = subprocess.Popen([sys.executable, "-m", "podscale", *WIDE, "--out", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    wait_for(lambda: any(out.iterdir()), timeout=180)
+    run = only_run(out)
+    wait_for(lambda: cases_done(run, 0) >= 1 and len(worker_pids(run)) == 16, timeout=240)
+    return proc, run, worker_pids(run)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_scheduler_signal_stops_every_process(tmp_path, sig):
+    """What scancel, a Kubernetes eviction or timeout send, to the front end alone: every
+    one of 16 processes stopped, the manifest interrupted with the signal, records kept,
+    exit 128 + the signal."""
+    proc, run, pids = wide_run(tmp_path)
+    os.kill(proc.pid, sig)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"interrupted by {signal.Signals(sig).name}" in err and "Traceback" not in err
+    wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=5)
+    assert time.monotonic() - sent < 15
+    manifest = read_manifest(run)
+    assert manifest.status == "interrupted" and signal.Signals(sig).name in manifest.error
+    assert cases_done(run, 0) >= 1 and len(load_run(run).cases) >= 16
+
+
+def test_killed_front_end_leaves_no_worker_and_is_shown_abandoned(tmp_path):
+    """SIGKILL (or the out-of-memory killer) of the front end: its 16 workers end within
+    5 s, and show names the run abandoned, with the records it kept."""
+    proc, run, pids = wide_run(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    wait_for(lambda: not any(alive(p) for p in pids.values()), timeout=5)
+    assert read_manifest(run).status == "running"  # nobody closed it
+    res = podscale("show", str(run))
+    assert res.returncode == 0, res.stderr
+    first = res.stdout.splitlines()[0]
+    assert f"abandoned: its front end (pid {proc.pid}" in first and "is gone" in first
+    assert "psum" in res.stdout
+    assert podscale("report", str(run)).returncode == 0
+    assert "abandoned" in (run / "report" / "summary.md").read_text()

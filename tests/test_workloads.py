@@ -24,8 +24,7 @@ USER_WORKLOAD = textwrap.dedent('''
     import json, sys
     from pathlib import Path
     import numpy as np
-    from podscale.core.workload import Expected, Param, Work
-    from podscale.protocol.mapped import Mapped, cast, exact, gather_processes, normals
+    from podscale import Expected, Mapped, Param, Work, cast, exact, gather_processes, normals
 
 
     class Gather(Mapped):

@@ -29,6 +29,28 @@ class WrongResults(PodscaleError):
 
 
 class Interrupted(WorkerFailed):
-    """The user interrupted the run (Ctrl-C); every worker was stopped."""
+    """The run was interrupted (Ctrl-C, or a scheduler's SIGTERM/SIGHUP); every worker was
+    stopped. The exit code is 128 + the signal's number, as a shell reports it."""
 
     exit_code = 130
+
+    def __init__(self, message: str, signum: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread by the front end's handler of SIGTERM or SIGHUP (what
+    ``scancel``, a Kubernetes eviction and ``timeout`` send), so that they stop a run the
+    way Ctrl-C does: every process stopped, records kept, the manifest ``interrupted``."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupt_signal(exc: BaseException) -> int:
+    """The signal number an interruption came from (SIGINT for a plain Ctrl-C)."""
+    return getattr(exc, "signum", 2)

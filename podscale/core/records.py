@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -181,6 +182,9 @@ class Manifest:
     error: str | None = None
     finished: str | None = None
     schema: str = SCHEMA
+    #: who keeps this manifest: {"host", "pid"}; with ``RUN/heartbeat`` (touched every
+    #: HEARTBEAT_S while the run lasts) a reader tells a live run from an abandoned one
+    supervisor: dict | None = None
 
     def __post_init__(self) -> None:
         _require(self.schema in READABLE, f"unsupported schema {self.schema!r}")
@@ -202,24 +206,52 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+HEARTBEAT = "heartbeat"
+HEARTBEAT_S = 5.0
+
+
+def _heartbeat(path: Path, stop: threading.Event) -> None:
+    while True:
+        try:
+            path.touch()
+        except OSError:
+            pass
+        if stop.wait(HEARTBEAT_S):
+            return
+
+
 @contextmanager
 def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Iterator[None]:
     """The one manifest lifecycle of ``execute`` and ``podscale worker``: written as
-    ``running``, then ``complete``, ``failed`` (with the error) or ``interrupted``.
-    ``write=False`` (processes other than 0 of a cluster job) only runs the body."""
+    ``running`` (naming this host and process, with a heartbeat file touched every
+    HEARTBEAT_S), then ``complete``, ``failed`` (with the error) or ``interrupted`` (with
+    the signal). ``write=False`` (processes other than 0 of a cluster job) only runs the
+    body."""
+    stop = threading.Event()
     if write:
+        import os
+        import socket
+
+        manifest = replace(manifest, supervisor={"host": socket.gethostname(),
+                                                 "pid": os.getpid()})
         write_manifest(run_dir, manifest)
+        threading.Thread(target=_heartbeat, args=(run_dir / HEARTBEAT, stop),
+                         name="podscale-heartbeat", daemon=True).start()
     status, error = "failed", None
     try:
         yield
         status = "complete"
-    except KeyboardInterrupt:
-        status, error = "interrupted", "interrupted by the user"
+    except KeyboardInterrupt as exc:
+        import signal
+
+        signum = getattr(exc, "signum", signal.SIGINT)
+        status, error = "interrupted", f"interrupted by {signal.Signals(signum).name}"
         raise
     except BaseException as exc:
         error = str(exc) or type(exc).__name__
         raise
     finally:
+        stop.set()
         if write:
             write_manifest(run_dir, replace(manifest, status=status, error=error,
                                             finished=now()))
@@ -256,9 +288,11 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def _parse(path: Path, lines: list[str], numbers: Iterable[int]) -> list[Any]:
-    """Records of the given (0-based) lines, one by one; a torn last line (killed
-    writer) is dropped, any other bad line is an error naming the file and line."""
+def _parse(path: Path, lines: list[str], numbers: Iterable[int],
+           problems: list[str] | None = None) -> list[Any]:
+    """Records of the given (0-based) lines, one by one. Without ``problems``, a torn last
+    line (a killed writer) is dropped and any other bad line is an error naming the file
+    and line; with it, every bad line is left out and described there (file:line: why)."""
     out = []
     for i in numbers:
         line = lines[i]
@@ -266,42 +300,48 @@ def _parse(path: Path, lines: list[str], numbers: Iterable[int]) -> list[Any]:
             continue
         try:
             out.append(from_line(line))
-        except (ValueError, KeyError, TypeError) as exc:
-            if i == len(lines) - 1 and not line.endswith("}"):
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            torn = i == len(lines) - 1 and not line.rstrip().endswith("}")
+            if problems is not None:
+                why = "cut off (its writer was stopped mid-line)" if torn else \
+                    f"not a podscale record ({type(exc).__name__}: {str(exc)[:80]})"
+                problems.append(f"{path}:{i + 1}: {why}")
+                continue
+            if torn:
                 break  # partially written final line of a killed process
             raise UsageError(f"{path}:{i + 1}: not a podscale record ({exc})") from None
     return out
 
 
-def read_records(path: Path) -> list[Any]:
+def read_records(path: Path, problems: list[str] | None = None) -> list[Any]:
     """Every record of one JSON Lines file, as objects (see :func:`_parse`)."""
     lines = _lines(path)
-    return _parse(path, lines, range(len(lines)))
+    return _parse(path, lines, range(len(lines)), problems)
 
 
-def read_columns(path: Path) -> tuple[dict[str, np.ndarray], list[Any]]:
+def read_columns(path: Path, problems: list[str] | None = None
+                 ) -> tuple[dict[str, np.ndarray], list[Any]]:
     """One JSON Lines file as (sample columns, the other records as objects). The file is
     parsed in one go; samples — nearly every line of a run — are validated column by column
     with :class:`Sample`'s rules, the other records as objects. A file that does not parse
-    whole (a torn last line, a bad line) is read line by line as :func:`read_records` does,
-    which drops a torn last line and names any other bad line."""
+    or validate whole is read line by line as :func:`read_records` does (``problems``:
+    where the lines left out are described, instead of an error)."""
     text = path.read_text(encoding="utf-8")
     try:
         objs = json.loads("[" + ",".join(text.splitlines()) + "]")
-        whole = all(isinstance(o, dict) for o in objs)
-    except ValueError:
-        whole = False
-    if not whole:  # line by line: drops a torn last line, names any other bad line
-        records = read_records(path)
-        objs = [to_dict(r) for r in records]
-    try:
-        other = [from_dict(o) for o in objs if o.get("type") not in ("sample", "samples")]
-        blocks = [o for o in objs if o.get("type") == "samples"]
-        single = [o for o in objs if o.get("type") == "sample"]
-        return _sample_columns(blocks, single), other
-    except (ValueError, KeyError, TypeError):
-        read_records(path)  # names the first bad line
-        raise
+        if all(isinstance(o, dict) for o in objs):
+            return _columns_of(objs)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+    records = read_records(path, problems)  # strict: names the first bad line
+    return _columns_of([to_dict(r) for r in records])
+
+
+def _columns_of(objs: list[dict]) -> tuple[dict[str, np.ndarray], list[Any]]:
+    other = [from_dict(o) for o in objs if o.get("type") not in ("sample", "samples")]
+    blocks = [o for o in objs if o.get("type") == "samples"]
+    single = [o for o in objs if o.get("type") == "sample"]
+    return _sample_columns(blocks, single), other
 
 
 def from_dict(obj: dict) -> Any:

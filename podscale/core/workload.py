@@ -29,6 +29,7 @@ from podscale.core.case import DTYPES, Case, parse_size
 from podscale.core.errors import UsageError
 
 KINDS = ("int", "float", "str", "bool", "size")
+MAX_SIZE = 2**50  # a size parameter (bytes or elements per device or process) above is a typo
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class Param:
             v = None
         if v is None:
             raise UsageError(f"parameter {self.name}: {value!r} is not of kind {self.kind}")
+        if self.kind == "size" and not 1 <= v <= MAX_SIZE:
+            raise UsageError(f"parameter {self.name}: {value!r} is out of range (a size is "
+                             f"1 to 2**50)")
         if self.choices and v not in self.choices:
             raise UsageError(f"parameter {self.name}: {v!r} is not one of "
                              f"{', '.join(map(str, self.choices))}")

@@ -14,14 +14,13 @@ from podscale.frontend.gridargs import grids_from_args, launch_kwargs
 if TYPE_CHECKING:
     from podscale.analysis.run import Run
 
-MAX_LOCAL_PROCESSES = 256
-
-
 def show(run: Run) -> int:
     """Print the run's table; return how many output elements were wrong."""
     from podscale.analysis.table import render
 
-    print(f"# run {run.run_id} ({run.status})")
+    print(f"# run {run.run_id} ({run.status_text})")
+    if run.problems:
+        print(f"# {run.problems_text()}")
     for case_id, reason in run.skipped.items():
         print(f"# skipped {case_id}: {reason}")
     if run.cases.empty:
@@ -43,7 +42,10 @@ def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> t
     """(grids, cases, rounds, execute keyword arguments), every case and option validated
     before any process starts."""
     from podscale.core.grid import expand_all, spec_of
+    from podscale.launch.runner import check_name
 
+    if getattr(args, "name", None):
+        check_name(args.name)
     gs, rounds = grids_from_args(args, default_file)
     cases = expand_all(gs)
     if not 0 <= args.coordinator_port < 65536:
@@ -53,10 +55,10 @@ def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> t
     if args.trace_dir and args.launcher == "local" and max(c.hosts for c in cases) > 1:
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
-    most = max(c.hosts for c in cases)
-    if args.launcher == "local" and most > MAX_LOCAL_PROCESSES:
-        raise UsageError(f"{most} hosts: the local launcher starts at most "
-                         f"{MAX_LOCAL_PROCESSES} processes")
+    if args.launcher == "local":  # every process on this machine: will they fit?
+        from podscale.launch.admission import admit
+
+        admit(cases, force=args.force)
     kwargs = dict(spec=spec_of(gs), case_timeout=args.case_timeout,
                   port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
                   trace_dir=args.trace_dir if args.profile else None, **launch_kwargs(args))

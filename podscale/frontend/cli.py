@@ -4,15 +4,23 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import signal
 import sys
+import threading
 
-from podscale.core.errors import PodscaleError, UsageError
+from podscale.core.errors import PodscaleError, Terminated, UsageError, interrupt_signal
 
 #: the commands in the order ``podscale --help`` lists them (module names)
 COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "replay",
             "seed", "trace", "worker", "tpu", "k8s", "sbatch", "collect", "bench_self")
+
+
+#: errors of paths the user gave (folders to write to, files to read): exit 2, one line
+USER_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+               errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -51,25 +59,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _raise_terminated(signum: int, _frame) -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # once: cleanup is not interrupted again
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. SIGTERM and SIGHUP stop a run as Ctrl-C does (every process
+    stopped, records kept, manifest ``interrupted``); the exit code is 128 + the signal."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _raise_terminated)
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except PodscaleError as exc:
         print(f"podscale: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("podscale: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = interrupt_signal(exc)
+        print(f"podscale: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # output piped into a reader that stopped (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file or folder the user named: missing, read-only, full
+        if exc.errno not in USER_ERRNOS or not exc.filename:
+            return _internal(exc)
+        print(f"podscale: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug: one line, the traceback on request
-        if os.environ.get("PODSCALE_DEBUG"):
-            raise
-        print(f"podscale: internal error: {type(exc).__name__}: {exc} "
-              "(set PODSCALE_DEBUG=1 for the traceback)", file=sys.stderr)
-        return 1
+        return _internal(exc)
+
+
+def _internal(exc: Exception) -> int:
+    if os.environ.get("PODSCALE_DEBUG"):
+        raise exc
+    print(f"podscale: internal error: {type(exc).__name__}: {exc} "
+          "(set PODSCALE_DEBUG=1 for the traceback)", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -180,6 +180,9 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
 
 
 def add_launcher_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="start even when the processes' estimated memory exceeds what this "
+                        "machine has available (local launcher)")
     p.add_argument("--launcher", choices=["local", "mpirun", "srun"], default="local",
                    help="local: one process per simulated host on this machine; mpirun/srun: "
                         "that launcher starts the workers, which auto-detect the cluster")

@@ -27,12 +27,39 @@ def _rest(words: list[str]) -> list[str]:
     return words[1:] if words[:1] == ["--"] else words
 
 
+def validated(command: str, words: list[str], hosts: int | None = None) -> list[str]:
+    """The words a generated job passes to ``podscale run`` or ``podscale worker``,
+    checked as that command would check them — workloads, grid values, every case of the
+    grid at ``hosts`` processes where the job's size is known — before anything is
+    printed or started (one-line error, exit 2)."""
+    from dataclasses import replace
+
+    from podscale.core.grid import expand_all
+    from podscale.frontend.cli import build_parser
+    from podscale.frontend.gridargs import grids_from_args
+
+    words = _rest(words)
+    extra = ["--run-dir", "/tmp/podscale-check"] if command == "worker" else []
+    args = build_parser().parse_args([command, *extra, *words])
+    if args.workloads is None and args.suite_file is None:
+        raise UsageError(f"name the workloads after -- (e.g. -- psum --sizes 1M): podscale "
+                         f"{command} needs them")
+    grids, _ = grids_from_args(args)
+    if hosts is not None:
+        grids = [replace(g, hosts=(hosts,)) for g in grids]
+    expand_all(grids)
+    return words
+
+
 def cmd_sbatch(args: argparse.Namespace) -> int:
     from podscale.launch.generators import sbatch_script
 
     if args.nodes < 1:
         raise UsageError("--nodes must be >= 1")
-    print(sbatch_script(args.nodes, _rest(args.run_args), time_limit=args.time,
+    if args.gpus_per_node is not None and args.gpus_per_node < 0:
+        raise UsageError("--gpus-per-node must be >= 0")
+    words = validated("run", args.run_args)
+    print(sbatch_script(args.nodes, words, time_limit=args.time,
                         partition=args.partition, devices_per_host=args.gpus_per_node), end="")
     return 0
 
@@ -42,8 +69,11 @@ def cmd_k8s(args: argparse.Namespace) -> int:
 
     if args.hosts < 1:
         raise UsageError("--hosts must be >= 1")
+    if args.gpus_per_host < 0:
+        raise UsageError("--gpus-per-host must be >= 0")
+    words = validated("worker", args.worker_args, hosts=args.hosts)
     res = {"nvidia.com/gpu": args.gpus_per_host} if args.gpus_per_host else None
-    print(k8s_manifest(args.name, args.image, args.hosts, _rest(args.worker_args),
+    print(k8s_manifest(args.name, args.image, args.hosts, words,
                        run_dir=args.run_dir, results_pvc=args.results_pvc,
                        namespace=args.namespace, resources=res), end="")
     return 0
@@ -56,8 +86,9 @@ def cmd_tpu(args: argparse.Namespace) -> int:
     from podscale.launch.generators import tpu_commands
 
     run_dir = args.run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
+    words = validated("worker", args.worker_args)
     ssh, scp, report = tpu_commands(args.tpu, args.zone, args.project, run_dir,
-                                    _rest(args.worker_args), args.out, args.setup)
+                                    words, args.out, args.setup)
     if args.dry_run:
         for argv in (ssh, ["mkdir", "-p", args.out], scp, report):
             print(shlex.join(argv))
@@ -66,13 +97,16 @@ def cmd_tpu(args: argparse.Namespace) -> int:
         raise UsageError("gcloud not found on PATH (use --dry-run to print the commands)")
     ran = subprocess.call(ssh)
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    if subprocess.call(scp):
-        raise WorkerFailed(f"copying {args.tpu}:{run_dir} back failed (command: "
-                           f"{shlex.join(scp)})")
+    copied = subprocess.call(scp)  # even after a failed run: its records come home
     local = Path(report[-1])
-    if ran:
-        raise WorkerFailed(f"the workers failed (gcloud ssh exited with {ran}); the records "
-                           f"they kept were copied to {local}")
+    if ran:  # the first step that failed is the one named
+        back = f"the records they kept were copied to {local}" if not copied else \
+            f"copying them back failed too ({shlex.join(scp)})"
+        raise WorkerFailed(f"step 1 of 3 (podscale worker on every VM, gcloud ssh) failed "
+                           f"with exit code {ran}; {back}")
+    if copied:
+        raise WorkerFailed(f"step 2 of 3 (copying {args.tpu}:{run_dir} back, gcloud scp) "
+                           f"failed with exit code {copied}: {shlex.join(scp)}")
     return write_report(local)
 
 
@@ -91,7 +125,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     run = extract(text, args.out)
     loaded = load_run(run)
-    print(f"# run {loaded.run_id} ({loaded.status}) collected: {run}")
+    print(f"# run {loaded.run_id} ({loaded.status_text}) collected: {run}")
     if args.report:
         write_report(loaded)
     return 0

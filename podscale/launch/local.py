@@ -94,6 +94,7 @@ def worker_env(layout: Layout, index: int, port: int) -> dict[str, str]:
         PODSCALE_NUM_PROCESSES=str(layout.hosts),
         PODSCALE_PROCESS_ID=str(index),
         PYTHONUNBUFFERED="1",
+        PODSCALE_PARENT_PID=str(os.getpid()),  # the worker dies with this process
         PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p),
     )
     if layout.hosts > 1:

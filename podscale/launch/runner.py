@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
+import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from podscale.core import defaults
 from podscale.core.case import Case, Layout
-from podscale.core.errors import Interrupted, UsageError, WorkerFailed
+from podscale.core.errors import Interrupted, UsageError, WorkerFailed, interrupt_signal
 from podscale.core.plan import LayoutPlan, Plan, launches
 from podscale.core.records import Manifest, lifecycle
 from podscale.launch.cluster import run_external
@@ -27,7 +29,16 @@ from podscale.launch.local import run_local
 from podscale.launch.progress import Progress
 
 
+def check_name(name: str) -> str:
+    """A run name is one path component of letters, digits, ``.``, ``_`` and ``-``."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name or ""):
+        raise UsageError(f"bad run name {name!r}: use letters, digits, '.', '_' and '-' "
+                         "(one path component, at most 100 characters)")
+    return name
+
+
 def new_run_dir(out: Path, name: str) -> Path:
+    check_name(name)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = Path(out) / f"{stamp}-{name}"
     path, n = base, 1
@@ -123,9 +134,10 @@ def _kept_on_failure(run_dirs: list[Path]) -> Iterator[None]:
         raise WorkerFailed(f"{exc}; records so far kept in {kept}") from None
     except UsageError as exc:
         raise UsageError(f"{exc}; records so far kept in {kept}") from None
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; all workers stopped; records so far kept in "
-                          f"{kept}") from None
+    except KeyboardInterrupt as exc:
+        signum = interrupt_signal(exc)
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}; all workers "
+                          f"stopped; records so far kept in {kept}", signum) from None
 
 
 def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,

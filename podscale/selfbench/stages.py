@@ -35,6 +35,7 @@ from podscale.core.case import Layout, Settings
 from podscale.core.errors import PodscaleError
 from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
+from podscale.launch.admission import PROCESS_MB, available_mb
 from podscale.launch.local import run_local
 from podscale.launch.runner import execute
 from podscale.selfbench import STAGE_NAMES
@@ -89,22 +90,6 @@ def turnaround(out: Path, log=None) -> dict:
             "per_case_launch_s": per_case_total, "per_case_launch_iqr_s": (est["q1"], est["q3"]),
             "per_case_launch_wall_s": per_case, "speedup_vs_per_case": per_case_total / sweep,
             "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
-
-
-#: memory of one simulated host (a 1-device JAX CPU psum worker) while it starts, for the
-#: scale guard: the kernel's out-of-memory killer stopped one of 128 starting workers at
-#: 203 MB of anonymous memory (a running worker's proportional set is 87 MB)
-PROCESS_MB = 210
-
-
-def available_mb() -> float:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("inf")
 
 
 def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:

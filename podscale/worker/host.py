@@ -17,16 +17,24 @@ from podscale.worker.main import run_plan
 
 
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
-              trace_dir: str | None = None, rounds: int = 1, print_run: bool = False) -> int:
+              trace_dir: str | None = None, rounds: int = 1, print_run: bool = False,
+              hosts: tuple[int, ...] | None = None) -> int:
     """Run the grids on this job's processes; ``rounds`` repetitions run one after
     another in the same processes (a cluster job cannot relaunch itself). ``print_run``
     (with ``gather``): process 0 ends its output with the run as a text block
-    (:mod:`podscale.core.runblock`), however the run ended, for ``podscale collect``."""
+    (:mod:`podscale.core.runblock`), however the run ended, for ``podscale collect``.
+    ``hosts``: the process counts the command line asked for (the job must have one)."""
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
     if not os.environ.get("PODSCALE_COORDINATOR"):
         os.environ.setdefault("PODSCALE_CLUSTER", "auto")
     rt = runtime.start()
+    if hosts and rt.process_count not in hosts:
+        from podscale.core.errors import UsageError
+
+        raise UsageError(f"this job has {rt.process_count} process(es) but --hosts asks for "
+                         f"{','.join(map(str, hosts))}: podscale worker runs the cases of "
+                         "the job's own process count (leave --hosts out)")
     grids = [replace(g, hosts=(rt.process_count,)) for g in grids]
     ((launched, layouts),) = launches(expand_all(grids))
     plan = Plan(str(run_dir.resolve()), launched, tuple(layouts), gather=gather,

@@ -77,7 +77,14 @@ def start() -> Runtime:
             initialization_timeout=int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120")),
         )
     elif os.environ.get("PODSCALE_CLUSTER") == "auto":
-        jax.distributed.initialize()
+        try:
+            jax.distributed.initialize()
+        except ValueError as exc:  # no cluster environment JAX recognises
+            if "coordinator_address" not in str(exc):
+                raise
+            print("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
+                  "Kubernetes, or JAX_COORDINATOR_ADDRESS): running as a one-process job",
+                  flush=True)
     return Runtime(
         process=jax.process_index(),
         process_count=jax.process_count(),

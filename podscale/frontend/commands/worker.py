@@ -28,11 +28,13 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.core.case import parse_int_list
     from podscale.frontend.gridargs import grids_from_args
     from podscale.worker.host import host_main
 
     gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
+    asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
     return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
-                     print_run=args.print_run)
+                     print_run=args.print_run, hosts=asked)

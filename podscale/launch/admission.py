@@ -1,0 +1,70 @@
+"""Admission: before any process starts, will the run fit on this machine?
+
+A starting worker holds about ``PROCESS_MB`` of memory (measured by bench-self's scale
+stage: the kernel's out-of-memory killer stopped one of 128 workers at 203 MB of
+anonymous memory); each case adds its buffers: the inputs and outputs, and for a
+collective the float64 reference built from every participant's gathered inputs. The
+estimate of the largest launch (the processes of one host count run together) is held
+against the memory this machine has available; a run that does not fit is refused in one
+line naming the numbers (exit 2), unless ``--force``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from podscale.core.case import Case
+from podscale.core.errors import UsageError
+
+#: memory of a starting worker process, MB (JAX on CPU with gloo; measured)
+PROCESS_MB = 210
+
+
+def available_mb() -> float:
+    """MemAvailable of /proc/meminfo, MB (infinite where it cannot be read)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("inf")
+
+
+def case_mb(case: Case) -> float:
+    """One process's buffers for one case, MB: inputs, outputs and float64 copies (x6),
+    plus for a collective every participant's inputs gathered in float64 (x3 per process)."""
+    from podscale.core.registry import resolve
+
+    wl = resolve(case.source).workload
+    work = wl.work(case)
+    gathered = 3 * case.hosts if wl.collective_of(case) else 0
+    return work.bytes_per_process * (6 + gathered) / 2**20
+
+
+def estimate_mb(cases: Sequence[Case], processes: int | None = None) -> tuple[int, float]:
+    """(processes of the largest launch, its estimated memory in MB)."""
+    most = processes or max(c.hosts for c in cases)
+    buffers = max((case_mb(c) for c in cases if c.hosts == most), default=0.0)
+    return most, most * (PROCESS_MB + buffers)
+
+
+def admit(cases: Sequence[Case], *, force: bool = False, processes: int | None = None,
+          have_mb: float | None = None) -> None:
+    """Refuse (UsageError) a run whose largest launch would not fit in memory."""
+    most, need = estimate_mb(cases, processes)
+    admit_processes(most, need / most, force=force, have_mb=have_mb)
+
+
+def admit_processes(most: int, per_process_mb: float, *, force: bool = False,
+                    have_mb: float | None = None) -> None:
+    """Refuse ``most`` processes of ``per_process_mb`` each if they do not fit."""
+    need = most * per_process_mb
+    have = available_mb() if have_mb is None else have_mb
+    if need > have and not force:
+        raise UsageError(
+            f"{most} processes would need about {need / 1024:.1f} GiB ({PROCESS_MB} MB per "
+            f"process plus the largest case's buffers) and this machine has "
+            f"{have / 1024:.1f} GiB available: nothing was started (use fewer --hosts or "
+            "smaller --sizes, or --force)")
