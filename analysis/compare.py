@@ -144,6 +144,27 @@ def _cv(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1) / np.mean(x)) if len(x) > 1 else float("nan")
 
 
+def comparable(run_a: Run, run_b: Run, force: bool) -> list[str]:
+    """The notes on what differs between two runs' environments, states and records; a
+    UsageError where they cannot be compared (the same run; a different machine without
+    ``force``)."""
+    if run_a.path.resolve() == run_b.path.resolve():
+        raise UsageError(f"{run_a.path} and {run_b.path} are the same run: compare two runs "
+                         "(or measure A against itself with podscale ab)")
+    ka = environment_key(run_a.manifest, run_a.envs)
+    kb = environment_key(run_b.manifest, run_b.envs)
+    hard = differences(ka, kb, HARD)
+    if hard and not force:
+        raise UsageError("runs are not comparable (" + "; ".join(hard) + "); use --force")
+    notes = [f"environment differs: {d}" for d in hard + differences(ka, kb, SOFT)]
+    notes += version_differences(run_a.cases, run_b.cases)
+    both = (("A", run_a), ("B", run_b))
+    notes += [f"{side} ({r.path.name}) is {r.status_text}: only the cases it finished are "
+              "compared" for side, r in both if r.status != "complete"]
+    return notes + [f"{side} ({r.path.name}): {r.problems_text()}" for side, r in both
+                    if r.problems]
+
+
 def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = 0.05, alpha: float = 0.05,
             force: bool = False, correction: str = "bh",
             paired: bool = False) -> tuple[pd.DataFrame, list[str]]:
@@ -154,21 +175,8 @@ def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = 0.05, al
     ~0.2), so pairing halves the degrees of freedom for a small gain and Welch is the
     default."""
     run_a, run_b = as_run(run_a), as_run(run_b)
-    if run_a.path.resolve() == run_b.path.resolve():
-        raise UsageError(f"{run_a.path} and {run_b.path} are the same run: compare two runs "
-                         "(or measure A against itself with podscale ab)")
-    ma, ca, ea = run_a.manifest, run_a.cases, run_a.envs
-    mb, cb, eb = run_b.manifest, run_b.cases, run_b.envs
-    ka, kb = environment_key(ma, ea), environment_key(mb, eb)
-    hard = differences(ka, kb, HARD)
-    if hard and not force:
-        raise UsageError("runs are not comparable (" + "; ".join(hard) + "); use --force")
-    notes = [f"environment differs: {d}" for d in hard + differences(ka, kb, SOFT)]
-    notes += version_differences(ca, cb)
-    notes += [f"{side} ({r.path.name}) is {r.status_text}: only the cases it finished are "
-              "compared" for side, r in (("A", run_a), ("B", run_b)) if r.status != "complete"]
-    notes += [f"{side} ({r.path.name}): {r.problems_text()}" for side, r in
-              (("A", run_a), ("B", run_b)) if r.problems]
+    ma, ca, mb, cb = run_a.manifest, run_a.cases, run_b.manifest, run_b.cases
+    notes = comparable(run_a, run_b, force)
     ra, rb = round_medians(run_a.per_iteration()), round_medians(run_b.per_iteration())
     common = sorted(set(ra["case_id"]) & set(rb["case_id"]))
     if not common:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -136,11 +136,13 @@ class _Analysis:
     fitted: pd.DataFrame
     scaled: dict
     status: str = "complete"
+    links: list = field(default_factory=list)
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
     from podscale.analysis.ceilings import with_ceilings
     from podscale.analysis.fits import fits, model_times
+    from podscale.analysis.links import matrices as link_matrices
     from podscale.analysis.pairs import outliers
     from podscale.analysis.scalemodel import scaling_models
     from podscale.analysis.skew import relative, slowest
@@ -153,7 +155,8 @@ def _analyse(run: Run, across: str) -> _Analysis:
     skew = relative(samples, summary, run.process_medians())
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
-                     fitted, scaling_models(samples, summary, rm=rm), run.status_text)
+                     fitted, scaling_models(samples, summary, rm=rm), run.status_text,
+                     link_matrices(summary, run.process_medians()))
 
 
 def _pair_sections(doc: _Doc, a: _Analysis) -> None:
@@ -172,6 +175,24 @@ def _pair_sections(doc: _Doc, a: _Analysis) -> None:
         doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
                                      "when its median is >= 1.3x the other processes'")
         doc.table(a.named)
+    _link_sections(doc, a)
+
+
+def _link_sections(doc: _Doc, a: _Analysis) -> None:
+    """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
+    processes and links."""
+    from podscale.analysis.links import outliers
+
+    for key, m in a.links:
+        title = f"links size {key['size']} on {key['hosts']}x{key['devices_per_host']}"
+        doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
+                    "i -> i+k: the faster end's median at shift k (us); a process or link "
+                    ">= 1.3x the median is named")
+        if len(m) <= 64:
+            doc.figure(plots.pair_heatmap(m * 1e6, title), f"links {title}")
+        procs, links = outliers(m)
+        doc.table(procs.head(8).map(cell))
+        doc.table(links.map(cell))
 
 
 def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:

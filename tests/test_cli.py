@@ -189,7 +189,7 @@ def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
                       str(tmp_path / "p"))
     assert paired.returncode == 0 and "paired t-test" in paired.stdout, paired.stderr
     alone = podscale("compare", str(run_a), str(run_a), "--paired", "--out", str(tmp_path / "q"))
-    assert alone.returncode == 2 and "needs two runs of one podscale ab" in alone.stderr
+    assert alone.returncode == 2 and "are the same run" in alone.stderr
 
 
 def test_every_option_has_help_and_shows_its_default():

@@ -168,7 +168,8 @@ def test_k8s_manifest():
 def test_unknown_launcher_and_missing_gcloud(tmp_path):
     res = podscale("run", "--rounds", "1", "dot", "--launcher", "pbs", "--out", str(tmp_path))
     assert res.returncode == 2 and "invalid choice" in res.stderr
-    res = podscale("tpu", "--tpu", "x", "--zone", "z", env={**os.environ, "PATH": "/nonexistent"})
+    res = podscale("tpu", "--tpu", "x", "--zone", "z", "--", "psum",
+                   env={**os.environ, "PATH": "/nonexistent"})
     assert res.returncode == 2 and "gcloud not found" in res.stderr
 
 
@@ -193,3 +194,62 @@ def test_split_by_rank_joins_interleaved_fragments():
                                              1: ["== Worker 1"]}
     assert split_by_rank("0: a\n1: b\nsrun: error: x\n0: c\n", "srun") == {0: ["a", "c"],
                                                                           1: ["b"]}
+
+
+def mpirun_worker(tmp_path: Path, n: int, *extra: str, **env_extra: str
+                  ) -> tuple[subprocess.CompletedProcess, float, Path]:
+    run_dir = tmp_path / "run"
+    cmd = ["mpirun", "-np", str(n), "--tag-output", sys.executable, "-m", "podscale",
+           "worker", "psum", "--run-dir", str(run_dir), "--gather", "--platform", "cpu",
+           "--sizes", "1K,2K", "--devices-per-host", "1", "--iters", "3",
+           "--variants", "shard_map", "--rounds", "1", *extra]
+    start = time_now()
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240,
+                         env=env(**MPI_ENV, **env_extra))
+    return res, time_now() - start, run_dir
+
+
+def time_now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+@needs_mpirun
+def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
+    """mpirun + podscale worker, 16 processes, process 11 hangs in its first case: every
+    process ends within --case-timeout + 10 s, the output and run.json name process 11
+    and where it stands, and how long the others waited."""
+    import re
+
+    res, took, run_dir = mpirun_worker(tmp_path, 16, "--case-timeout", "20",
+                                       PODSCALE_FAULT="hang@11:0")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    # the first processes to see it say why the job ends (later ones may find the
+    # coordination service already gone with process 0, and say that instead)
+    lines = [line for line in out.splitlines() if "no progress for 20s" in line
+             and "behind:" in line]
+    assert lines, out[-3000:]
+    assert all("behind: process 11 at case 0 (psum@1/" in line for line in lines), lines[:3]
+    assert all(re.search(r"the other 15 waited 2\ds", line) for line in lines), lines[:3]
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "failed" and "behind: process 11" in manifest["error"]
+    assert took < 20 + 10 + 25  # + the job's start on two cores
+    left = subprocess.run(["pgrep", "-f", "--", f"--run-dir {run_dir}"], capture_output=True)
+    assert left.returncode == 1  # no process left
+
+
+@needs_mpirun
+def test_mismatched_program_stops_before_timing(tmp_path):
+    """16 processes, process 5 with another XLA_FLAGS (as a host with another environment
+    would have): stopped before any case, in one line naming process 5 and the flag."""
+    res, _, run_dir = mpirun_worker(
+        tmp_path, 16, PODSCALE_FAULT_ENV="5:XLA_FLAGS=--xla_cpu_enable_fast_min_max=false")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "differ, so they would run different programs" in out, out[-3000:]
+    assert ("env XLA_FLAGS: process 5 '--xla_cpu_enable_fast_min_max=false' vs processes "
+            "0-4,6-15 ''") in out
+    assert not list(run_dir.glob("records/*/*.jsonl")) or all(
+        '"type": "case"' not in p.read_text() for p in run_dir.glob("records/*/*.jsonl"))

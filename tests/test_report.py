@@ -72,7 +72,11 @@ def test_compare_flags_planted_slowdown(tmp_path):
     assert len(shift) == 1 and "median B/A over 48 cases 2.0" in shift[0]
     assert table["ratio"].between(1.8, 2.2).all()  # 3% launch noise per round
     assert (table["ci_lo"] > 1.5).all() and (table["rounds_a"] == 3).all()
-    same, _ = compare(a, a)
+    import shutil
+
+    with pytest.raises(UsageError, match="are the same run"):
+        compare(a, a)
+    same, _ = compare(a, shutil.copytree(a, tmp_path / "a-copy"))
     assert not same["verdict"].isin(["slower", "faster"]).any()
     assert (same["ratio"] == 1.0).all()
     faster, _ = compare(b, a)

@@ -14,8 +14,8 @@ from pathlib import Path
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 
-STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "verdicts", "asv",
-               "asv-detect")
+STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "links", "verdicts",
+               "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None) -> int:

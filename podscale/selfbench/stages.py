@@ -225,6 +225,12 @@ def _report(work: Path, log: Callable[[str], None], _: int) -> dict:
     return r
 
 
+def _links(work: Path, log: Callable[[str], None], _: int) -> dict:
+    from podscale.selfbench.linkstage import links_scale
+
+    return links_scale(work, log=log)
+
+
 def _verdicts(work: Path, log: Callable[[str], None], _: int) -> dict:
     from podscale.selfbench.verdicts import summary_lines, verdicts
 
@@ -259,6 +265,8 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], 
     "scale": ("scale", "scale: psum over 1..N simulated processes", _scale),
     "report": ("report", "reports at pod scale: synthetic runs, podscale report through the "
                          "CLI", _report),
+    "links": ("links", "bad hosts and links: podscale run links at 8, 16, 32 processes and "
+                       "pairs at 8, wall time", _links),
     "verdicts": ("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), "
                              "A'; podscale ab A/A and A/B (defaults)", _verdicts),
     "asv": ("asv", "asv continuous between two commits with no code change (asv-made "

@@ -18,12 +18,17 @@ from podscale.worker.main import run_plan
 
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
               trace_dir: str | None = None, rounds: int = 1, print_run: bool = False,
-              hosts: tuple[int, ...] | None = None) -> int:
+              hosts: tuple[int, ...] | None = None, case_timeout: float | None = None) -> int:
     """Run the grids on this job's processes; ``rounds`` repetitions run one after
     another in the same processes (a cluster job cannot relaunch itself). ``print_run``
     (with ``gather``): process 0 ends its output with the run as a text block
     (:mod:`podscale.core.runblock`), however the run ended, for ``podscale collect``.
-    ``hosts``: the process counts the command line asked for (the job must have one)."""
+    ``hosts``: the process counts the command line asked for (the job must have one).
+    ``case_timeout``: every process ends (exit 5) when the job makes no progress for this
+    long, naming the processes behind (:mod:`podscale.worker.watchdog`)."""
+    from podscale.worker.preflight import plant_env
+
+    plant_env()
     if cpu_devices:
         os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
     if not os.environ.get("PODSCALE_COORDINATOR"):
@@ -45,6 +50,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     manifest = Manifest.new(run_dir.name, {**spec_of(grids), "launcher": "podscale worker",
                                            "rounds": rounds, "gather": gather},
                             [lp.layout.key for lp in layouts])
+    rt = _watch(rt, run_dir, case_timeout, lead)
     try:
         with lifecycle(run_dir, manifest, write=lead):
             run_plan(plan, rt)
@@ -55,3 +61,25 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
             print("\n".join(encode(run_dir)), flush=True)
     runtime.shutdown(rt)
     return 0
+
+
+def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
+           ) -> runtime.Runtime:
+    """Start the stuck-rank watchdog (a job of several processes, with a timeout); the
+    runtime that marks its progress for it."""
+    client = runtime.coordination_client()
+    if not timeout or rt.process_count < 2 or client is None:
+        return rt
+    from podscale.core.records import now, read_manifest, write_manifest
+    from podscale.worker import watchdog
+
+    rt = replace(rt, progress=watchdog.Progress(rt.process))
+
+    def record(message: str) -> None:  # process 0 keeps the manifest
+        if lead:
+            m = read_manifest(run_dir)
+            write_manifest(run_dir, replace(m, status="failed", error=message,
+                                            finished=now()))
+
+    watchdog.start(rt.progress, client, rt.process_count, timeout, record)
+    return rt

@@ -8,6 +8,7 @@ and podscale's core only (no pandas, scipy or plotting).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -115,17 +116,39 @@ def unimplemented(exc: Exception) -> str | None:
     return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
 
 
+def _measure(case: Case, index: int, step: Callable[[], Any], rt, round_: int) -> list[Sample]:
+    """Warm-up and timed samples of one case; progress marked at every barrier (outside
+    the clocked region)."""
+    say(rt, f"case {case.id}: measure")
+    rt.mark(index, case.id, "warmup")
+    calls = itertools.count()
+
+    def barrier() -> None:  # before timed iteration k (or once, before the loop)
+        rt.mark(index, case.id, "timed", next(calls))
+        rt.barrier(f"case {case.id}")
+
+    return [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
+            for t in measure(step, clock=time.perf_counter, barrier=barrier,
+                             warmup=case.settings.warmup,
+                             iters=case.settings.iters,
+                             sync_each=case.settings.sync == "each")]
+
+
 def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
              hlo_dir: Path | None = None) -> Callable[[], Any] | None:
     """Prepare, compile, warm up, time and check one case; return its step (traced pass),
     or None when the backend does not implement it (a skip record says why). ``hlo_dir``:
     process 0 saves the case's optimized HLO there (with the case's device ids)."""
     wl = load_source(case.source)
+    rt.mark(index, case.id, "prepare")
     say(rt, f"case {case.id}: prepare")
     ctx = context(case, rt)
     local = wl.inputs(ctx)
+    rt.mark(index, case.id, "reference")
     expected = wl.reference(ctx, local)
+    rt.mark(index, case.id, "ready")
     rt.barrier(f"compile {case.id}")  # every process starts compiling together
+    rt.mark(index, case.id, "compile")
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
@@ -145,14 +168,9 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
         say(rt, f"case {case.id}: skipped, {reason}")
         return None
     step = faults.wrap_step(fault, rt.process, index, step, case.workload)
-    samples = [Sample(case.id, rt.process, "compile", 0, compile_s, round=round_)]
-    say(rt, f"case {case.id}: measure")
-    for t in measure(step, clock=time.perf_counter,
-                     barrier=lambda: rt.barrier(f"case {case.id}"),
-                     warmup=case.settings.warmup, iters=case.settings.iters,
-                     sync_each=case.settings.sync == "each"):
-        samples.append(Sample(case.id, rt.process, t.phase, t.iteration, t.seconds,
-                              round=round_))
+    samples = [Sample(case.id, rt.process, "compile", 0, compile_s, round=round_),
+               *_measure(case, index, step, rt, round_)]
+    rt.mark(index, case.id, "check")
     got = faults.corrupt(fault, rt.process, index, wl.output(ctx, step()), case.workload)
     result = check(got, expected)
     work = wl.work(case)
@@ -184,6 +202,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
     fault = faults.from_env()
     steps = []
     for index, case in enumerate(lp.cases, offset):
+        rt.mark(index, case.id, "prepare")
         faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m), case.workload)
         hlo_dir = run_dir / "hlo" / lp.layout.key if plan.hlo and round_ == 0 else None
         step = run_case(case, index, rt, writer, fault, round_, hlo_dir)
@@ -204,6 +223,11 @@ def run_plan(plan: Plan, rt) -> None:
     problem = check_layout(rt, plan)
     if problem:
         raise UsageError(problem)
+    client = runtime.coordination_client() if rt.process_count > 1 else None
+    if client is not None:  # every process runs the same program, or none runs
+        from podscale.worker import preflight
+
+        preflight.check(rt, client, {**plan.to_dict(), "round": 0})
     if plan.program:  # a whole program instead of cases (podscale seed's listing)
         import importlib
 

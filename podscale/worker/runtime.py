@@ -27,6 +27,14 @@ class Runtime:
     process_count: int
     local_device_count: int
     device_count: int
+    #: where this process stands, for the stuck-rank watchdog (podscale worker); None
+    #: where a supervisor watches instead
+    progress: Any = None
+
+    def mark(self, case: int, case_id: str, phase: str, iteration: int = 0) -> None:
+        """Note progress (a few attribute writes: cheap enough for every iteration)."""
+        if self.progress is not None:
+            self.progress.mark(case, case_id, phase, iteration)
 
     def barrier(self, name: str = "podscale") -> None:
         """All processes meet here. The coordination service's barrier (a gRPC round trip,
@@ -45,6 +53,12 @@ class Runtime:
 
 _BARRIERS = itertools.count()
 BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout to catch
+
+
+def coordination_client():
+    """The coordination service's client of ``jax.distributed`` (None where JAX does not
+    expose it, or in a one-process job)."""
+    return _coordination_client()
 
 
 def _coordination_client():

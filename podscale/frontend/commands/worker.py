@@ -37,4 +37,4 @@ def run(args: argparse.Namespace) -> int:
     asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
     return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
-                     print_run=args.print_run, hosts=asked)
+                     print_run=args.print_run, hosts=asked, case_timeout=args.case_timeout)

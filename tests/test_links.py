@@ -1,0 +1,66 @@
+"""links: every link in P-1 ring shifts; a slow process among 32 named from a real run,
+and the attribution of slow processes and links on planted per-process times."""
+
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from podscale.analysis import load_run
+from podscale.analysis.links import matrices, outliers
+from tests.conftest import only_run, podscale
+
+
+def planted(n: int, slow_process: int | None = None, slow_link: tuple[int, int] | None = None):
+    """A summary and per-process medians as a links run of n processes would give: 1 ms
+    a step; a slow process takes 20 ms at every shift and its receiver waits for it; both
+    ends of a slow link take 5 ms at its shift."""
+    rows, med = [], {}
+    for k in range(1, n):
+        case = f"links@1/shard_map/float32/shift={k}/size=1024/h{n}xd1"
+        rows.append({"case_id": case, "workload": "links", "size": 1024, "hosts": n,
+                     "devices_per_host": 1, "variant": "shard_map", "dtype": "float32",
+                     "shift": str(k)})
+        for p in range(n):
+            t = 1e-3
+            if slow_process is not None and slow_process in (p, (p - k) % n):
+                t = 20e-3
+            if slow_link and slow_link in ((p, (p + k) % n), ((p - k) % n, p)):
+                t = 5e-3  # both ends of a slow link wait on it
+            med[(case, p)] = t
+    index = pd.MultiIndex.from_tuples(med, names=["case_id", "process"])
+    return pd.DataFrame(rows), pd.Series(list(med.values()), index=index)
+
+
+def test_slow_process_and_slow_link_are_named():
+    summary, med = planted(16, slow_process=5)
+    ((key, m),) = matrices(summary, med)
+    assert m.shape == (16, 16) and np.isnan(np.diag(m.to_numpy())).all()
+    procs, _ = outliers(m)
+    assert procs[procs["outlier"]]["process"].tolist() == [5]
+    summary, med = planted(16, slow_link=(3, 9))
+    ((key, m),) = matrices(summary, med)
+    procs, links = outliers(m)
+    assert not procs["outlier"].any()
+    assert (links.iloc[0]["src"], links.iloc[0]["dst"]) == (3, 9) and links.iloc[0]["outlier"]
+    assert links["outlier"].sum() == 1
+
+
+def test_a_slow_process_among_32_is_named(tmp_path):
+    """32 real processes, process 19 planted 20 ms slower in every step: 31 cases (not
+    992 pairs), and the terminal and the report name process 19."""
+    res = podscale("run", "links", "--hosts", "32", "--devices-per-host", "1", "--sizes",
+                   "1K", "--iters", "3", "--warmup", "1", "--rounds", "1", "--out",
+                   str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "slow=0.02@19:*"},
+                   timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = load_run(only_run(tmp_path))
+    assert run.cases["case_id"].nunique() == 31
+    line = next(x for x in res.stdout.splitlines() if x.startswith("# links 1024 B"))
+    assert "slow process(es) 19 (" in line, line  # named first: the slowest
+    ratios = [float(r) for r in re.findall(r"\(([\d.]+)x the others' median", line)]
+    assert ratios[0] >= 2 and all(r < ratios[0] / 2 for r in ratios[1:]), line  # by far
+    assert podscale("report", str(run.path)).returncode == 0
+    md = (run.path / "report" / "summary.md").read_text()
+    assert "## Links: links size 1024 on 32x1" in md
