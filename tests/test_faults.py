@@ -260,3 +260,69 @@ def test_killed_front_end_leaves_no_worker_and_is_shown_abandoned(tmp_path):
     assert "psum" in res.stdout
     assert podscale("report", str(run)).returncode == 0
     assert "abandoned" in (run / "report" / "summary.md").read_text()
+
+
+SPLIT_WORKLOAD = '''
+import os
+
+import numpy as np
+
+from podscale import Collective, sum_bound
+
+
+class Split(Collective):
+    """an all-reduce compiled as one psum, or as two halves where SPLIT is set"""
+
+    name, version, collective = "split", "1", "all_reduce"
+
+    def body(self, axes, x):
+        import jax
+        import jax.numpy as jnp
+
+        if not os.environ.get("SPLIT"):
+            return jax.lax.psum(x, axes)
+        h = x.shape[-1] // 2
+        return jnp.concatenate([jax.lax.psum(x[..., :h], axes),
+                                jax.lax.psum(x[..., h:], axes)], axis=-1)
+
+    def combine(self, x, case):
+        n = x.shape[-2]
+        total = x.sum(axis=-2, keepdims=True)
+        bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2, keepdims=True), total)
+        return np.broadcast_to(total, x.shape), np.broadcast_to(bound, x.shape)
+
+
+split = Split()
+'''
+
+
+def test_processes_that_compiled_different_collectives_stop_before_running(tmp_path):
+    """A workload whose compiled collectives depend on the environment, process 1 with
+    another: stopped in one line naming the case and the processes before the step ran
+    (the per-case fingerprint of the compiled collectives); the same everywhere: it runs."""
+    (tmp_path / "split.py").write_text(SPLIT_WORKLOAD)
+    args = ["run", str(tmp_path / "split.py"), "--hosts", "2", "--devices-per-host", "1",
+            "--sizes", "4K", "--variants", "shard_map", "--iters", "2", "--rounds", "1"]
+    res = podscale(*args, "--out", str(tmp_path / "a"),
+                   env={**os.environ, "PODSCALE_FAULT_ENV": "1:SPLIT=1"})
+    assert res.returncode == 2, res.stderr
+    assert "the processes compiled different collectives" in res.stderr
+    assert "collectives: process 0 '" in res.stderr and "vs process 1 '" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    run = only_run(tmp_path / "a")
+    assert '"type": "samples"' not in "".join(
+        p.read_text() for p in run.glob("records/*/*.jsonl"))  # nothing was measured
+    same = podscale(*args, "--out", str(tmp_path / "b"), env={**os.environ, "SPLIT": "1"})
+    assert same.returncode == 0, same.stderr
+
+
+def test_a_failed_join_names_who_never_joined(tmp_path):
+    """Process 1 pointed at a coordinator that is not there: the join times out, and the
+    one line says why (JAX runtime's status) and which processes never joined."""
+    res = podscale(*RUN, "--out", str(tmp_path), env={
+        **os.environ, "PODSCALE_INIT_TIMEOUT": "5",
+        "PODSCALE_FAULT_ENV": "1:PODSCALE_COORDINATOR=127.0.0.1:9"})
+    assert res.returncode == 3, res.stderr
+    assert "DEADLINE_EXCEEDED" in res.stderr and "never joined the job: process(es) 0,1" \
+        in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert "@ 0x" not in res.stderr  # not a line of the C++ stack trace

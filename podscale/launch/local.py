@@ -9,6 +9,7 @@ started (no orphans), and names the culprit with its last line of output.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -40,16 +41,37 @@ def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
     raise OSError("no free port")  # pragma: no cover - binding port 0 cannot fail this way
 
 
+#: a fatal log line of JAX's C++ runtime (absl): "F1204 09:06:03.55 6675 client.h:80] ..."
+FATAL = re.compile(r"^F\d{4} [\d:.]+\s+\d+ \S+\] (.*)")
+#: lines of a C++ stack trace, after the fatal line
+FRAMES = re.compile(r"^\s*(@\s+0x|\*\*\* Check failure|RPC: )")
+
+
 def last_line(path: Path) -> str:
-    """The last meaningful line a worker printed (the error, for a traceback)."""
+    """The last meaningful line a worker printed (the error, for a traceback; the fatal
+    message, for the C++ runtime's abort)."""
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return "(no output)"
     for line in reversed(lines):
-        if line.strip() and not line.startswith(NOISE):
+        fatal = FATAL.match(line)
+        if fatal:  # the status it carries says most: "absl::Status: DEADLINE_EXCEEDED: ..."
+            text = fatal.group(1).strip()
+            status = text.find("absl::Status:")
+            return ("the JAX runtime aborted: " + text[status:] if status >= 0 else text)[:300]
+    for line in reversed(lines):
+        if line.strip() and not line.startswith(NOISE) and not FRAMES.match(line):
             return line.strip()[:300]
     return "(no output)"
+
+
+def never_joined(watched: Sequence[Path], processes: int) -> list[int]:
+    """Processes with no record file yet: they never joined the job (a worker writes its
+    environment record right after jax.distributed.initialize)."""
+    joined = {int(p.stem.rsplit("-", 1)[1]) for p in watched
+              if p.stem.startswith("process-") and p.exists()}
+    return [i for i in range(processes) if i not in joined]
 
 
 def _mtime(path: Path) -> int:
@@ -151,8 +173,11 @@ def supervise(
             who, line = w.culprit()
             if line.startswith("podscale: error: "):
                 raise UsageError(f"{label}: {who}: {line[len('podscale: error: '):]}")
+            missing = never_joined(watched, len(workers)) if watched else []
+            absent = f"; never joined the job: process(es) {','.join(map(str, missing))}" \
+                if missing else ""
             raise WorkerFailed(
-                f"{label}: {who} {w.failure(code)}; last output: {line} (log: {w.log})"
+                f"{label}: {who} {w.failure(code)}; last output: {line}{absent} (log: {w.log})"
             )
         if all(code == 0 for code in codes):
             return

@@ -67,8 +67,10 @@ def context(case: Case, rt) -> Context:
     return Context(case, rt.process, rt.process_count, devices, mesh)
 
 
-def compile_step(step: Step, hlo_to: Path | None = None) -> tuple[Callable[[], Any], float, str]:
-    """(blocking step, compile seconds, what those seconds are); with ``hlo_to``, the
+def compile_step(step: Step, hlo_to: Path | None = None
+                 ) -> tuple[Callable[[], Any], float, str, str | None]:
+    """(blocking step, compile seconds, what those seconds are, the fingerprint of the
+    compiled program's collectives or None for pmap's first call); with ``hlo_to``, the
     optimized HLO module and its logical device order are saved there (not timed)."""
     import jax
 
@@ -82,8 +84,11 @@ def compile_step(step: Step, hlo_to: Path | None = None) -> tuple[Callable[[], A
     seconds = time.perf_counter() - start
     if hlo_to is not None:
         save_hlo(compiled if step.aot else step.fn.lower(*step.args).compile(), hlo_to)
+    from podscale.worker.preflight import collectives_fingerprint
+
+    fp = collectives_fingerprint(compiled.as_text()) if step.aot else None
     args = step.args
-    return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind
+    return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind, fp
 
 
 def save_hlo(compiled, path: Path) -> None:
@@ -134,6 +139,16 @@ def _measure(case: Case, index: int, step: Callable[[], Any], rt, round_: int) -
                              sync_each=case.settings.sync == "each")]
 
 
+def _same_program(rt, index: int, case: Case, program: str | None) -> None:
+    """Before the first collective runs: every process compiled the same collectives
+    (kinds, shapes, groups) for this case, or none goes on."""
+    client = runtime.coordination_client() if rt.process_count > 1 else None
+    if client is not None and program is not None:
+        from podscale.worker import preflight
+
+        preflight.check_program(rt, client, index, case.id, program)
+
+
 def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
              hlo_dir: Path | None = None) -> Callable[[], Any] | None:
     """Prepare, compile, warm up, time and check one case; return its step (traced pass),
@@ -152,7 +167,7 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
-        step, compile_s, kind = compile_step(wl.step(ctx, local), where)
+        step, compile_s, kind, program = compile_step(wl.step(ctx, local), where)
         if where is not None:
             import json
 
@@ -167,6 +182,7 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
         writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
         say(rt, f"case {case.id}: skipped, {reason}")
         return None
+    _same_program(rt, index, case, program)
     step = faults.wrap_step(fault, rt.process, index, step, case.workload)
     samples = [Sample(case.id, rt.process, "compile", 0, compile_s, round=round_),
                *_measure(case, index, step, rt, round_)]

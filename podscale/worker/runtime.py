@@ -70,6 +70,17 @@ def _coordination_client():
     return client if hasattr(client, "wait_at_barrier") else None
 
 
+def join_failed(process: int, coordinator: str, timeout: int, exc: Exception) -> Exception:
+    """One line on a failed join: which process, where, how long, and JAX's reason (which
+    names the processes that never joined where the coordination service knows them)."""
+    from podscale.core.errors import WorkerFailed
+
+    reason = next((line.strip() for line in str(exc).splitlines() if line.strip()),
+                  type(exc).__name__)
+    return WorkerFailed(f"process {process} could not join the job at {coordinator} within "
+                        f"{timeout}s: {reason[:300]}")
+
+
 def start() -> Runtime:
     """Configure JAX from the environment and join the distributed job."""
     import jax
@@ -82,14 +93,18 @@ def start() -> Runtime:
     coordinator = os.environ.get("PODSCALE_COORDINATOR")
     if coordinator:
         host = coordinator.rsplit(":", 1)[0]
-        jax.distributed.initialize(
-            coordinator_address=coordinator,
-            # simulated hosts: bind to loopback only; real hosts: JAX's default ([::]:port)
-            coordinator_bind_address=coordinator if host in ("127.0.0.1", "localhost") else None,
-            num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
-            process_id=int(os.environ["PODSCALE_PROCESS_ID"]),
-            initialization_timeout=int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120")),
-        )
+        process, timeout = int(os.environ["PODSCALE_PROCESS_ID"]), int(
+            os.environ.get("PODSCALE_INIT_TIMEOUT", "120"))
+        try:
+            jax.distributed.initialize(
+                coordinator_address=coordinator,
+                # simulated hosts: bind to loopback only; real hosts: JAX's default
+                coordinator_bind_address=coordinator if host in ("127.0.0.1", "localhost")
+                else None,
+                num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
+                process_id=process, initialization_timeout=timeout)
+        except Exception as exc:  # a peer never came, or the coordinator is unreachable
+            raise join_failed(process, coordinator, timeout, exc) from None
     elif os.environ.get("PODSCALE_CLUSTER") == "auto":
         try:
             jax.distributed.initialize()
