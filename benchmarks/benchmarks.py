@@ -103,7 +103,7 @@ class _SingleProcess:
                               variants=(variant,), params=(("size", (size,)),)))
         wl, ctx = load_source(case.source), context(case, runtime.start())
         local = wl.inputs(ctx)
-        step, _, _ = compile_step(wl.step(ctx, local))
+        step, *_ = compile_step(wl.step(ctx, local))
         # a planted fault (PODSCALE_FAULT, e.g. stretch=1.5@*:psum) reaches asv's timing too
         self.step = faults.wrap_step(faults.from_env(), 0, 0, step, case.workload)
         if check(wl.output(ctx, self.step()), wl.reference(ctx, local)).wrong:

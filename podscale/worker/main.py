@@ -243,7 +243,9 @@ def run_plan(plan: Plan, rt) -> None:
     if client is not None:  # every process runs the same program, or none runs
         from podscale.worker import preflight
 
-        preflight.check(rt, client, {**plan.to_dict(), "round": 0})
+        # the plan but where each host keeps its files (no shared filesystem: they differ)
+        same = {k: v for k, v in plan.to_dict().items() if k not in ("run_dir", "trace_dir")}
+        preflight.check(rt, client, {**same, "round": 0})
     if plan.program:  # a whole program instead of cases (podscale seed's listing)
         import importlib
 
