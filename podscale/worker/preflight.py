@@ -72,17 +72,21 @@ def _span(ps: list[int]) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ",".join(map(str, r)) for r in runs)
 
 
+def _compare(rt, client, prefix: str, mine: dict[str, str]) -> list[str]:
+    """Publish ``mine`` under ``prefix``, meet every process, and return what differs
+    between everyone's (see :func:`differences`)."""
+    client.key_value_set(f"{prefix}{rt.process}", json.dumps(mine), allow_overwrite=True)
+    rt.barrier(f"podscale {prefix}")
+    return differences({int(k.rsplit("/", 1)[1]): json.loads(v)
+                        for k, v in client.key_value_dir_get(prefix)})
+
+
 def check(rt, client, plan_dict: dict) -> None:
     """Publish this process's fingerprint, meet, compare every process's (UsageError on
     every process when any differs)."""
     from podscale.core.errors import UsageError
 
-    client.key_value_set(f"{PREFIX}{rt.process}", json.dumps(fingerprint(plan_dict)),
-                         allow_overwrite=True)
-    rt.barrier("podscale preflight")
-    prints = {int(k.rsplit("/", 1)[1]): json.loads(v)
-              for k, v in client.key_value_dir_get(PREFIX)}
-    found = differences(prints)
+    found = _compare(rt, client, PREFIX, fingerprint(plan_dict))
     if found:
         raise UsageError(f"the {rt.process_count} processes of this job differ, so they "
                          f"would run different programs; nothing was measured: "
@@ -126,12 +130,7 @@ def check_program(rt, client, index: int, case_id: str, program: str) -> None:
     """Every process's fingerprint of case ``index``'s compiled collectives must agree."""
     from podscale.core.errors import UsageError
 
-    prefix = f"podscale/program/{index}/"
-    client.key_value_set(f"{prefix}{rt.process}", program, allow_overwrite=True)
-    rt.barrier(f"podscale program {index}")
-    prints = {int(k.rsplit("/", 1)[1]): {"collectives": v}
-              for k, v in client.key_value_dir_get(prefix)}
-    found = differences(prints)
+    found = _compare(rt, client, f"podscale/program/{index}/", {"collectives": program})
     if found:
         raise UsageError(f"case {case_id}: the processes compiled different collectives "
                          f"(kind, shape or groups), so they would hang or measure different "
