@@ -12,7 +12,6 @@ import pandas as pd
 
 from podscale.analysis.frames import SETTINGS
 from podscale.analysis.run import Run, as_run
-from podscale.analysis.stats import round_medians
 from podscale.core.errors import UsageError
 
 #: differences that make timings incomparable (unless forced)
@@ -177,7 +176,7 @@ def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = 0.05, al
     run_a, run_b = as_run(run_a), as_run(run_b)
     ma, ca, mb, cb = run_a.manifest, run_a.cases, run_b.manifest, run_b.cases
     notes = comparable(run_a, run_b, force)
-    ra, rb = round_medians(run_a.per_iteration()), round_medians(run_b.per_iteration())
+    ra, rb = run_a.round_medians(), run_b.round_medians()
     common = sorted(set(ra["case_id"]) & set(rb["case_id"]))
     if not common:
         why = "; ".join(version_differences(ca, cb))

@@ -54,7 +54,7 @@ def samples_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
     codes = np.concatenate([np.array([code_of[str(n)] for n in p["case_names"]],
                                      dtype=np.int32)[p["case_code"]] for p in parts]) \
         if parts else np.array([], dtype=np.int32)
-    phases = np.concatenate([_phase_codes(p["phase"]) for p in parts]) if parts \
+    phases = np.concatenate([p["phase_code"] for p in parts]) if parts \
         else np.array([], dtype=np.int8)
     device = cols["device"].astype(np.int64)
     return pd.DataFrame({
@@ -65,14 +65,6 @@ def samples_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
         "seconds": cols["seconds"].astype(np.float64),
         "device": pd.arrays.IntegerArray(device, device < 0),
         "round": cols["round"].astype(np.int32)}, columns=list(SAMPLE_COLUMNS))
-
-
-def _phase_codes(phase: np.ndarray) -> np.ndarray:
-    """Phase names (validated by the reader) as codes into PHASES, per run of equal names."""
-    out = np.empty(len(phase), dtype=np.int8)
-    for i, name in enumerate(PHASES):
-        out[phase == name] = i
-    return out
 
 
 #: files from which parsing is spread over the machine's cores (each parses whole files)

@@ -1,5 +1,6 @@
-"""Links between processes from ring shifts (the ``links`` workload): the P x P matrix,
-the slowest processes and the slowest links.
+"""Links between processes from ring shifts: the P x P matrix, the slowest processes and
+the slowest links. Generic over workloads whose cases carry a ``shift`` parameter (a ring
+shift over the ``hosts`` axis: ``links``), one matrix per workload, size and layout.
 
 At shift k, process i sends to i+k and receives from i-k, all processes at once. The link
 i -> i+k takes the faster of its two ends' medians over timed iterations at shift k: both
@@ -26,11 +27,12 @@ def matrices(summary: pd.DataFrame, medians: pd.Series) -> list[tuple[dict, pd.D
     ``medians``: each process's median timed iteration per case (Run.process_medians)."""
     if "shift" not in summary.columns:
         return []
-    rows = summary[(summary["workload"] == "links") & summary["shift"].notna()]
+    rows = summary[summary["shift"].notna()]
     med = medians.rename("t").reset_index()
     med["case_id"] = med["case_id"].astype(object)
     out = []
-    for key, g in rows.groupby([k for k in KEYS if k in rows.columns], sort=False):
+    keys = [k for k in KEYS if k in rows.columns]
+    for key, g in rows.groupby(keys, sort=False):
         n = int(g["hosts"].iloc[0])
         m, own = np.full((n, n), np.nan), np.full((n, n), np.nan)
         for case_id, shift in zip(g["case_id"], g["shift"].astype(int)):
@@ -43,7 +45,7 @@ def matrices(summary: pd.DataFrame, medians: pd.Series) -> list[tuple[dict, pd.D
                     m[i, j] = min(t[i], t[j])
         frame = pd.DataFrame(m, index=range(n), columns=range(n))
         frame.attrs["own"] = np.nanmedian(own[:, 1:], axis=1).tolist() if n > 1 else []
-        out.append((dict(zip(KEYS, key)), frame))
+        out.append((dict(zip(keys, key)), frame))
     return out
 
 
@@ -78,7 +80,7 @@ def summary_lines(summary: pd.DataFrame, medians: pd.Series) -> list[str]:
     lines = []
     for key, m in matrices(summary, medians):
         procs, links = outliers(m)
-        head = f"links {key['size']} B on {key['hosts']} processes:"
+        head = f"{key['workload']} {key['size']} B on {key['hosts']} processes:"
         named = procs[procs["outlier"]]
         if named.empty:
             lines.append(f"{head} no process stands out (slowest: process "

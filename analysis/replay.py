@@ -167,7 +167,8 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
         replayed = load_run(rep)
         if len(replayed.cases):
             t2 = replayed.summary()
-            preds = scaling_models(replayed.samples, t2, predict_n=predict_n)["predictions"]
+            preds = scaling_models(replayed.samples, t2, predict_n=predict_n,
+                                   rm=replayed.round_medians())["predictions"]
     rows = [_replayed_row(s, t2, preds, predict_n) for s in (specs(inv) if len(inv) else [])]
     for r in inv[~inv.kind.isin(REPLAYABLE)].itertuples() if len(inv) else ():
         rows.append({"case_id": r.case_id, "collective": r.name, "kind": r.kind,

@@ -22,7 +22,7 @@ from podscale.analysis.formats import (
 )
 from podscale.analysis.frames import param_columns
 from podscale.analysis.run import Run, as_run
-from podscale.analysis.stats import labels, round_medians, scaling
+from podscale.analysis.stats import labels, scaling
 
 
 def environment_table(manifest, envs: pd.DataFrame, status: str | None = None) -> pd.DataFrame:
@@ -149,7 +149,7 @@ def _analyse(run: Run, across: str) -> _Analysis:
 
     samples = run.samples
     summary = with_ceilings(run.summary(across), run.device_kind)
-    rm = round_medians(run.per_iteration())
+    rm = run.round_medians()
     fitted = fits(samples, summary, rm=rm)
     summary["model_s"] = model_times(summary, fitted)
     skew = relative(samples, summary, run.process_medians())
@@ -184,7 +184,8 @@ def _link_sections(doc: _Doc, a: _Analysis) -> None:
     from podscale.analysis.links import outliers
 
     for key, m in a.links:
-        title = f"links size {key['size']} on {key['hosts']}x{key['devices_per_host']}"
+        title = (f"{key['workload']} size {key['size']} on "
+                 f"{key['hosts']}x{key['devices_per_host']}")
         doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
                     "i -> i+k: the faster end's median at shift k (us); a process or link "
                     ">= 1.3x the median is named")

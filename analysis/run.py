@@ -147,6 +147,15 @@ class Run:
             self._derived["process_medians"] = process_medians(self.samples)
         return self._derived["process_medians"]
 
+    def round_medians(self) -> pd.DataFrame:
+        """Per case and round, the median timed iteration of the max over processes
+        (kept: fits, scaling models and comparisons all start from it)."""
+        if "round_medians" not in self._derived:
+            from podscale.analysis.stats import round_medians
+
+            self._derived["round_medians"] = round_medians(self.per_iteration())
+        return self._derived["round_medians"]
+
     def per_iteration(self) -> pd.DataFrame:
         """Timed samples aggregated over processes per iteration (kept)."""
         if "per_iteration" not in self._derived:

@@ -88,23 +88,12 @@ class Samples:
 
 def pack(samples: Iterable[Sample]) -> list[Samples]:
     """Consecutive samples of the same process, case, phase, device and round as blocks."""
-    blocks: list[Samples] = []
-    run: list[Sample] = []
-
-    def close() -> None:
-        if run:
-            f = run[0]
-            blocks.append(Samples(f.case_id, f.process, f.phase, tuple(x.iteration for x in run),
-                                  tuple(x.seconds for x in run), f.device, f.round))
-            run.clear()
-
-    for sample in samples:
-        if run and (sample.case_id, sample.process, sample.phase, sample.device,
-                    sample.round) != (run[0].case_id, run[0].process, run[0].phase,
-                                      run[0].device, run[0].round):
-            close()
-        run.append(sample)
-    close()
+    blocks = []
+    for (case_id, process, phase, device, round_), group in itertools.groupby(
+            samples, key=lambda s: (s.case_id, s.process, s.phase, s.device, s.round)):
+        run = list(group)
+        blocks.append(Samples(case_id, process, phase, tuple(x.iteration for x in run),
+                              tuple(x.seconds for x in run), device, round_))
     return blocks
 
 
@@ -261,7 +250,6 @@ RECORD_TYPES: dict[str, type] = {"sample": Sample, "samples": Samples, "case": C
                                   "env": EnvRecord, "skip": SkipRecord}
 _TYPE_OF = {cls: name for name, cls in RECORD_TYPES.items()}
 _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in RECORD_TYPES.values()}
-SAMPLE_FIELDS = _FIELDS[Sample]
 
 
 def to_dict(record: Any) -> dict:
@@ -353,7 +341,8 @@ def from_dict(obj: dict) -> Any:
 def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndarray]:
     """Sample blocks (and single samples, as runs before blocks wrote them) as columns,
     validated with :class:`Sample`'s rules (ValueError or TypeError when one breaks them);
-    ``device`` is -1 where a time is the whole process's."""
+    ``device`` is -1 where a time is the whole process's; ``case_code`` and ``phase_code``
+    are codes into ``case_names`` and PHASES, for readers of many files."""
     singles = [{**o, "iterations": [o.get("iteration")], "seconds": [o.get("seconds")]}
                for o in single]
     blocks = blocks + singles
@@ -370,19 +359,21 @@ def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndar
 
     names = list(dict.fromkeys(o.get("case_id") for o in blocks))
     where = {name: i for i, name in enumerate(names)}
+    phase_of: dict[Any, int] = {name: i for i, name in enumerate(PHASES)}
     out = {"case_id": each("case_id", object), "process": each("process", np.int64),
-           # the same as codes into this file's case ids, for readers of many files
            "case_code": np.repeat(np.array([where[o.get("case_id")] for o in blocks],
                                            dtype=np.int64), n),
            "case_names": np.array(names, dtype=object),
            "phase": each("phase", object),
+           "phase_code": np.repeat(np.array([phase_of.get(o.get("phase"), -1) for o in blocks],
+                                            dtype=np.int8), n),
            "iteration": np.fromiter(itertools.chain.from_iterable(
                o["iterations"] for o in blocks), dtype=np.int64, count=int(n.sum())),
            "seconds": np.fromiter(itertools.chain.from_iterable(
                o["seconds"] for o in blocks), dtype=np.float64, count=int(n.sum())),
            "device": each("device", np.int64, -1),  # -1: the whole process
-           "round": np.repeat(np.array([o.get("round") or 0 for o in blocks], np.int64), n)}
-    ok = np.isin(out["phase"], PHASES) & (out["process"] >= 0) & (out["iteration"] >= 0) & (
+           "round": each("round", np.int64, 0)}
+    ok = (out["phase_code"] >= 0) & (out["process"] >= 0) & (out["iteration"] >= 0) & (
         out["round"] >= 0) & np.isfinite(out["seconds"]) & (out["seconds"] >= 0)
     ok &= np.repeat(np.fromiter((isinstance(o.get("case_id"), str) for o in blocks),
                                 dtype=bool, count=len(blocks)), n)

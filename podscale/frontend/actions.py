@@ -27,11 +27,10 @@ def show(run: Run) -> int:
         print("# no case completed")
         return 0
     print(render(run.summary()))
-    if "links" in set(run.cases["workload"]):
-        from podscale.analysis.links import summary_lines
+    from podscale.analysis.links import summary_lines
 
-        for line in summary_lines(run.summary(), run.process_medians()):
-            print(f"# {line}")
+    for line in summary_lines(run.summary(), run.process_medians()):  # ring-shift sweeps
+        print(f"# {line}")
     return run.wrong
 
 

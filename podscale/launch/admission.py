@@ -54,17 +54,16 @@ def admit(cases: Sequence[Case], *, force: bool = False, processes: int | None =
           have_mb: float | None = None) -> None:
     """Refuse (UsageError) a run whose largest launch would not fit in memory."""
     most, need = estimate_mb(cases, processes)
-    admit_processes(most, need / most, force=force, have_mb=have_mb)
+    admit_processes(most, need, force=force, have_mb=have_mb)
 
 
-def admit_processes(most: int, per_process_mb: float, *, force: bool = False,
+def admit_processes(most: int, need_mb: float, *, force: bool = False,
                     have_mb: float | None = None) -> None:
-    """Refuse ``most`` processes of ``per_process_mb`` each if they do not fit."""
-    need = most * per_process_mb
+    """Refuse ``most`` processes needing ``need_mb`` in all if they do not fit."""
     have = available_mb() if have_mb is None else have_mb
-    if need > have and not force:
+    if need_mb > have and not force:
         raise UsageError(
-            f"{most} processes would need about {need / 1024:.1f} GiB ({PROCESS_MB} MB per "
+            f"{most} processes would need about {need_mb / 1024:.1f} GiB ({PROCESS_MB} MB per "
             f"process plus the largest case's buffers) and this machine has "
             f"{have / 1024:.1f} GiB available: nothing was started (use fewer --hosts or "
             "smaller --sizes, or --force)")

@@ -42,7 +42,7 @@ class Runtime:
         ``multihost_utils.sync_global_devices`` (an all-gather over every device, ~6 ms)."""
         if self.process_count <= 1:
             return
-        client = _coordination_client()
+        client = coordination_client()
         if client is not None:
             client.wait_at_barrier(f"podscale-{next(_BARRIERS)}", BARRIER_TIMEOUT_MS)
             return
@@ -58,10 +58,6 @@ BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout
 def coordination_client():
     """The coordination service's client of ``jax.distributed`` (None where JAX does not
     expose it, or in a one-process job)."""
-    return _coordination_client()
-
-
-def _coordination_client():
     try:
         from jax._src import distributed
     except ImportError:  # pragma: no cover - layout of JAX internals changed

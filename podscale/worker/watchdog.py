@@ -145,8 +145,9 @@ def start(progress: Progress, client, processes: int, timeout: float,
     def watch() -> None:
         while True:
             time.sleep(period)
-            if progress.process == 0 and _try_get(client, STUCK_KEY):
-                message = _try_get(client, STUCK_KEY) or ""  # another process saw it first
+            seen = _try_get(client, STUCK_KEY) if progress.process == 0 else None
+            if seen:  # another process saw it first: process 0 records it and ends too
+                message = seen
                 print(f"podscale: error: process 0: {message}", flush=True)
                 _record(client, 0, message, on_stuck, period)
                 os._exit(EXIT_STUCK)

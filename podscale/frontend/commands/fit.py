@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from podscale.analysis.fits import fits, render
 
     loaded = load_run(args.run_dir)
-    table = fits(loaded.samples, loaded.summary())
+    table = fits(loaded.samples, loaded.summary(), rm=loaded.round_medians())
     if table.empty:
         raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 2 or more "
                          "sizes at the same other parameters)")

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.launcher == "local":  # 2,000,000 x 3 float32 vectors and their float64 copies
         from podscale.launch.admission import PROCESS_MB, admit_processes
 
-        admit_processes(layout.hosts, PROCESS_MB + 72.0, force=args.force)
+        admit_processes(layout.hosts, layout.hosts * (PROCESS_MB + 72.0), force=args.force)
     run_dir = execute([], args.out, "seed", case_timeout=args.case_timeout, mode="seed",
                       program="podscale.worker.seed:main", layouts=[layout], progress=None,
                       **launch_kwargs(args))
