@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FORMAT = "podscale.cache/2"
+FORMAT = "podscale.cache/4"
 NAME = Path("cache")
 
 
@@ -59,7 +59,7 @@ def _encode(df: pd.DataFrame, prefix: str, arrays: dict[str, np.ndarray]) -> dic
             arrays[f"{prefix}{i}"] = codes.astype(np.int32)
             columns.append({"name": name, "codes": [_plain(u) for u in uniques]})
     return {"columns": columns, "attrs": {k: v for k, v in df.attrs.items()
-                                          if isinstance(v, (list, str, int, float))}}
+                                          if isinstance(v, (list, dict, str, int, float))}}
 
 
 def _plain(value):
@@ -102,7 +102,7 @@ def load(run_dir: Path, files: list[Path]
         arrays = {name: np.load(where / f"{name}.npy", mmap_mode="r", allow_pickle=False)
                   for name in meta["arrays"]}
         frames = {name: _decode(arrays, f"{name}.", meta[name])
-                  for name in ("samples", "cases", "envs")}
+                  for name in ("samples", "cases", "envs", "ledger")}
         return frames, meta["skipped"], meta["problems"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

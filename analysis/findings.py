@@ -1,5 +1,8 @@
-"""The few facts a reader needs first, as sentences: % of ceiling, scaling at the largest
-host count, stragglers, compile cost, wrong results, noisy cases."""
+"""The few facts a reader needs first, as sentences a senior engineer would sign: each
+names its cases, compares like with like (bandwidth-bound sizes with bandwidth ceilings,
+latency-bound ones with the fitted alpha, S_half splitting them), says what it could not
+judge and why, and leaves out what is true by construction (a case against a ceiling
+measured from itself)."""
 
 from __future__ import annotations
 
@@ -9,12 +12,70 @@ from podscale.analysis.units import bytes_h, sig, time_h
 from podscale.core.case import layout_key
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
+POOR_R2 = 0.9  # a fit explaining less of the variance is reported as poor
+SELF = {"stream read": ("stream",), "transfer between processes": ("pairs", "ppermute")}
 
 
 def _case(r: pd.Series) -> str:
-    size = f" size {int(r['size'])}" if "size" in r.index and pd.notna(r["size"]) else ""
+    size = f" {bytes_h(r['bytes_per_device'])}" if r.get("bytes_per_device", 0) > 0 else ""
     lay = layout_key(r["hosts"], r["devices_per_host"])
     return f"{r['workload']} {r['variant']} {r['dtype']}{size} on {lay}"
+
+
+def _names(df: pd.DataFrame, most: int = 4) -> str:
+    names = [_case(r) for _, r in df.head(most).iterrows()]
+    more = len(df) - most
+    return "; ".join(names) + (f"; and {more} more" if more > 0 else "")
+
+
+def self_ceiling(r: pd.Series) -> bool:
+    """A ceiling measured in the run from this case's own workload: 100% by construction."""
+    label = str(r.get("ceiling", ""))
+    return "this run" in label and any(
+        key in label and r["workload"] in owners for key, owners in SELF.items())
+
+
+def ceiling_findings(summary: pd.DataFrame) -> list[str]:
+    """% of ceiling over bandwidth-bound cases only; latency-bound ones against alpha."""
+    if "pct_ceiling" not in summary or not summary["pct_ceiling"].notna().any():
+        return ["no ceiling applies to this run's cases (see the Ceilings section)"]
+    s = summary.dropna(subset=["pct_ceiling"])
+    s = s[~s.apply(self_ceiling, axis=1)]
+    regime = s["regime"] if "regime" in s else pd.Series(None, index=s.index)
+    bw, lat, unknown = s[regime == "bandwidth"], s[regime == "latency"], s[regime.isna()]
+    out = []
+    if len(bw):
+        best, worst = bw.loc[bw["pct_ceiling"].idxmax()], bw.loc[bw["pct_ceiling"].idxmin()]
+        out.append(f"bandwidth-bound cases (size >= S_half of their fit): best "
+                   f"{sig(best.pct_ceiling)}% of ceiling, {_case(best)} ({best.ceiling}); "
+                   f"worst {sig(worst.pct_ceiling)}%, {_case(worst)}")
+    if len(lat):
+        top = lat.loc[lat["alpha_us"].idxmax()]
+        out.append(f"{len(lat)} latency-bound case(s) (size < S_half) are held against their "
+                   f"fitted alpha, not a bandwidth: median alpha "
+                   f"{time_h(lat['alpha_us'].median() / 1e6)}, largest "
+                   f"{time_h(top.alpha_us / 1e6)} ({_case(top)}, S_half "
+                   f"{bytes_h(top.s_half_bytes)})")
+    if len(unknown):
+        out.append(f"{len(unknown)} case(s) not held against a ceiling: their size sweep has "
+                   "no fit to say whether they are latency- or bandwidth-bound")
+    return out
+
+
+def fit_findings(fitted: pd.DataFrame) -> list[str]:
+    out = []
+    too_few = fitted.attrs.get("too_few", 0)
+    if too_few:
+        out.append(f"{too_few} size sweep(s) have 2 sizes: not fitted (alpha and beta need 3 "
+                   "or more sizes to be checked; add --sizes)")
+    poor = fitted[fitted["r2"] < POOR_R2] if len(fitted) else fitted
+    if len(poor):
+        worst = poor.loc[poor["r2"].idxmin()]
+        out.append(f"{len(poor)} of {len(fitted)} fit(s) explain the times poorly (r2 < "
+                   f"{POOR_R2}; worst {worst.r2:.2f}, {worst.workload} {worst.variant} on "
+                   f"{layout_key(worst.hosts, worst.devices_per_host)}): treat their alpha "
+                   "and beta as rough")
+    return out
 
 
 def _scaling_models(scaled: dict) -> list[str]:
@@ -40,26 +101,33 @@ def _scaling_models(scaled: dict) -> list[str]:
     return out
 
 
+def _spread(summary: pd.DataFrame) -> list[str]:
+    """The largest spread between the processes that take part in a case."""
+    multi = summary[(summary["hosts"] > 1) & summary["rank_min_s"].notna()].copy()
+    if multi.empty:
+        return []
+    multi["spread"] = multi["rank_max_s"] / multi["rank_min_s"]
+    top = multi.nlargest(1, "spread").iloc[0]
+    return [f"largest spread between the processes taking part: {top.spread:.2f}x between "
+            f"the slowest and fastest process's median ({_case(top)})"]
+
+
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
-             scaled: dict | None = None, slowest: pd.DataFrame | None = None) -> list[str]:
-    """Sentences, most important first; each names the case it is about."""
+             scaled: dict | None = None, slowest: pd.DataFrame | None = None,
+             fitted: pd.DataFrame | None = None) -> list[str]:
+    """Sentences, most important first; each names the cases it is about."""
     out: list[str] = []
     wrong = summary[summary["wrong"] > 0]
     if len(wrong):
-        out.append(f"WRONG RESULTS in {len(wrong)} case(s), e.g. {_case(wrong.iloc[0])}: "
+        out.append(f"WRONG RESULTS in {len(wrong)} case(s): {_names(wrong)}; "
                    f"{int(wrong['wrong'].sum())} output element(s) outside the bound")
-    if "pct_ceiling" in summary and summary["pct_ceiling"].notna().any():
-        s = summary.dropna(subset=["pct_ceiling"])
-        best, worst = s.loc[s["pct_ceiling"].idxmax()], s.loc[s["pct_ceiling"].idxmin()]
-        line = (f"best {sig(best.pct_ceiling)}% of ceiling: {_case(best)} ({best.ceiling}); "
-                f"worst {sig(worst.pct_ceiling)}%: {_case(worst)} ({worst.ceiling})")
-        above = s[s["pct_ceiling"] > 100]
-        if len(above):
-            line += (f". {len(above)} case(s) exceed their ceiling: a ceiling measured in the "
-                     "run is the best of one kind of transfer, not a bound on another")
-        out.append(line)
-    else:
-        out.append("no ceiling applies to this run's cases (see the Ceilings section)")
+    if "unchecked" in summary and (summary["unchecked"] > 0).any():
+        un = summary[summary["unchecked"] > 0]
+        out.append(f"{int(un['unchecked'].sum())} output element(s) in {len(un)} case(s) "
+                   f"were not verified (rounding bound too loose, no exact check): "
+                   f"{_names(un)}")
+    out += ceiling_findings(summary)
+    out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))
     if not scaling.empty:
         top = scaling[scaling["hosts"] == scaling["hosts"].max()]
         for kind, g in top.groupby("kind"):
@@ -78,19 +146,16 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"{top.median_relative:.2f}x its cases' median process (slowest in "
                    f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
                    f"{top.worst_relative:.2f}x in {top.worst_case})")
-    if "rank_max_s" in summary and (summary["hosts"] > 1).any():
-        multi = summary[summary["hosts"] > 1].copy()
-        multi["spread"] = multi["rank_max_s"] / multi["rank_min_s"]
-        top = multi.nlargest(1, "spread").iloc[0]
-        out.append(f"largest per-process spread: {top.spread:.2f}x between the slowest and "
-                   f"fastest process's median ({_case(top)})")
+    out += _spread(summary)
     if "compile_s" in summary and summary["compile_s"].notna().any():
         c = summary.loc[summary["compile_s"].idxmax()]
         out.append(f"compile: median {time_h(summary['compile_s'].median())}, largest "
                    f"{time_h(c.compile_s)} ({_case(c)})")
     if "round_cv" in summary:
-        noisy = summary[summary["round_cv"] > NOISY_CV]
+        noisy = summary[summary["round_cv"] > NOISY_CV].sort_values("round_cv",
+                                                                    ascending=False)
         if len(noisy):
             out.append(f"{len(noisy)} of {len(summary)} cases are noisy (their rounds' "
-                       f"medians spread more than {NOISY_CV:.0%}): compare them with care")
+                       f"medians spread more than {NOISY_CV:.0%}; compare them with care): "
+                       f"{_names(noisy)}")
     return out

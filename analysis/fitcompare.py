@@ -49,7 +49,7 @@ def render(table: pd.DataFrame) -> str:
     lines = ["# fits: alpha and beta of A vs B per size sweep (t = alpha + S/beta over round "
              "medians, 95% bootstrap intervals; changed: the intervals do not overlap)"]
     if table.empty:
-        return lines[0] + "\n# no size sweep (2+ sizes) in both runs"
+        return lines[0] + "\n# no size sweep (3+ sizes) in both runs"
     for r in table.itertuples():
         lay = layout_key(r.hosts, r.devices_per_host)
         what = f"{r.workload} {r.variant} {r.dtype} {r.axes} {lay}"

@@ -27,6 +27,7 @@ COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", 
            "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
            "beta_lo", "beta_hi", "s_half_bytes", "r2"]
 KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host"]
+MIN_SIZES = 3  # two sizes determine alpha and beta exactly: no fit, no check of the model
 
 
 def _fit(x: np.ndarray, y: np.ndarray, iters: int = 8, scale: float = 0.1) -> np.ndarray:
@@ -76,15 +77,16 @@ def fit_points(x: np.ndarray, y: np.ndarray, boot: int = 400, seed: int = 0) -> 
 def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
          rm: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per size sweep (``COLUMNS``, then the workloads' other parameters, e.g.
-    ``op`` and ``algorithm``); sweeps with fewer than 2 sizes are left out.
-    ``rm``: the samples' round medians, if already computed."""
+    ``op`` and ``algorithm``); sweeps with fewer than :data:`MIN_SIZES` sizes are left
+    out and counted in ``attrs["too_few"]`` (those with 2). ``rm``: the samples' round
+    medians, if already computed."""
     rm = round_medians(per_iteration(samples)) if rm is None else rm
     meta = summary.set_index("case_id")
     others = [c for c in param_columns(summary) if c != "size"]
     keys = KEYS + [c for c in others if c in meta.columns]
     rm = rm.join(meta[keys + ["bytes_per_device", "bytes_per_process", "collective",
                               "participants"]], on="case_id")
-    rows = []
+    rows, too_few = [], 0
     for key, g in rm.groupby(keys, dropna=False, sort=True):
         first = g.iloc[0]
         n = int(first["participants"]) if pd.notna(first["participants"]) else 1
@@ -93,7 +95,8 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
             x, basis = g["bytes_per_device"].to_numpy(float) * factor, "busbw"
         else:
             x, basis = g["bytes_per_process"].to_numpy(float), "bytes/process"
-        if len(np.unique(x)) < 2:
+        if len(np.unique(x)) < MIN_SIZES:
+            too_few += len(np.unique(x)) > 1
             continue
         f = fit_points(x, g["median"].to_numpy(float), boot=boot)
         d = dict(zip(keys, key))
@@ -104,19 +107,31 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
                      "beta_lo": f["beta_lo"] / 1e9, "beta_hi": f["beta_hi"] / 1e9,
                      "s_half_bytes": f["s_half"], "r2": f["r2"]})
     extra = [k for k in keys if k not in COLUMNS]  # the workloads' other parameters
-    return pd.DataFrame(rows, columns=COLUMNS + extra)
+    out = pd.DataFrame(rows, columns=COLUMNS + extra)
+    out.attrs["too_few"] = too_few
+    return out
 
 
 def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
     """The fitted time in seconds, alpha + x/beta, of every case of ``summary`` whose size
     sweep has a row in ``table`` (x in that row's basis); NaN elsewhere."""
+    return regimes(summary, table)["model_s"]
+
+
+def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """Per case of ``summary``: ``model_s`` (alpha + x/beta), its sweep's ``alpha_us``,
+    ``s_half_bytes`` and ``r2``, and ``regime``: "bandwidth" where x >= S_half (the size
+    at half of beta: the transfer term dominates), "latency" below, None without a fit."""
+    cols = ["model_s", "alpha_us", "s_half_bytes", "r2", "regime"]
     if table.empty:
-        return pd.Series(np.nan, index=summary.index)
+        return pd.DataFrame({c: np.nan for c in cols}, index=summary.index).astype(
+            {"regime": object})
     others = [c for c in param_columns(summary) if c != "size" and c in table.columns]
     keys = KEYS + others
     left = summary[keys + ["bytes_per_device", "bytes_per_process", "collective",
                            "participants"]].astype({c: object for c in others})
-    right = table[keys + ["alpha_us", "beta_GBps", "basis"]].astype({c: object for c in others})
+    right = table[keys + ["alpha_us", "beta_GBps", "basis", "s_half_bytes", "r2"]].astype(
+        {c: object for c in others})
     m = left.merge(right, on=keys, how="left")
     factor = [bus_factor(c, int(n)) if n > 1 else None
               for c, n in zip(m["collective"], m["participants"])]
@@ -124,7 +139,11 @@ def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
                  m["bytes_per_device"] * pd.Series([f or np.nan for f in factor]),
                  m["bytes_per_process"])
     t = m["alpha_us"] * 1e-6 + x / (m["beta_GBps"] * 1e9)
-    return pd.Series(t.to_numpy(float), index=summary.index)
+    regime = np.where(m["s_half_bytes"].isna(), None,
+                      np.where(x >= m["s_half_bytes"], "bandwidth", "latency"))
+    return pd.DataFrame({"model_s": t.to_numpy(float), "alpha_us": m["alpha_us"].to_numpy(float),
+                         "s_half_bytes": m["s_half_bytes"].to_numpy(float),
+                         "r2": m["r2"].to_numpy(float), "regime": regime}, index=summary.index)
 
 
 def render(table: pd.DataFrame) -> str:

@@ -22,6 +22,7 @@ from podscale.core.records import (
     PHASES,
     CaseRecord,
     EnvRecord,
+    LedgerRecord,
     Manifest,
     SkipRecord,
     read_columns,
@@ -33,8 +34,10 @@ IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_hos
 SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
 MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
             "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
-            "checked", "wrong", "max_error", "result"]
+            "checked", "wrong", "max_error", "result", "unchecked", "exact_checked",
+            "group_members", "takes_part", "program"]
 FIXED = IDENTITY + SETTINGS + MEASURED
+_UNITS = "_units"  # a row's parameter units, gathered into the frame's attrs
 SAMPLE_COLUMNS = ("case_id", "process", "phase", "iteration", "seconds", "device", "round")
 
 
@@ -109,7 +112,18 @@ def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     envs = pd.DataFrame([vars(r) for r in other if isinstance(r, EnvRecord)])
     # cases the backend could not run: case id -> reason (no samples, no check)
     skipped = {r.case_id: r.reason for r in other if isinstance(r, SkipRecord)}
-    return samples_frame(parts), case_df, envs, skipped, problems
+    return samples_frame(parts), case_df, envs, ledger_frame(other), skipped, problems
+
+
+def ledger_frame(records: list) -> pd.DataFrame:
+    """One row per process and layout of a launch: ``phase.<name>`` seconds and
+    ``mark.<name>`` wall-clock times (:class:`LedgerRecord`)."""
+    rows = [{"process": r.process, "layout": r.layout, "round": r.round,
+             **{f"phase.{k}": v for k, v in r.phases.items()},
+             **{f"mark.{k}": v for k, v in r.marks.items()}}
+            for r in records if isinstance(r, LedgerRecord)]
+    return pd.DataFrame(rows, columns=list(dict.fromkeys(
+        ["process", "layout", "round", *(k for row in rows for k in row)])))
 
 
 def _column(param: str) -> str:
@@ -129,25 +143,32 @@ def _case_row(r: CaseRecord) -> dict:
     for name, value in c.get("params", {}).items():
         row[_column(name)] = value
     row.update({k: getattr(r, k) for k in MEASURED})
+    row[_UNITS] = {c["workload"]: {_column(k): v for k, v in (r.units or {}).items()}}
     return row
 
 
 def cases_frame(cases: list[CaseRecord]) -> pd.DataFrame:
-    """One row per case record: identity, parameters, settings, work and check."""
+    """One row per case record: identity, parameters, settings, work and check;
+    ``attrs["units"]``: what each parameter's values count, as the workloads declared."""
     return _rows_frame([_case_row(r) for r in cases])
 
 
 def _rows_frame(rows: list[dict]) -> pd.DataFrame:
+    units: dict[str, dict[str, str]] = {}  # workload -> parameter -> unit
+    for row in rows:
+        for workload, of in (row.pop(_UNITS, None) or {}).items():
+            units.setdefault(workload, {}).update(of)
     fixed = set(FIXED)
     params = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
     df = pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + MEASURED)
     df.attrs["params"] = params
+    df.attrs["units"] = units
     return df
 
 
 def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                        dict[str, str], tuple[str, ...]]:
-    """(manifest, samples, cases, envs, skipped, record lines left out) of a run, for
+                                        dict[str, str], tuple[str, ...], pd.DataFrame]:
+    """(manifest, samples, cases, envs, skipped, record lines left out, ledger) of a run, for
     :meth:`podscale.analysis.run.Run.load`: through the run's columnar cache
     (:mod:`podscale.analysis.cache`) when it is current, which is written when it is not."""
     if not run_dir.is_dir():
@@ -158,11 +179,12 @@ def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.
     if hit is not None:
         frames, skipped, problems = hit
         samples, case_df, envs = frames["samples"], frames["cases"], frames["envs"]
+        ledger = frames["ledger"]
     else:
-        samples, case_df, envs, skipped, problems = _from_records(files)
+        samples, case_df, envs, ledger, skipped, problems = _from_records(files)
         if files:
-            cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs},
-                       skipped, problems)
-    for df in (samples, case_df, envs):
+            cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs,
+                                        "ledger": ledger}, skipped, problems)
+    for df in (samples, case_df, envs, ledger):
         df.attrs["run_id"] = manifest.run_id
-    return manifest, samples, case_df, envs, skipped, tuple(problems)
+    return manifest, samples, case_df, envs, skipped, tuple(problems), ledger

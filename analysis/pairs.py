@@ -40,6 +40,17 @@ def matrices(summary: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[dict, p
     return out
 
 
+def pair_table(m: pd.DataFrame) -> pd.DataFrame:
+    """A matrix for reading: rows "from P", columns "to P", microseconds to 3 figures,
+    "-" where no transfer runs (a process to itself)."""
+    from podscale.analysis.units import sig
+
+    out = m.map(lambda v: "-" if pd.isna(v) else sig(float(v)))
+    out.index = [f"from {int(p)}" for p in m.index]
+    out.columns = [f"to {int(p)}" for p in m.columns]
+    return out.rename_axis("time (us)").reset_index()
+
+
 def outliers(summary: pd.DataFrame, samples: pd.DataFrame,
              threshold: float = 1.3) -> pd.DataFrame:
     """Per matrix: each process's median pair time, and which one stands out (if any)."""

@@ -113,6 +113,9 @@ def scaling_params(spec: dict) -> list[dict]:
     return out
 
 
+UNSTABLE_CV = 0.1  # a step varying more between rounds makes its share uncertain
+
+
 def replay_run(run_dir: Path) -> Path | None:
     """The replay run made inside ``run_dir`` (the newest), if any."""
     found = sorted(p.parent for p in Path(run_dir).glob("*-replay/run.json"))
@@ -137,6 +140,7 @@ def _replayed_row(s: dict, t2: pd.DataFrame | None, preds: pd.DataFrame | None,
            "participants": s["n"], "groups": s["params"]["groups"].count("|") + 1,
            "count": count, "time_s": t, "total_s": t * (count or 1),
            "busbw": float(hit.busbw) if hit is not None else float("nan"),
+           "replay_case": hit.case_id if hit is not None else None,
            "replayed_as": f"{s['dtype']} x {s['params']['size']} B" +
                           (" (rounded)" if s["rounded"] else ""), "note": ""}
     if count is None:
@@ -162,11 +166,12 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
     run = load_run(run_dir)
     step = run.summary().set_index("case_id")["time_s"] if len(run.cases) else pd.Series()
     rep = replay_run(run_dir)
-    t2 = preds = None
+    t2 = preds = rm2 = None
     if rep is not None:
         replayed = load_run(rep)
         if len(replayed.cases):
             t2 = replayed.summary()
+            rm2 = replayed.round_medians().set_index(["case_id", "round"])["median"]
             preds = scaling_models(replayed.samples, t2, predict_n=predict_n,
                                    rm=replayed.round_medians())["predictions"]
     rows = [_replayed_row(s, t2, preds, predict_n) for s in (specs(inv) if len(inv) else [])]
@@ -179,12 +184,17 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
     seen = pd.read_csv(traced).groupby("case_id")[["collective_us", "overlap_us"]].median() \
         if traced.exists() else pd.DataFrame(columns=["collective_us", "overlap_us"])
     steps = []
+    rm1 = run.round_medians().set_index(["case_id", "round"])["median"] \
+        if len(run.cases) else pd.Series(dtype=float)
     for case_id, t in step.items():
         part = table[table.case_id == case_id] if len(table) else table
         comm = float(part["total_s"].sum()) if len(part) and "total_s" in part else 0.0
         trace = seen.loc[case_id] if case_id in seen.index else None
         steps.append({"case_id": case_id, "step_s": float(t), "collectives_s": comm,
                       "share": comm / t if t > 0 else float("nan"), "overlaps": comm > t,
+                      **round_shares(rm1.xs(case_id, level="case_id")
+                                     if case_id in rm1.index.get_level_values(0)
+                                     else pd.Series(dtype=float), part, rm2),
                       "trace_collective_s": trace.collective_us * 1e-6 if trace is not None
                       else float("nan"),
                       "trace_overlap_s": trace.overlap_us * 1e-6 if trace is not None
@@ -195,6 +205,27 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
     return {"collectives": table, "steps": pd.DataFrame(steps), "predict_n": tuple(predict_n)}
 
 
+def round_shares(step_rounds: pd.Series, part: pd.DataFrame, rm2: pd.Series | None) -> dict:
+    """The share of the step per round (round r of the step beside round r of the replay:
+    each a separate launch), its range, and the step's own spread between rounds."""
+    out = {"share_lo": float("nan"), "share_hi": float("nan"), "share_rounds": 0,
+           "step_cv": float("nan")}
+    if len(step_rounds) > 1:
+        out["step_cv"] = float(step_rounds.std() / step_rounds.mean())
+    if rm2 is None or not len(part) or "replay_case" not in part or \
+            part["replay_case"].isna().any():
+        return out
+    shares = []
+    for r, t in step_rounds.items():
+        keys = [(c, r) for c in part["replay_case"]]
+        if t > 0 and all(k in rm2.index for k in keys):
+            counts = part["count"].fillna(1).to_numpy(float)
+            shares.append(float((rm2.loc[keys].to_numpy(float) * counts).sum()) / t)
+    if shares:
+        out.update(share_lo=min(shares), share_hi=max(shares), share_rounds=len(shares))
+    return out
+
+
 def sentences(res: dict) -> list[str]:
     """What the replay says, per step."""
     from podscale.analysis.units import time_h
@@ -203,6 +234,13 @@ def sentences(res: dict) -> list[str]:
     for s in res["steps"].itertuples():
         line = (f"{s.case_id}: replayed collectives {time_h(s.collectives_s)} per step = "
                 f"{s.share:.0%} of the measured step ({time_h(s.step_s)})")
+        if s.share_rounds > 1:
+            line += (f"; {s.share_lo:.0%} to {s.share_hi:.0%} over {s.share_rounds} rounds "
+                     "(round r of the step beside round r of the replay)")
+        if s.step_cv > UNSTABLE_CV:
+            line += (f". WARNING: the step itself varies {s.step_cv:.0%} between rounds, so "
+                     "its share is uncertain; measure with more --rounds or on a quieter "
+                     "machine")
         if s.overlaps:
             line += ("; more than the step itself: the step overlaps its collectives with "
                      "compute (or runs them faster than alone)")
@@ -211,6 +249,12 @@ def sentences(res: dict) -> list[str]:
             out.append(f"{s.case_id}: in the profiler trace, collectives take "
                        f"{time_h(s.trace_collective_s)} of a step, "
                        f"{time_h(s.trace_overlap_s)} of it overlapping other ops")
+        missing = [n for n in res["predict_n"] if getattr(s, f"pred_{n}_s") !=
+                   getattr(s, f"pred_{n}_s")]
+        if missing:
+            out.append(f"{s.case_id}: no prediction at n={', '.join(map(str, missing))}: a "
+                       "scaling model needs each replayed collective at 3 or more group "
+                       "sizes, which this layout's devices did not give every one of them")
         for n in res["predict_n"]:
             pred = getattr(s, f"pred_{n}_s")
             if pred == pred:

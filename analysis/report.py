@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis import modelplots, plots
+from podscale.analysis import modelplots, plots, sections
 from podscale.analysis.formats import (
     ceiling_table,
     cell,
     fits_table,
     heldout_table,
-    markdown_table,
     predictions_table,
     workload_table,
 )
 from podscale.analysis.frames import param_columns
 from podscale.analysis.run import Run, as_run
+from podscale.analysis.sections import Doc
 from podscale.analysis.stats import labels, scaling
 
 
@@ -76,50 +74,6 @@ def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-class _Doc:
-    """Collects HTML and Markdown side by side; every string is escaped once, here."""
-
-    def __init__(self, title: str) -> None:
-        self.title, self.html, self.md = title, [], [f"# {title}", ""]
-
-    def heading(self, text: str, note: str = "") -> None:
-        self.html.append(f"<h2>{html.escape(text)}</h2>")
-        self.md += [f"## {text}", ""]
-        if note:
-            self.html.append(f"<p class='note'>{html.escape(note)}</p>")
-            self.md += [note, ""]
-
-    def table(self, df: pd.DataFrame, md: bool = True, collapsed: str = "") -> None:
-        """A table; ``collapsed``: folded away under that summary line (HTML)."""
-        body = df.to_html(index=False, escape=True, border=0, classes="tbl")
-        self.html.append(f"<details><summary>{html.escape(collapsed)}</summary>{body}"
-                         "</details>" if collapsed else body)
-        if md:
-            self.md += [markdown_table(df), ""]
-
-    def bullets(self, items: list[str]) -> None:
-        self.html.append("<ul class='findings'>" + "".join(
-            f"<li>{html.escape(i)}</li>" for i in items) + "</ul>")
-        self.md += [f"- {i}" for i in items] + [""]
-
-    def figure(self, fig, alt: str) -> None:
-        if fig is None:
-            return
-        data = base64.b64encode(plots.png(fig)).decode()
-        self.html.append(f"<figure><img alt='{html.escape(alt, quote=True)}' "
-                         f"src='data:image/png;base64,{data}'/></figure>")
-
-    def render(self) -> str:
-        style = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
-                 ".tbl{border-collapse:collapse;font-size:12px}.tbl td,.tbl th{padding:2px 8px;"
-                 "border-bottom:1px solid #ddd;text-align:right}.note{color:#555}"
-                 "img{max-width:100%}.findings li{margin:4px 0;font-size:15px}"
-                 "summary{cursor:pointer;color:#245}")
-        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
-                f"{html.escape(self.title)}</title><style>{style}</style></head><body>"
-                f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
-
-
 @dataclass
 class _Analysis:
     """Everything a report shows, derived once from the run."""
@@ -137,11 +91,22 @@ class _Analysis:
     scaled: dict
     status: str = "complete"
     links: list = field(default_factory=list)
+    ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+VARIANTS_NOTE = (
+    "since JAX 0.8 pmap is implemented with jit and shard_map (0.10 removed the old "
+    "implementation), so both variants compile the same kind of program and their "
+    "collectives should match (the per-case program fingerprint shows it). What this "
+    "comparison still measures is the API path around it: pmap's host-local inputs and "
+    "outputs, its per-call dispatch and argument handling, and its first call compiling "
+    "(pmap's compile figure includes an execution); a difference here is overhead in "
+    "that path, not a different collective")
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
     from podscale.analysis.ceilings import with_ceilings
-    from podscale.analysis.fits import fits, model_times
+    from podscale.analysis.fits import fits, regimes
     from podscale.analysis.links import matrices as link_matrices
     from podscale.analysis.pairs import outliers
     from podscale.analysis.scalemodel import scaling_models
@@ -151,52 +116,16 @@ def _analyse(run: Run, across: str) -> _Analysis:
     summary = with_ceilings(run.summary(across), run.device_kind)
     rm = run.round_medians()
     fitted = fits(samples, summary, rm=rm)
-    summary["model_s"] = model_times(summary, fitted)
+    reg = regimes(summary, fitted)
+    summary[list(reg.columns)] = reg
     skew = relative(samples, summary, run.process_medians())
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm), run.status_text,
-                     link_matrices(summary, run.process_medians()))
+                     link_matrices(summary, run.process_medians()), run.ledger)
 
 
-def _pair_sections(doc: _Doc, a: _Analysis) -> None:
-    """Each pair matrix as a heatmap and a table, then the pair outliers."""
-    from podscale.analysis.pairs import matrices
-
-    for key, m in matrices(a.summary, a.samples):
-        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
-                 f"on {key['hosts']}x{key['devices_per_host']}")
-        doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
-                    "iterations of the max over the two processes; rows: source, columns: "
-                    "destination")
-        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
-        doc.table(m.reset_index().rename(columns=str), collapsed="the matrix")
-    if not a.named.empty:
-        doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
-                                     "when its median is >= 1.3x the other processes'")
-        doc.table(a.named)
-    _link_sections(doc, a)
-
-
-def _link_sections(doc: _Doc, a: _Analysis) -> None:
-    """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
-    processes and links."""
-    from podscale.analysis.links import outliers
-
-    for key, m in a.links:
-        title = (f"{key['workload']} size {key['size']} on "
-                 f"{key['hosts']}x{key['devices_per_host']}")
-        doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
-                    "i -> i+k: the faster end's median at shift k (us); a process or link "
-                    ">= 1.3x the median is named")
-        if len(m) <= 64:
-            doc.figure(plots.pair_heatmap(m * 1e6, title), f"links {title}")
-        procs, links = outliers(m)
-        doc.table(procs.head(8).map(cell))
-        doc.table(links.map(cell))
-
-
-def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
+def _plots(doc: Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
     summary = a.summary
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
@@ -216,23 +145,27 @@ def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
         doc.figure(modelplots.scaling_predictions(a.scaled), "scaling predictions")
         if not a.scaled["heldout"].empty:
             doc.table(heldout_table(a.scaled["heldout"]))
-    doc.heading("Scaling efficiency vs hosts",
-                "weak: same size per process, T(1)/T(H); strong: same total size, "
-                "T(1)/(H*T(H)), where the grid has the matching sizes")
-    doc.figure(plots.scaling_efficiency(a.eff), "scaling efficiency")
-    _pair_sections(doc, a)
-    doc.heading("Per-process skew", "each process's median time in each multi-host case "
-                "relative to the case's median over processes (analysis/skew.py); the "
-                "slowest processes named below")
-    doc.figure(modelplots.process_skew(a.skew), "per-process skew")
-    if not a.slow.empty:
-        doc.table(a.slow.map(cell))
-    doc.heading("pmap vs shard_map")
-    doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
+    if not a.eff.empty:  # needs the same case at 1 and more hosts
+        doc.heading("Scaling efficiency vs hosts",
+                    "weak: same size per process, T(1)/T(H); strong: same total size, "
+                    "T(1)/(H*T(H)), where the grid has the matching sizes")
+        doc.figure(plots.scaling_efficiency(a.eff), "scaling efficiency")
+    sections.pair_sections(doc, a)
+    if not a.skew.empty:  # multi-host cases only
+        doc.heading("Per-process skew", "each process's median time in each multi-host "
+                    "case relative to the case's median over the processes taking part "
+                    "(analysis/skew.py); the slowest processes named below")
+        doc.figure(modelplots.process_skew(a.skew), "per-process skew")
+        if not a.slow.empty:
+            doc.table(a.slow.map(cell))
+    if summary["variant"].nunique() > 1 and {"pmap", "shard_map"} <= set(summary["variant"]):
+        doc.heading("pmap vs shard_map", VARIANTS_NOTE)
+        doc.figure(plots.variant_comparison(summary), "pmap vs shard_map")
     doc.heading("Compile times", "ahead-of-time lower+compile only; pmap's figure is its "
                                  "first call (incl. execution and waiting for peers) and is "
                                  "left out of this plot (it is in the tables)")
     doc.figure(plots.compile_times(summary), "compile times")
+    sections.ledger_section(doc, a.ledger)
     steps, lag = _trace_tables(run_dir)
     if not steps.empty:
         doc.heading("Trace-derived device time", "from the separate traced pass (XProf traces)")
@@ -247,7 +180,7 @@ def _plots(doc: _Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
         section(doc)
 
 
-def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
+def _tables(doc: Doc, a: _Analysis, across: str) -> None:
     summary = a.summary
     doc.heading("Tables", "every figure above, in full (collapsed: click to open)")
     if not a.fitted.empty:
@@ -280,6 +213,7 @@ def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
         doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
                                             "bandwidths in GB/s.")
         doc.table(workload_table(part), collapsed=f"{len(part)} case(s)")
+    sections.program_section(doc, summary)
     if a.skipped:
         doc.heading("Skipped cases", "the backend does not implement them (no samples)")
         doc.table(pd.DataFrame(sorted(a.skipped.items()), columns=["case", "reason"]))
@@ -289,13 +223,13 @@ def _tables(doc: _Doc, a: _Analysis, across: str) -> None:
     doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
 
 
-def build(run: Run | Path, across: str = "max", extra_sections=()) -> _Doc:
+def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
     from podscale.analysis.findings import findings
 
     run = as_run(run)
     run_dir = run.path
-    doc = _Doc(f"podscale report: {run.run_id}")
+    doc = Doc(f"podscale report: {run.run_id}")
     if run.cases.empty:
         doc.heading("Results", "No case completed in this run.")
         doc.heading("Environment")
@@ -307,7 +241,10 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> _Doc:
         f"this run is {run.status_text}: what follows covers the cases it finished"]
     if run.problems:
         status.append(run.problems_text())
-    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow))
+    from podscale.analysis.ledger import sentences as wall_time
+
+    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted)
+                + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
         from podscale.analysis import replay
 

@@ -41,6 +41,8 @@ class Run:
     skipped: Mapping[str, str] = field(default_factory=dict)
     #: record lines that could not be read and were left out, each "file:line: why"
     problems: tuple[str, ...] = ()
+    #: where each process's wall time went, per layout of a launch (worker.ledger)
+    ledger: pd.DataFrame = field(default_factory=lambda: _empty())
     _derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +84,7 @@ class Run:
         import socket
         import time
 
-        from podscale.core.records import HEARTBEAT
+        from podscale.core.manifest import HEARTBEAT
 
         sup = self.manifest.supervisor or {}
         try:
@@ -144,7 +146,7 @@ class Run:
         if "process_medians" not in self._derived:
             from podscale.analysis.stats import process_medians
 
-            self._derived["process_medians"] = process_medians(self.samples)
+            self._derived["process_medians"] = process_medians(self.participants())
         return self._derived["process_medians"]
 
     def round_medians(self) -> pd.DataFrame:
@@ -161,8 +163,31 @@ class Run:
         if "per_iteration" not in self._derived:
             from podscale.analysis.stats import per_iteration
 
-            self._derived["per_iteration"] = per_iteration(self.samples)
+            self._derived["per_iteration"] = per_iteration(self.participants())
         return self._derived["per_iteration"]
+
+    def participants(self) -> pd.DataFrame:
+        """The samples of the processes that take part in each case (every process, but
+        for cases such as one pair of ``pairs``): what times and spreads are over."""
+        cases = self.cases
+        if cases.empty or "takes_part" not in cases or cases["takes_part"].all():
+            return self.samples
+        if "participants" not in self._derived:
+            import numpy as np
+
+            s = self.samples
+            out = np.zeros(len(s), dtype=bool)
+            for case_id, g in cases[~cases["takes_part"].astype(bool)].groupby("case_id"):
+                out |= (s["case_id"] == case_id).to_numpy() & \
+                    s["process"].isin(g["process"]).to_numpy()
+            self._derived["participants"] = s[~out].reset_index(drop=True)
+        return self._derived["participants"]
+
+
+def _empty() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
 
 
 def as_run(run: Run | str | Path) -> Run:

@@ -23,7 +23,8 @@ def labels(across: str = "max") -> dict[str, str]:
     """Column -> how it is derived (shown in reports)."""
     agg = f"the {across} over processes"
     return {
-        "time_s": f"median over timed iterations (of every round) of {agg}",
+        "time_s": f"median over timed iterations (of every round) of {agg} that take part "
+              "(both of a pair)",
         "rounds": "independent repetitions (separate launches) with timed samples",
         "round_cv": "between-round coefficient of variation of each round's median "
                     "(what a comparison must beat; NaN with one round)",
@@ -172,6 +173,11 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
         **{c: (c, "first") for c in first},
         wrong=("wrong", "sum"),
         checked=("checked", "sum"),
+        unchecked=("unchecked", "sum"),
+        exact_checked=("exact_checked", "sum"),
+        max_error=("max_error", "max"),
+        group_members=("group_members", "first"),
+        program=("program", "first"),
         reported=("process", "nunique"),
     )
     out = agg.join(stats, how="left").reset_index()
@@ -188,6 +194,7 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
     out = out.sort_values(["workload", "variant", "dtype", "hosts", "devices_per_host",
                            *params], kind="stable").reset_index(drop=True)
     out.attrs["params"] = params
+    out.attrs["units"] = cases.attrs.get("units", {})
     return out
 
 

@@ -1,57 +1,170 @@
-"""Plain-text result tables in the spirit of nccl-tests' output. The columns after the
-workload are its own parameters (whatever it declared), then the fixed measurements."""
+"""Terminal result tables in the manner of nccl-tests': the settings once, then one table
+per workload holding only the columns that apply to it and vary in it (what is the same
+on every row goes to the table's heading), a units row, significant figures, and for
+collectives the average bus bandwidth. ``podscale run`` and ``podscale show`` print the
+same tables; ``--format csv|json`` prints the summary for scripts instead."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 
 import pandas as pd
 
 from podscale.analysis.frames import param_columns
+from podscale.analysis.units import sig
 
-HEAD = [("workload", "workload", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}")]
-TAIL = [
-    ("bytes_per_process", "bytes/proc", "{:d}"),
-    ("hosts", "hosts", "{:d}"),
-    ("devices_per_host", "dev/host", "{:d}"),
-    ("time_s", "time(us)", "{:.1f}"),
-    ("gbps", "GB/s", "{:.3f}"),
-    ("algbw", "algbw", "{:.3f}"),
-    ("busbw", "busbw", "{:.3f}"),
-    ("compile_s", "compile(ms)", "{:.1f}"),
-    ("rounds", "rounds", "{:d}"),
-    ("round_cv", "round cv", "{:.3f}"),
-    ("wrong", "#wrong", "{:d}"),
-]
-_SCALE = {"time_s": 1e6, "compile_s": 1e3}
+WIDTH = 120  # every built-in workload's table fits this at default settings (tested)
+IDENTITY = (("variant", "variant"), ("dtype", "dtype"), ("layout", "layout"))  # spells the mesh
+SETTINGS = (("iters", "iters"), ("warmup", "warmup"), ("sync", "sync"), ("rounds", "rounds"))
 
 
-def _fmt(value, fmt: str, col: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "N/A"
-    if col in _SCALE:
-        value = value * _SCALE[col]
-    if fmt == "{:d}" or (isinstance(value, float) and value.is_integer() and fmt == "{}"):
-        value = int(value)
-    return fmt.format(value)
+def _num(scale: float = 1.0) -> Callable[[object], str]:
+    def fmt(v) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "N/A"
+        x = float(v) * scale  # type: ignore[arg-type]
+        return f"{x:,.0f}" if abs(x) >= 1000 else sig(x)
+    return fmt
 
 
-def columns(summary: pd.DataFrame) -> list[tuple[str, str, str]]:
-    params = [(c, c, "{}") for c in param_columns(summary)]
-    mesh = [("mesh", "mesh", "{}")] if summary["mesh"].str.count("x").max() > 1 else []
-    return HEAD + params + mesh + TAIL
+def _int(v) -> str:
+    return "N/A" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{int(v)}"
+
+
+def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
+    """(column, header, unit, format) of the measurements that apply to these rows."""
+    collective = df["collective"].notna().any()
+    out = []
+    if (df["bytes_per_device"] > 0).any():
+        out.append(("bytes_per_device", "S", "(B)", _int))
+    out.append(("time_s", "time", "(us)", _num(1e6)))
+    if collective:
+        out += [("algbw", "algbw", "(GB/s)", _num()), ("busbw", "busbw", "(GB/s)", _num())]
+    elif (df["bytes_per_process"] > 0).any():
+        out.append(("gbps", "GB/s", "(process)", _num()))
+    if (df["flops_per_process"] > 0).any():
+        out.append(("gflops", "GFLOP/s", "(process)", _num()))
+    spread = "round_cv" if df["rounds"].max() > 1 else "cv"
+    out.append((spread, "cv", "(rounds)" if spread == "round_cv" else "(iters)", _num()))
+    out += [("compile_s", "compile", "(ms)", _num(1e3)), ("wrong", "#wrong", "", _int)]
+    if "unchecked" in df and (df["unchecked"] > 0).any():
+        out.append(("unchecked", "#unchecked", "", _int))
+    return out
+
+
+def _varying(df: pd.DataFrame, cols: list[str]) -> tuple[list[str], list[str]]:
+    """(columns whose value differs between rows, ``name=value unit`` of those that do
+    not)."""
+    vary, same = [], []
+    units = units_of(df)
+    for c in cols:
+        values = df[c].dropna().unique()
+        if len(values) > 1:
+            vary.append(c)
+        elif len(values) == 1 and c in param_columns(df):
+            same.append(f"{c}={values[0]}" + (f" {units[c]}" if c in units else ""))
+        elif len(values) == 1:
+            same.append(str(values[0]))
+    return vary, same
+
+
+def units_of(df: pd.DataFrame) -> dict[str, str]:
+    """Parameter -> unit, for one workload's rows (as the workload declared them)."""
+    return df.attrs.get("units", {}).get(df["workload"].iloc[0], {})
+
+
+def _params(df: pd.DataFrame) -> list[str]:
+    """The workload's own parameters, less a byte size that only repeats S."""
+    units = units_of(df)
+    out = []
+    for c in param_columns(df):
+        if df[c].isna().all():
+            continue
+        if units.get(c) == "B" and (df[c] == df["bytes_per_device"]).all():
+            continue
+        out.append(c)
+    return out
+
+
+def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
+    """One workload's lines: heading, column names, units, rows, and for collectives the
+    average bus bandwidth."""
+    units = units_of(df)
+    ident = [c for c, _ in IDENTITY + SETTINGS if c in df and c not in constant]
+    vary, same = _varying(df, ident + _params(df))
+    cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + _measures(df)
+    rows = [[fmt(r[c]) for c, _, _, fmt in cols] for _, r in df.iterrows()]
+    widths = [max(len(h), len(u), *(len(row[i]) for row in rows))
+              for i, (_, h, u, _) in enumerate(cols)]
+
+    def line(cells: list[str], lead: str) -> str:
+        return (lead + "  ".join(x.rjust(w) for x, w in zip(cells, widths))).rstrip()
+
+    out = [f"# {df['workload'].iloc[0]}" + (f": {', '.join(same)}" if same else ""),
+           line([h for _, h, _, _ in cols], "# "), line([u for _, _, u, _ in cols], "# ")]
+    out += [line(row, "  ") for row in rows]
+    if df["busbw"].notna().any():
+        out.append(f"# Avg bus bandwidth    : {sig(df['busbw'].mean())} GB/s "
+                   f"({df['busbw'].notna().sum()} cases)")
+    return out
+
+
+def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
+    """The settings every case shares, once, and which columns they are."""
+    shared = {c: summary[c].iloc[0] for c, _ in SETTINGS + IDENTITY[2:3]
+              if c in summary and summary[c].nunique() == 1}
+    parts = []
+    if "iters" in shared:
+        parts.append(f"{shared['iters']} timed iterations" + (
+            f" after {shared['warmup']} warm-up" if "warmup" in shared else ""))
+    if "sync" in shared:
+        parts.append(f"sync {shared['sync']}")
+    if "rounds" in shared:
+        parts.append(f"{shared['rounds']} round(s)")
+    if "layout" in shared:
+        parts.append(f"layout {shared['layout']}")
+    across = summary["across"].iloc[0] if "across" in summary else "max"
+    lines = [f"# {', '.join(parts)}" if parts else "#",
+             f"# time: median over timed iterations of the {across} over processes",
+             "# S: bytes per device (nccl-tests' size)",
+             "# cv: spread of the rounds' medians (separate launches), or of the iterations "
+             "with one round"]
+    return lines, set(shared) - ({"warmup"} if "iters" not in shared else set())
+
+
+def check_lines(summary: pd.DataFrame) -> list[str]:
+    wrong = int(summary["wrong"].sum())
+    out = [f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"]
+    if "exact_checked" in summary:
+        exact = int((summary["exact_checked"] > 0).sum())
+        out.append(f"# Exact checks         : {exact} of {len(summary)} cases compared for "
+                   "equality (data movement, or integer inputs exact in the dtype)")
+        unchecked = summary[summary["unchecked"] > 0]
+        if len(unchecked):
+            out.append(f"# Unchecked elements   : {int(unchecked['unchecked'].sum())} in "
+                       f"{len(unchecked)} case(s) (bound too loose to catch a zero; "
+                       "no exact check)")
+    return out
 
 
 def render(summary: pd.DataFrame) -> str:
-    """The summary as an aligned text table, one row per case."""
-    cols = columns(summary) if len(summary) else HEAD + TAIL
-    header = [h for _, h, _ in cols]
-    rows = [[_fmt(r[c], f, c) for c, _, f in cols] for _, r in summary.iterrows()]
-    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    lines = ["# " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
-    lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
-    wrong = int(summary["wrong"].sum()) if len(summary) else 0
-    lines.append(f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}")
-    lines.append("# time: median over timed iterations of the max over processes; round cv: "
-                 "spread of the rounds' medians (separate launches)")
-    return "\n".join(lines)
+    """The summary as text tables (see the module doc)."""
+    if summary.empty:
+        return "# no case completed"
+    head, constant = settings_lines(summary)
+    out = head
+    for _, df in summary.groupby("workload", sort=True):
+        df = df.reset_index(drop=True)
+        df.attrs = dict(summary.attrs)
+        out += ["#", *workload_table(df, constant)]
+    return "\n".join([*out, "#", *check_lines(summary)])
+
+
+def export(summary: pd.DataFrame, fmt: str) -> str:
+    """The summary for scripts: every column, full precision (``csv`` or ``json``)."""
+    if fmt == "csv":
+        return summary.to_csv(index=False).rstrip("\n")
+    rows = json.loads(summary.to_json(orient="records"))
+    return json.dumps({"units": summary.attrs.get("units", {}), "cases": rows}, indent=1)

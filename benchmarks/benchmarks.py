@@ -59,7 +59,8 @@ def _measure(grid):
 
 
 def _podscale_launches(grid, key) -> dict:
-    """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time)."""
+    """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time), and
+    under ``("program", key)`` the compiled program's collectives per step and hash."""
     from podscale.analysis.stats import per_iteration, round_medians
 
     samples, table = _measure(grid)
@@ -68,6 +69,9 @@ def _podscale_launches(grid, key) -> dict:
     for r in table.itertuples():
         times = rm.loc[rm["case_id"] == r.case_id, "median"].tolist()
         result[key(r)] = [(t, r.gbps * r.time_s / t, r.busbw * r.time_s / t) for t in times]
+        prog = r.program if isinstance(r.program, dict) else {"collectives": [], "hash": "0"}
+        result[("program", key(r))] = (sum(c["count"] for c in prog["collectives"]),
+                                       int(prog["hash"], 16) % (1 << 31))
     return result
 
 
@@ -97,13 +101,14 @@ class _SingleProcess:
         from podscale.core.registry import load_source
         from podscale.core.workload import check
         from podscale.worker import faults, runtime
-        from podscale.worker.main import compile_step, context
+        from podscale.worker.compiling import compile_step
+        from podscale.worker.main import context
 
         (case,) = expand(Grid((self.suite,), hosts=(1,), devices_per_host=(devices,),
                               variants=(variant,), params=(("size", (size,)),)))
         wl, ctx = load_source(case.source), context(case, runtime.start())
         local = wl.inputs(ctx)
-        step, *_ = compile_step(wl.step(ctx, local))
+        step = compile_step(wl.step(ctx, local)).run
         # a planted fault (PODSCALE_FAULT, e.g. stretch=1.5@*:psum) reaches asv's timing too
         self.step = faults.wrap_step(faults.from_env(), 0, 0, step, case.workload)
         if check(wl.output(ctx, self.step()), wl.reference(ctx, local)).wrong:
@@ -196,6 +201,20 @@ class TrackCollectives:
         return _samples(v[2] for v in cache[(collective, axes)])
 
     track_busbw.unit = "GB/s"
+
+    def track_collective_ops(self, cache, collective, axes):
+        """Collective instructions per step in the compiled program: a regression
+        between commits that comes with a split or merged collective shows here."""
+        return _samples([cache[("program", (collective, axes))][0]])
+
+    track_collective_ops.unit = "instructions"
+
+    def track_program(self, cache, collective, axes):
+        """The compiled program's fingerprint (podscale/worker/program.py) as a number:
+        it changes exactly when the collectives, XLA flags or versions do."""
+        return _samples([cache[("program", (collective, axes))][1]])
+
+    track_program.unit = "fingerprint"
 
 
 @_tracks

@@ -44,7 +44,7 @@ class MLPStep(Workload):
     version = "1"
     variants = ("jit",)
     dtypes = ("float32",)
-    params = (Param("batch", 256, "size", help="examples per process"),
+    params = (Param("batch", 256, "size", help="examples per process", unit="examples"),
               Param("features", 64, "int"), Param("hidden", 128, "int"))
 
     def validate(self, case):

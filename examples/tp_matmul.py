@@ -25,7 +25,7 @@ class TPMatmul(Workload):
     version = "1"
     variants = ("jit",)
     dtypes = ("float32",)
-    params = (Param("rows", 256, "size", help="rows of x per process"),
+    params = (Param("rows", 256, "size", help="rows of x per process", unit="rows"),
               Param("k", 128, "int", help="x's columns = w's rows"),
               Param("cols", 256, "size", help="columns of w per process"))
 

@@ -5,21 +5,29 @@ The public API, imported lazily (a worker that imports ``podscale`` pays for non
 - writing workloads (:mod:`podscale.protocol`): ``Workload``, ``Param``, ``Work``,
   ``Expected``, ``Step``, ``Context``, ``Mapped``, ``Collective``, ``normals``, ``cast``,
   ``exact``, ``gather_processes``, ``seed_for``, ``UNIT_ROUNDOFF``, ``gamma``,
-  ``sum_bound``;
+  ``sum_bound``, ``integral``, ``exact_pattern``;
 - reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+
+# From a checkout that is not installed (``tools/accel_check.py`` on a bare accelerator
+# machine): ``podscale.analysis`` and ``podscale.suites`` live at the repository's top.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.isfile(os.path.join(_ROOT, "pyproject.toml")) and \
+        os.path.isfile(os.path.join(_ROOT, "analysis", "__init__.py")):
+    __path__.append(_ROOT)
 
 _PROTOCOL = ("AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective", "Context",
              "Expected", "Mapped", "Param", "Step", "UsageError", "Work", "Workload", "cast",
-             "exact", "gamma", "gather_processes", "normals", "parse_group", "seed_for",
-             "sum_bound")
+             "exact", "exact_pattern", "gamma", "gather_processes", "integral", "normals",
+             "parse_group", "seed_for", "sum_bound")
 _ANALYSIS = ("Run", "load_run", "summarize")
 __all__ = ["__version__", *_PROTOCOL, *_ANALYSIS]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale import AXES, GROUP, SIZE, Collective, Param, UsageError, sum_bound
+from podscale import AXES, GROUP, SIZE, Collective, Param, UsageError, integral, sum_bound
 
 
 class AllReduce(Collective):
@@ -61,7 +61,8 @@ class AllReduce(Collective):
         n = x.shape[-2]
         if case.p["op"] == "sum":
             total = x.sum(axis=-2, keepdims=True)
-            bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2, keepdims=True), total)
+            bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2, keepdims=True), total,
+                              integers=integral(x))
             return np.broadcast_to(total, x.shape), np.broadcast_to(bound, x.shape)
         pick = x.max if case.p["op"] == "max" else x.min
         return np.broadcast_to(pick(axis=-2, keepdims=True), x.shape), np.zeros(1)  # exact

@@ -17,8 +17,9 @@ class Dot(Mapped):
 
     name = "dot"
     version = "1"
-    params = (Param("size", 4096, "size", help="rows per process (split over local devices)"),
-              Param("width", 3, "int", help="length of each vector"))
+    params = (Param("size", 4096, "size", help="rows per process (split over local devices)",
+                    unit="rows"),
+              Param("width", 3, "int", help="length of each vector", unit="elements"))
 
     def inputs(self, ctx):
         size, width = ctx.p["size"], ctx.p["width"]

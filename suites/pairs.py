@@ -72,6 +72,9 @@ class Pairs(Collective):
             value[..., d, :] = x[..., s, :]
         return value, np.zeros_like(value)
 
+    def takes_part(self, case, process):
+        return str(process) in (case.p["src"], case.p["dst"])
+
     def work(self, case):
         w = super().work(case)
         return replace(w, participants=2, hosts_per_group=2)

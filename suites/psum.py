@@ -16,7 +16,9 @@ from podscale import (
     Work,
     cast,
     exact,
+    exact_pattern,
     gather_processes,
+    integral,
     normals,
     sum_bound,
 )
@@ -29,7 +31,7 @@ class Psum(Mapped):
     version = "1"
     collective = "all_reduce"
     params = (Param("size", 65536, "size",
-                    help="elements per process (split over local devices)"),)
+                    help="elements per process (split over local devices)", unit="elements"),)
 
     def inputs(self, ctx):
         shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
@@ -45,7 +47,18 @@ class Psum(Mapped):
         everything = exact(gather_processes(x)).reshape(-1, x.shape[-1])
         total = np.broadcast_to(everything.sum(axis=0), x.shape)
         abs_sum = np.broadcast_to(np.abs(everything).sum(axis=0), x.shape)
-        return Expected(total, sum_bound(len(everything), ctx.case.dtype, abs_sum, total))
+        return Expected(total, sum_bound(len(everything), ctx.case.dtype, abs_sum, total,
+                                         integers=integral(everything)))
+
+    def exact_inputs(self, ctx):
+        d = ctx.local_devices
+        ranks = np.arange(ctx.process * d, (ctx.process + 1) * d)
+        pattern = exact_pattern(ranks, ctx.p["size"] // d, ctx.case.layout.devices,
+                                ctx.case.dtype)
+        return (cast(pattern, ctx.case.dtype),)
+
+    def groups(self, case):
+        return np.arange(case.layout.devices)[None, :]
 
     def work(self, case):
         per_device = case.p["size"] // case.devices_per_host * case.itemsize

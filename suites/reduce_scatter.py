@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale import Collective, sum_bound
+from podscale import Collective, integral, sum_bound
 
 
 class ReduceScatter(Collective):
@@ -24,7 +24,8 @@ class ReduceScatter(Collective):
     def combine(self, x, case):
         n = x.shape[-2]
         total = x.sum(axis=-2)
-        bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2), total)
+        bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2), total,
+                          integers=integral(x))
         shape = (*total.shape[:-1], n, total.shape[-1] // n)
         return total.reshape(shape), bound.reshape(shape)
 

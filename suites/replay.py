@@ -46,7 +46,7 @@ class Replay(Collective):
     version = "1"
     variants = ("shard_map",)
     params = (Param("kind", "all_reduce", "str", choices=KINDS),
-              Param("size", 4096, "size", help="bytes each device sends"),
+              Param("size", 4096, "size", help="bytes each device sends", unit="B"),
               Param("groups", "0", "str", help="global device indices: 0.1|2.3"),
               Param("op", "sum", "str", choices=("sum", "max", "min")),
               Param("pairs", "", "str", help="permutes: source>target ranks, 0>1|1>0"),

@@ -26,7 +26,8 @@ class Stream(Mapped):
     name = "stream"
     version = "1"
     params = (Param("size", 1 << 25, "size", help="float32 values per process (split over "
-                                                   "local devices); >= 4x the LLC in bytes"),
+                                                   "local devices); >= 4x the LLC in bytes",
+                    unit="elements"),
               Param("op", "read", "str", choices=OPS, help="read: sum; copy: y = 2x"))
 
     def inputs(self, ctx):

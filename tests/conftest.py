@@ -29,7 +29,7 @@ def small_run(tmp_path_factory) -> Path:
     """A real 2-process x 2-device run of both suites and both variants, in 2 rounds."""
     out = tmp_path_factory.mktemp("runs")
     res = podscale("run", "dot,psum", "--rounds", "2", "--hosts", "1,2", "--devices-per-host", "2",
-                   "--sizes", "4K,64K", "--iters", "5", "--warmup", "1", "--out", str(out))
+                   "--sizes", "4K,16K,64K", "--iters", "5", "--warmup", "1", "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout
     return only_run(out)
 

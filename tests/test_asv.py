@@ -60,6 +60,11 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     assert dot.value.notna().sum() == 2 * 2 * 2 and (dot.dropna(subset=["value"]).value > 0).all()
     busbw = df[df.benchmark.str.endswith("TrackCollectives.track_busbw")]
     assert len(busbw) == 6 * 3 and (busbw.value > 0).all() and set(busbw.unit) == {"GB/s"}
+    # the compiled program rides along: a regression can be tied to a changed program
+    ops = df[df.benchmark.str.endswith("TrackCollectives.track_collective_ops")]
+    assert len(ops) == 6 * 3 and (ops.value >= 1).all()
+    prog = df[df.benchmark.str.endswith("TrackCollectives.track_program")]
+    assert len(prog) == 6 * 3 and prog.value.nunique() > 1 and set(prog.unit) == {"fingerprint"}
     beta = df[df.benchmark.str.endswith("TrackCollectiveFits.track_beta")]
     assert len(beta) == 6 and (beta.value > 0).all() and set(beta.unit) == {"GB/s"}
     out = tmp_path / "rep"

@@ -85,8 +85,9 @@ def test_suite_file_runs_and_cli_overrides(tmp_path):
     res = podscale("run", "--rounds", "1",
                    "--suite-file", str(path), "--sizes", "2K", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    rows = [line.split() for line in res.stdout.splitlines() if line.lstrip().startswith("dot ")]
-    assert [r[3:5] for r in rows] == [["2048", "5"]]  # size from the CLI, width from the file
+    (heading,) = [line for line in res.stdout.splitlines() if line.startswith("# dot: ")]
+    # size from the CLI, width from the file; each with its unit
+    assert "size=2048 rows" in heading and "width=5 elements" in heading
 
 
 def test_suite_file_sweeps_run_together(tmp_path):

@@ -122,7 +122,8 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
 
     res = podscale("run", "--rounds", "1",
                    "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
-                   "4KiB,16KiB", "--param", "algorithm=flat,hierarchical", "--param", "op=sum,max",
+                   "4KiB,8KiB,16KiB", "--param", "algorithm=flat,hierarchical",
+                   "--param", "op=sum,max",
                    "--iters", "2", "--warmup", "0", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = only_run(tmp_path)
@@ -133,7 +134,7 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     # pmap cannot express the hierarchical schedule: flat only there
     assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
     side = algorithms(table)
-    assert len(side) == 4 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 2
+    assert len(side) == 6 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 3
     from podscale.analysis.fits import fits, model_times
 
     fitted = fits(samples, table)  # one fit per algorithm and op, none merged
@@ -160,6 +161,13 @@ def test_pair_matrix_names_the_planted_slow_process(tmp_path):
     assert m.loc[0, 2] < 20_000 and m.loc[0, 1] > 20_000 and m.loc[1, 2] > 20_000
     named = outliers(table, samples)
     assert list(named["outlier"]) == [1]
+    # the table's time of a pair is over its two processes, as the matrix's: process 1's
+    # planted sleep is not in pair 0 -> 2 (it only looks on)
+    assert (~cases["takes_part"]).sum() == 6  # one bystander per pair
+    shown = run.summary().assign(src=lambda d: d.src.astype(int), dst=lambda d: d.dst.astype(int))
+    for r in shown.itertuples():
+        assert abs(r.time_s * 1e6 - m.loc[r.src, r.dst]) <= 0.1, (r.src, r.dst)
+    assert shown.set_index(["src", "dst"]).loc[(0, 2), "time_s"] < 0.02
 
 
 def test_groups_are_the_documented_device_sets():

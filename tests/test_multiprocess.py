@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from podscale.analysis import load, load_run, summarize
 from tests.conftest import only_run, podscale
 
@@ -21,17 +23,45 @@ def test_seed_listing_checks_global_sum(tmp_path):
         assert all(abs(g - total) < 1e-3 * max(1.0, abs(total)) for g in s["global_sum"])
 
 
-def test_seed_checks_every_dot_product(tmp_path):
-    """Corrupted dot products on process 1 are found there (the global sum, computed
-    before, still agrees): the seed check fails with the wrong-results exit code."""
+@pytest.mark.parametrize("fault,devices,lines,bad", [
+    # corrupted dot products on process 1 are found there (the global sum, computed before,
+    # still agrees)
+    ("corrupt@1:*", "1", ["== Worker 0 dot products: 0 wrong of 1000000",
+                          "== Worker 1 dot products: 1000000 wrong of 1000000"], "1"),
+    # process 1's share left out of the global sums: the float check's worst-case bound (a
+    # million float32 terms) cannot see it, the exact global sum does
+    ("drop@1:*", "2", ["== Worker 0 exact global sum: 3 (expected 10)",
+                       "(worst-case bound); exact global sum 3 vs 10: MISMATCH"], "0, 1"),
+])
+def test_seed_finds_planted_faults(tmp_path, fault, devices, lines, bad):
+    """The seed check fails with the wrong-results exit code, naming the processes."""
     import os
 
-    res = podscale("seed", "--hosts", "2", "--devices-per-host", "1", "--out", str(tmp_path),
-                   env={**os.environ, "PODSCALE_FAULT": "corrupt@1:*"})
+    res = podscale("seed", "--hosts", "2", "--devices-per-host", devices, "--out",
+                   str(tmp_path), env={**os.environ, "PODSCALE_FAULT": fault})
     assert res.returncode == 4, res.stderr + res.stdout[-2000:]
-    assert "== Worker 0 dot products: 0 wrong of 1000000" in res.stdout
-    assert "== Worker 1 dot products: 1000000 wrong of 1000000" in res.stdout
-    assert "seed check failed on process(es) 1;" in res.stderr
+    for line in lines:
+        assert line in res.stdout
+    assert f"seed check failed on process(es) {bad};" in res.stderr
+
+
+def test_broken_all_reduce_over_256_devices_is_caught(tmp_path):
+    """An all-zero bfloat16 all-reduce over 256 CPU devices in one process: gamma_256 is
+    infinite, so the rounding bound passes anything (every element unchecked); the exact
+    check on integer inputs finds every element wrong and the run fails."""
+    wl = tmp_path / "broken.py"
+    wl.write_text("from podscale.suites.all_reduce import AllReduce\n\n\n"
+                  "class Broken(AllReduce):\n    name = 'broken_all_reduce'\n\n"
+                  "    def body(self, axes, x):\n        import jax\n\n"
+                  "        return jax.lax.psum(x, axes) * 0\n\n\nbroken = Broken()\n")
+    res = podscale("run", f"{wl}:broken", "--hosts", "1", "--devices-per-host", "256",
+                   "--dtypes", "bfloat16", "--sizes", "1K", "--variants", "shard_map",
+                   "--iters", "2", "--warmup", "1", "--rounds", "1", "--out", str(tmp_path))
+    assert res.returncode == 4, res.stderr + res.stdout[-2000:]
+    cases = load_run(only_run(tmp_path)).cases
+    (row,) = cases.itertuples()
+    assert row.exact_checked == 256 * 512 and row.wrong == row.exact_checked
+    assert row.group_members == "0-255"
 
 
 def test_run_records_and_table(small_run):
@@ -46,7 +76,7 @@ def test_run_records_and_table(small_run):
     timed = samples[samples.phase == "timed"]
     per_case = timed.groupby("case_id").size()
     two_host = [c for c in per_case.index if c.endswith("h2xd2")]
-    assert len(two_host) == 8 and all(per_case[c] == 2 * 5 * 2 for c in two_host)
+    assert len(two_host) == 12 and all(per_case[c] == 2 * 5 * 2 for c in two_host)
     assert set(samples.phase) == {"compile", "warmup", "timed"}
     assert sorted(set(samples["round"])) == [0, 1] and sorted(set(cases["round"])) == [0, 1]
     # each round is its own launch: its own plan and logs; one env record per process
@@ -54,7 +84,7 @@ def test_run_records_and_table(small_run):
     assert (small_run / "logs" / "h2xd2-round1" / "process-1.log").is_file()
     assert len(envs) == 1 + 2 and manifest.spec["rounds"] == 2
     table = summarize(samples, cases)
-    assert len(table) == 16 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
+    assert len(table) == 24 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
     # every time lies between the fastest sample of its case and the slowest
     timed_by_case = timed.groupby("case_id")["seconds"]
     lo, hi = timed_by_case.min(), timed_by_case.max()

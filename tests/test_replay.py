@@ -105,3 +105,27 @@ def test_distinct_collectives_and_what_replay_changes():
     rs = got["reduce-scatter.1"]
     assert rs["params"]["size"] == 24 and rs["rounded"]  # 20 B -> 3 float32 per 2 chunks
     assert rs["params"]["groups"] == "0.2|1.3"
+
+
+def test_replay_share_has_its_spread_over_rounds_and_warns_on_an_unstable_step():
+    """Three rounds whose shares are 66%, 70% and 99% (the issue's figures): the sentence
+    gives the range, and a step varying 30% between rounds gets a warning."""
+    from podscale.analysis.replay import round_shares, sentences
+
+    step = pd.Series([1.0, 1.0, 1.0], index=[0, 1, 2])
+    part = pd.DataFrame({"replay_case": ["r1"], "count": [1]})
+    rm2 = pd.Series([0.66, 0.70, 0.99],
+                    index=pd.MultiIndex.from_tuples([("r1", 0), ("r1", 1), ("r1", 2)]))
+    got = round_shares(step, part, rm2)
+    assert (got["share_lo"], got["share_hi"], got["share_rounds"]) == (0.66, 0.99, 3)
+    assert got["step_cv"] == 0.0
+    unstable = round_shares(pd.Series([1.0, 1.6, 0.8], index=[0, 1, 2]), part, rm2)
+    assert unstable["step_cv"] > 0.1
+    res = {"predict_n": (64,), "steps": pd.DataFrame([
+        {"case_id": "c", "step_s": 1.0, "collectives_s": 0.7, "share": 0.7, "overlaps": False,
+         "trace_collective_s": float("nan"), "trace_overlap_s": float("nan"),
+         "pred_64_s": float("nan"), "lo_64_s": float("nan"), "hi_64_s": float("nan"),
+         **unstable}])}
+    (line, why) = sentences(res)
+    assert "44% to 124% over 3 rounds" in line and "WARNING: the step itself varies 37%" in line
+    assert why.startswith("c: no prediction at n=64: a scaling model needs")

@@ -154,7 +154,8 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     text = html_path.read_text()
     for section in ("Findings", "Environment", "Workload dot", "Workload psum",
                     "Scaling efficiency vs hosts", "pmap vs shard_map", "Compile times",
-                    "Per-process skew", "Ceilings", "Latency-bandwidth fits"):
+                    "Per-process skew", "Ceilings", "Latency-bandwidth fits",
+                    "Where the wall time went", "Compiled programs"):
         assert f"<h2>{section}</h2>" in text, section
     assert text.index("<h2>Findings</h2>") < text.index("<h2>") + 1  # the first section
     findings = text.split("<ul class='findings'>")[1].split("</ul>")[0]

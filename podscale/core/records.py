@@ -1,7 +1,8 @@
 """Record types of a run: frozen, validated dataclasses stored as JSON Lines.
 
 One file per process (``records/<layout>/process-<i>.jsonl``) holds that process's
-``env``, ``case`` and ``sample`` records; ``run.json`` holds the :class:`Manifest`.
+``env``, ``case``, ``samples`` and ``ledger`` records; ``run.json`` holds the manifest
+(:mod:`podscale.core.manifest`).
 Workers write them with :mod:`podscale.worker.writers`; analysis reads them from here.
 """
 
@@ -10,24 +11,26 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
-from datetime import UTC, datetime
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from podscale.core.errors import UsageError
+from podscale.core.manifest import (  # noqa: F401 (the run's manifest, re-exported)
+    OLD_SCHEMAS,
+    READABLE,
+    SCHEMA,
+    Manifest,
+    lifecycle,
+    now,
+    read_manifest,
+    write_manifest,
+)
 
-SCHEMA = "podscale.run/3"  # 3: timings as sample blocks, one line per case, phase and round
-#: schemas this podscale reads (a /2 run's records hold one line per sample)
-READABLE = ("podscale.run/2", SCHEMA)
-OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}
 PHASES = ("compile", "warmup", "timed", "traced")
-STATUSES = ("running", "complete", "failed", "interrupted")
 #: name of the profiler annotation taken right after a barrier, to align traces
 SYNC_MARK = "podscale_sync"
 
@@ -117,9 +120,17 @@ class CaseRecord:
     compile_kind: str = "lower+compile"  # or "first call (incl. execution)"
     round: int = 0
     hosts_per_group: int = 1  # processes one group of participants spans
+    unchecked: int = 0  # elements no check could verify (bound too loose, no exact check)
+    exact_checked: int = 0  # of ``checked``: elements checked exactly on integer inputs
+    group_members: str | None = None  # the groups' global device indices (spell_groups), process 0
+    units: dict | None = None  # parameter -> what its values count (Param.unit)
+    takes_part: bool = True  # False: this process only looks on (one pair of ``pairs``)
+    program: dict | None = None  # the compiled program's inventory (process 0; worker.program)
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")
+        _require(0 <= self.unchecked <= self.checked and 0 <= self.exact_checked <=
+                 self.checked, "unchecked and exact_checked must be within [0, checked]")
         _require(self.bytes_per_process >= 0 and self.flops_per_process >= 0, "negative work")
         _require(self.participants >= 1 and self.hosts_per_group >= 1,
                  "participants and hosts per group must be >= 1")
@@ -158,96 +169,23 @@ class EnvRecord:
 
 
 @dataclass(frozen=True)
-class Manifest:
-    """The run's manifest (``run.json``)."""
+class LedgerRecord:
+    """Where one process's wall time went in one layout of a launch (worker.ledger):
+    ``phases``: seconds per phase; ``marks``: wall-clock boundaries of the launch (first
+    layout only): process_start, worker, imported, init_start, joined."""
 
-    run_id: str
-    created: str
-    command: list[str]
-    spec: dict
-    layouts: list[str]
-    environment: dict
-    status: str = "running"  # running | complete | failed | interrupted
-    error: str | None = None
-    finished: str | None = None
-    schema: str = SCHEMA
-    #: who keeps this manifest: {"host", "pid"}; with ``RUN/heartbeat`` (touched every
-    #: HEARTBEAT_S while the run lasts) a reader tells a live run from an abandoned one
-    supervisor: dict | None = None
+    process: int
+    layout: str
+    round: int
+    phases: dict
+    marks: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _require(self.schema in READABLE, f"unsupported schema {self.schema!r}")
-        _require(self.status in STATUSES, "bad status")
-
-    @classmethod
-    def new(cls, run_id: str, spec: dict, layouts: list[str]) -> Manifest:
-        """The manifest of a run starting now: this command line and this machine's
-        environment (the one builder for ``podscale run`` and ``podscale worker``)."""
-        import sys
-
-        from podscale.core.environment import environment
-
-        return cls(run_id=run_id, created=now(), command=list(sys.argv), spec=spec,
-                   layouts=layouts, environment=environment())
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-HEARTBEAT = "heartbeat"
-HEARTBEAT_S = 5.0
-
-
-def _heartbeat(path: Path, stop: threading.Event) -> None:
-    while True:
-        try:
-            path.touch()
-        except OSError:
-            pass
-        if stop.wait(HEARTBEAT_S):
-            return
-
-
-@contextmanager
-def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Iterator[None]:
-    """The one manifest lifecycle of ``execute`` and ``podscale worker``: written as
-    ``running`` (naming this host and process, with a heartbeat file touched every
-    HEARTBEAT_S), then ``complete``, ``failed`` (with the error) or ``interrupted`` (with
-    the signal). ``write=False`` (processes other than 0 of a cluster job) only runs the
-    body."""
-    stop = threading.Event()
-    if write:
-        import os
-        import socket
-
-        manifest = replace(manifest, supervisor={"host": socket.gethostname(),
-                                                 "pid": os.getpid()})
-        write_manifest(run_dir, manifest)
-        threading.Thread(target=_heartbeat, args=(run_dir / HEARTBEAT, stop),
-                         name="podscale-heartbeat", daemon=True).start()
-    status, error = "failed", None
-    try:
-        yield
-        status = "complete"
-    except KeyboardInterrupt as exc:
-        import signal
-
-        signum = getattr(exc, "signum", signal.SIGINT)
-        status, error = "interrupted", f"interrupted by {signal.Signals(signum).name}"
-        raise
-    except BaseException as exc:
-        error = str(exc) or type(exc).__name__
-        raise
-    finally:
-        stop.set()
-        if write:
-            write_manifest(run_dir, replace(manifest, status=status, error=error,
-                                            finished=now()))
+        _require(all(v >= 0 for v in self.phases.values()), "negative phase seconds")
 
 
 RECORD_TYPES: dict[str, type] = {"sample": Sample, "samples": Samples, "case": CaseRecord,
-                                  "env": EnvRecord, "skip": SkipRecord}
+                                  "env": EnvRecord, "skip": SkipRecord, "ledger": LedgerRecord}
 _TYPE_OF = {cls: name for name, cls in RECORD_TYPES.items()}
 _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in RECORD_TYPES.values()}
 
@@ -383,27 +321,3 @@ def _sample_columns(blocks: list[dict], single: list[dict]) -> dict[str, np.ndar
                          f"process {out['process'][i]}, iteration {out['iteration'][i]}, "
                          f"seconds {out['seconds'][i]}")
     return out
-
-
-def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    tmp = run_dir / "run.json.tmp"
-    tmp.write_text(json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n")
-    tmp.replace(run_dir / "run.json")
-
-
-def read_manifest(run_dir: Path) -> Manifest:
-    path = Path(run_dir) / "run.json"
-    if not path.is_file():
-        raise UsageError(f"{run_dir}: not a podscale run (no run.json)")
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(obj, dict) or obj.get("schema") not in READABLE:
-            found = obj.get("schema") if isinstance(obj, dict) else type(obj).__name__
-            if found in OLD_SCHEMAS:
-                raise UsageError(f"{path}: schema {found!r} was written by "
-                                 f"{OLD_SCHEMAS[found]}; this podscale reads {SCHEMA!r} "
-                                 "(re-run it)")
-            raise UsageError(f"{path}: schema {found!r} is not {SCHEMA!r}")
-        return Manifest(**obj)
-    except (json.JSONDecodeError, TypeError, ValueError) as exc:
-        raise UsageError(f"{path}: unreadable manifest ({exc})") from None

@@ -19,6 +19,7 @@ JAX: a :class:`Context` carries the mesh a worker built.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ class Param:
     kind: str = "int"  # int | float | str | bool | size (an int written 4K, 1M, 2**20, 1KiB)
     choices: tuple = ()
     help: str = ""
+    unit: str = ""  # what a value counts (B, elements, rows): tables head its column with it
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -192,6 +194,22 @@ class Workload:
     def output(self, ctx: Context, out: Any) -> np.ndarray:
         return np.asarray(out)
 
+    def exact_inputs(self, ctx: Context) -> tuple[np.ndarray, ...] | None:
+        """Inputs of the same shapes whose every expected output is exact in the compute
+        dtype (small integers, see :func:`podscale.exact_pattern`), for a second, exact
+        check of the compiled step; None: the workload has none."""
+        return None
+
+    def takes_part(self, case: Case, process: int) -> bool:
+        """Whether ``process`` takes part in ``case`` (times and per-process spreads are
+        over the processes that do; default: every process)."""
+        return True
+
+    def groups(self, case: Case) -> np.ndarray | None:
+        """The global device indices of each group of participants, shape (groups, n),
+        recorded with the case; None: no collective groups."""
+        return None
+
     def work(self, case: Case) -> Work:
         return Work(0)
 
@@ -203,21 +221,36 @@ class Workload:
 
 @dataclass(frozen=True)
 class Check:
+    """One comparison of outputs with their reference. ``unchecked``: elements whose bound
+    cannot tell a wrong value (it is infinite, or so loose that a zero output would pass);
+    they are never counted OK. ``max_error``: the largest |error| / bound (for exact
+    elements, |error| / (u·|expected|): how many half-ulps off), finite for finite outputs."""
+
     checked: int
     wrong: int
-    max_error: float  # largest |got - expected| / bound (> 1: outside the bound)
+    max_error: float
     result: float  # sum of this process's outputs (a fingerprint)
+    unchecked: int = 0
+    exact: int = 0  # elements whose bound is 0: checked for equality
 
 
-def check(got: np.ndarray, expected: Expected) -> Check:
+def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
     """Compare outputs with the reference element by element; NaN or inf is wrong."""
+    from podscale.core.bounds import UNIT_ROUNDOFF
+
     got = np.asarray(got, dtype=np.float64)
     value = np.broadcast_to(expected.value, got.shape)
     bound = np.broadcast_to(expected.bound, got.shape)
-    err = np.abs(got - value)
-    ok = err <= bound
-    ratio = np.where(ok, err / np.maximum(bound, 1e-300), np.inf)
-    return Check(checked=int(got.size), wrong=int(np.count_nonzero(~ok)),
-                 max_error=float(np.max(ratio, initial=0.0)) if np.isfinite(ratio).all()
-                 else float("inf"),
-                 result=float(np.sum(got)) if np.isfinite(got).all() else float("nan"))
+    finite = np.isfinite(got)
+    err = np.abs(np.where(finite, got, 0.0) - value)
+    wrong = ~finite | (err > bound)
+    loose = ~np.isfinite(bound) | ((bound > 0) & (bound >= np.abs(value)))
+    scale = np.where(bound > 0, bound, UNIT_ROUNDOFF.get(dtype, 2.0**-24) * np.abs(value))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(err == 0, 0.0, err / np.maximum(scale, np.finfo(np.float64).tiny))
+    ratio = np.where(np.isfinite(bound), ratio, 0.0)
+    return Check(checked=int(got.size), wrong=int(np.count_nonzero(wrong)),
+                 max_error=float(np.max(ratio, initial=0.0)) if finite.all() else math.inf,
+                 result=float(np.sum(got)) if finite.all() else float("nan"),
+                 unchecked=int(np.count_nonzero(loose & ~wrong)),
+                 exact=int(np.count_nonzero(bound == 0)))

@@ -14,13 +14,23 @@ from podscale.frontend.gridargs import grids_from_args, launch_kwargs
 if TYPE_CHECKING:
     from podscale.analysis.run import Run
 
-def show(run: Run) -> int:
-    """Print the run's table; return how many output elements were wrong."""
-    from podscale.analysis.table import render
+def show(run: Run, fmt: str = "text") -> int:
+    """Print the run's tables (``fmt``: text, csv or json); return how many output
+    elements were wrong."""
+    from podscale.analysis.table import export, render
 
-    print(f"# run {run.run_id} ({run.status_text})")
+    if fmt != "text":
+        print(export(run.summary(), fmt))
+        return run.wrong
+    env = run.manifest.environment
+    versions = env.get("versions", {})
+    commit = (env.get("git_commit") or "")[:9]
+    print(f"# podscale run {run.run_id} ({run.status_text})")
     if run.problems:
         print(f"# {run.problems_text()}")
+    print(f"# jax {versions.get('jax', '?')}, podscale {versions.get('podscale', '?')}"
+          + (f", commit {commit}{'+dirty' if env.get('git_dirty') else ''}" if commit else "")
+          + f", {env.get('hostname', '?')}")
     for case_id, reason in run.skipped.items():
         print(f"# skipped {case_id}: {reason}")
     if run.cases.empty:
@@ -78,8 +88,14 @@ def run_grid(args: argparse.Namespace, default_file: Path | None = None,
 
     gs, cases, _, kwargs = prepare_run(args, default_file)
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
+    fmt = getattr(args, "format", "text")
+    if fmt != "text":
+        kwargs["progress"] = _to_stderr
     run = load_run(execute(cases, args.out, name, **kwargs))
-    wrong = show(run)
+    wrong = show(run, fmt)
+    from podscale.analysis.history import write_summary
+
+    write_summary(run.path, run=run)  # what podscale history reads
     if any(g.settings.traced_iters for g in gs):
         remote = args.trace_dir
         if remote and "://" in remote:
@@ -93,6 +109,18 @@ def run_grid(args: argparse.Namespace, default_file: Path | None = None,
     if wrong:
         raise wrong_results(run)
     return 0
+
+
+def _to_stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                   help="text: tables for people; csv or json: every summary column at full "
+                        "precision for scripts (progress then goes to stderr)")
 
 
 def trace(run_dir: Path, traces: Path | None = None) -> None:
@@ -140,11 +168,17 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run,
                   args: argparse.Namespace, out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
     (1 if a case is slower and --fail-on-regression)."""
-    from podscale.analysis import fitcompare
+    from podscale.analysis import fitcompare, programs
     from podscale.analysis.compare import render
 
     name_a, name_b = run_a.path.name, run_b.path.name
+    changed = programs.program_changes(run_a.summary(), run_b.summary())
+    attrs = dict(table.attrs)
+    table = table.merge(changed, on="case_id", how="left")
+    table.attrs.update(attrs)  # the test it ran (paired or not)
+    table["program_change"] = table["program_change"].fillna("")
     text = render(table, notes, name_a, name_b, args.threshold, args.correction)
+    text += "\n" + programs.render(changed)
     changes = fitcompare.compare_fits(run_a, run_b)
     text += "\n" + fitcompare.render(changes)
     print(text)

@@ -14,8 +14,9 @@ import threading
 from podscale.core.errors import PodscaleError, Terminated, UsageError, interrupt_signal
 
 #: the commands in the order ``podscale --help`` lists them (module names)
-COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "replay",
-            "seed", "trace", "worker", "tpu", "k8s", "sbatch", "collect", "bench_self")
+COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "history",
+            "replay", "seed", "trace", "worker", "tpu", "k8s", "sbatch", "collect",
+            "bench_self")
 
 
 #: errors of paths the user gave (folders to write to, files to read): exit 2, one line

@@ -7,6 +7,8 @@ so counting the case records process 0 has written tells which case runs now.
 
 from __future__ import annotations
 
+import shutil
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -17,16 +19,59 @@ from podscale.core.case import Case
 _ENDS = (b'"type": "case"', b'"type": "skip"')  # a case ends with one of these records
 
 
-def eta(elapsed: float, done: int, total: int) -> str:
-    if done == 0 or done >= total:
-        return "--"
-    left = elapsed / done * (total - done)
-    return f"{left:.0f}s" if left < 120 else f"{left / 60:.1f}min"
+def width() -> int:
+    """The terminal's columns (80 where there is none): no progress line is longer."""
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def fit(text: str, columns: int) -> str:
+    """``text`` cut to ``columns``, the middle elided (a case id's ends say the most)."""
+    if len(text) <= columns:
+        return text
+    keep = max(columns - 1, 2)
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2):]
+
+
+def short(seconds: float) -> str:
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
+
+
+class Clock:
+    """The ETA from measured costs: each case after a launch's first (one case's cost)
+    and each launch's first case (starting the processes, joining, the first compile),
+    times what is left of each; nothing until a case has finished."""
+
+    def __init__(self, launch_sizes: Sequence[int]) -> None:
+        self.sizes = list(launch_sizes)
+        self.launch, self.at = -1, 0.0
+        self.first: list[float] = []  # launch start -> its first case done
+        self.each: list[float] = []  # between consecutive cases of a launch
+        self.done_in_launch = 0
+
+    def start_launch(self, now: float) -> None:
+        self.launch, self.at, self.done_in_launch = self.launch + 1, now, 0
+
+    def case_done(self, now: float) -> None:
+        (self.first if self.done_in_launch == 0 else self.each).append(now - self.at)
+        self.at, self.done_in_launch = now, self.done_in_launch + 1
+
+    def left(self) -> float | None:
+        if not self.each:  # one case's cost is not measured yet
+            return None
+        per_case = statistics.median(self.each) if self.each else self.first[-1]
+        per_launch = statistics.median(self.first)
+        this = max(self.sizes[self.launch] - self.done_in_launch, 0) \
+            if 0 <= self.launch < len(self.sizes) else 0
+        later = self.sizes[self.launch + 1:]
+        if self.done_in_launch == 0 and this:  # the launch is starting: its first case
+            return per_launch + (this - 1) * per_case + sum(
+                per_launch + (n - 1) * per_case for n in later)
+        return this * per_case + sum(per_launch + (n - 1) * per_case for n in later)
 
 
 class Progress:
     def __init__(self, cases: Sequence[Case], say: Callable[[str], None] | None = print,
-                 stream=None) -> None:
+                 stream=None, launch_sizes: Sequence[int] = ()) -> None:
         self.cases, self.total = list(cases), len(cases)
         self._say = say
         self.stream = stream or sys.stderr
@@ -35,6 +80,7 @@ class Progress:
         self._files: dict[Path, tuple[int, int]] = {}
         self.started = time.monotonic()
         self._last_poll = 0.0
+        self.clock = Clock(launch_sizes or [len(cases)])
 
     def say(self, message: str) -> None:
         if self._say is None:
@@ -47,6 +93,7 @@ class Progress:
         # files of earlier rounds already hold records: count only what is appended
         self._base = self.done
         self._files = {p: (p.stat().st_size if p.exists() else 0, 0) for p in lead_files}
+        self.clock.start_launch(time.monotonic())
 
     def _count(self) -> int:
         """Case records in the launch's files, reading only what was appended."""
@@ -61,6 +108,10 @@ class Progress:
             self._files[path] = (offset + end, count + sum(data[:end].count(e) for e in _ENDS))
         return sum(count for _, count in self._files.values())
 
+    def eta(self) -> str:
+        left = self.clock.left()
+        return "--" if left is None else short(left)
+
     def poll(self) -> None:
         """Called by the supervisor's loop; reads the records at most 5 times a second."""
         if self._say is None or not self.total:
@@ -73,18 +124,18 @@ class Progress:
         if done == self.done and not self.live:
             return
         for i in range(self.done, done):
+            self.clock.case_done(now)
             if not self.live:
-                self._say(f"# [{i + 1}/{self.total}] {self.cases[i].id} done "
-                          f"(elapsed {now - self.started:.0f}s, ETA "
-                          f"{eta(now - self.started, i + 1, self.total)})")
+                tail = f" done ({short(now - self.started)}, ETA {self.eta()})"
+                head = f"# [{i + 1}/{self.total}] "
+                self._say(head + fit(self.cases[i].id, width() - len(head) - len(tail)) + tail)
         self.done = done
         if self.live:
             current = self.cases[done].id if done < self.total else "finishing"
-            width = 24
-            filled = int(width * done / self.total)
-            self.stream.write(f"\r\033[K[{'#' * filled}{'.' * (width - filled)}] "
-                              f"{done}/{self.total} {current} ETA "
-                              f"{eta(now - self.started, done, self.total)}")
+            bar = f"[{'#' * (12 * done // self.total)}{'.' * (12 - 12 * done // self.total)}]"
+            head, tail = f"{bar} {done}/{self.total} ", f" ETA {self.eta()}"
+            line = head + fit(current, width() - 1 - len(head) - len(tail)) + tail
+            self.stream.write(f"\r\033[K{line}")
             self.stream.flush()
 
     def close(self) -> None:

@@ -7,10 +7,11 @@
   the input helpers :func:`normals`, :func:`cast`, :func:`exact`, :func:`gather_processes`.
 - :class:`Collective`: a one-file collective over any mesh axes (``reduce_axes``) and
   groups (``--group-sizes``), checked against a float64 reference.
-- Rounding-error bounds: :data:`UNIT_ROUNDOFF`, :func:`gamma`, :func:`sum_bound`.
+- Rounding-error bounds: :data:`UNIT_ROUNDOFF`, :func:`gamma`, :func:`sum_bound`; exact
+  checks: :func:`exact_pattern` (integer inputs), :func:`integral`.
 """
 
-from podscale.core.bounds import UNIT_ROUNDOFF, gamma, sum_bound
+from podscale.core.bounds import UNIT_ROUNDOFF, exact_pattern, gamma, integral, sum_bound
 from podscale.core.errors import UsageError
 from podscale.core.workload import Context, Expected, Param, Step, Work, Workload, seed_for
 from podscale.protocol.collective import AXES, GROUP, SIZE, Collective, parse_group
@@ -18,5 +19,5 @@ from podscale.protocol.mapped import PMAP_AXIS, Mapped, cast, exact, gather_proc
 
 __all__ = ["AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective", "Context",
            "Expected", "Mapped", "Param", "Step", "UsageError", "Work", "Workload", "cast",
-           "exact", "gamma", "gather_processes", "normals", "parse_group", "seed_for",
-           "sum_bound"]
+           "exact", "exact_pattern", "gamma", "gather_processes", "integral", "normals",
+           "parse_group", "seed_for", "sum_bound"]

@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from podscale.core.bounds import exact_pattern
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.workload import Context, Expected, Param, Step, Work
 from podscale.protocol.mapped import Mapped, cast, exact, gather_processes, normals
 
 AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, ...")
-SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes")
+SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes", unit="B")
 GROUP = Param("group", "all", "str", help="participants per group: all, N (N consecutive "
                                           "ranks) or N:strided; groups run at once")
 MEMBERS = "members"  # the mesh axis a grouped collective runs over
@@ -130,6 +131,24 @@ class Collective(Mapped):
     def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
         shape = (ctx.local_devices, self.elements(ctx.case))
         return (cast(normals(ctx.process, shape), ctx.case.dtype),)
+
+    def ranks(self, ctx: Context) -> np.ndarray:
+        """Each of this process's devices' rank within its group."""
+        idx = self.groups(ctx.case)
+        rank_of = np.empty(idx.size, int)
+        rank_of[idx] = np.arange(idx.shape[1])[None, :]
+        d = ctx.local_devices
+        return rank_of[ctx.process * d:(ctx.process + 1) * d]
+
+    def exact_inputs(self, ctx: Context) -> tuple[np.ndarray, ...] | None:
+        """Integer inputs by rank within the group (:func:`exact_pattern`); a subclass
+        with its own :meth:`inputs` gives its own (default: none)."""
+        if type(self).inputs is not Collective.inputs:
+            return None
+        case = ctx.case
+        pattern = exact_pattern(self.ranks(ctx), self.elements(case), self.group_size(case),
+                                case.dtype)
+        return (cast(pattern, case.dtype),)
 
     def combine(self, x: np.ndarray, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """(expected, error bound) from the group's inputs ``x`` of shape (..., n, m)."""

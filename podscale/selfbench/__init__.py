@@ -3,6 +3,7 @@
 Stages (:mod:`podscale.selfbench.stages`): harness overhead against a hand-written
 multi-process script (:mod:`.baseline`, :mod:`.minimal_script`), sweep turnaround, memory
 ceiling, scale, report load at pod scale (:mod:`.reportstage` on :mod:`.synthetic` runs),
+``podscale history`` over 1,000 runs (:mod:`.historystage`),
 verdict calibration (:mod:`.verdicts`) and asv's (:mod:`.asvstage`).
 """
 
@@ -14,8 +15,8 @@ from pathlib import Path
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 
-STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "links", "verdicts",
-               "asv", "asv-detect")
+STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "history", "links",
+               "verdicts", "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None) -> int:

@@ -41,6 +41,7 @@ from podscale.launch.runner import execute
 from podscale.selfbench import STAGE_NAMES
 from podscale.selfbench.baseline import harness_overhead, per_case_launches
 from podscale.selfbench.baseline import one_case as _one
+from podscale.selfbench.historystage import history_stage
 
 SWEEP = Grid(workloads=("dot", "psum"), params=(("size", (4096, 16384, 65536, 262144)),),
              hosts=(1, 2, 4), devices_per_host=(1, 2, 4), variants=("shard_map",),
@@ -85,7 +86,13 @@ def turnaround(out: Path, log=None) -> dict:
                                                                                "q3")}
     per_case_total = est["median"]
     floor = sum(starts.values()) + measured
+    from podscale.analysis import load_run
+    from podscale.analysis.ledger import launches
+
+    per = launches(load_run(run).ledger)  # where the sweep's wall time went, per phase
+    ledger = per.groupby("phase")["max_s"].sum().round(3).to_dict() if len(per) else {}
     return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
+            "ledger_s": ledger,
             "measured_s": measured, "floor_s": floor, "vs_floor": sweep / floor,
             "per_case_launch_s": per_case_total, "per_case_launch_iqr_s": (est["q1"], est["q3"]),
             "per_case_launch_wall_s": per_case, "speedup_vs_per_case": per_case_total / sweep,
@@ -190,6 +197,10 @@ def _turnaround(work: Path, log: Callable[[str], None], _: int) -> dict:
     log("  minimal-script launch wall time per case: " + ", ".join(
         f"{h} host(s) {q['median']:.1f}s ({q['min']:.1f}-{q['max']:.1f})"
         for h, q in t["per_case_launch_wall_s"].items()))
+    total = sum(t["ledger_s"].values()) or 1.0
+    log("  wall-time ledger (slowest process per phase, summed over launches): " + ", ".join(
+        f"{p} {s:.1f}s ({s / total:.0%})" for p, s in
+        sorted(t["ledger_s"].items(), key=lambda kv: -kv[1])))
     return t
 
 
@@ -265,6 +276,9 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], 
     "scale": ("scale", "scale: psum over 1..N simulated processes", _scale),
     "report": ("report", "reports at pod scale: synthetic runs, podscale report through the "
                          "CLI", _report),
+    "history": ("history", "podscale history over 1,000 synthetic runs x 200 cases (one "
+                           "planted change), through the CLI",
+                lambda w, log, n: history_stage(w, log)),
     "links": ("links", "bad hosts and links: podscale run links at 8, 16, 32 processes and "
                        "pairs at 8, wall time", _links),
     "verdicts": ("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), "

@@ -9,7 +9,10 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
 - ``stretch[=FACTOR]`` — each step of process PROCESS takes FACTOR times as long
   (default 1.5; a spin-wait of (FACTOR-1) x the step's own time after it): a planted
   slowdown of a workload, e.g. ``stretch=1.5@*:psum``, for the comparison benchmark;
-- ``corrupt`` — process PROCESS's outputs are changed before the correctness check.
+- ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
+- ``drop`` — process PROCESS's share of the seed's global sums is left out (zeros);
+- ``late[=SECONDS]`` — process PROCESS sleeps SECONDS (default 2) before it joins the job:
+  a slow start its peers wait for (the ledger names it the join straggler).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "corrupt")
-STEP_KINDS = ("slow", "stretch", "corrupt")  # act on steps or outputs, not at case start
+KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "corrupt", "drop", "late")
+#: act on steps, outputs or the join, not at case start
+STEP_KINDS = ("slow", "stretch", "corrupt", "drop", "late")
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,22 @@ def parse(spec: str) -> Fault | None:
 
 def from_env() -> Fault | None:
     return parse(os.environ.get("PODSCALE_FAULT", ""))
+
+
+def launcher_rank() -> int | None:
+    """This process's index as its launcher gave it, before JAX knows it."""
+    for name in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return None
+
+
+def before_join(fault: Fault | None) -> None:
+    """``late``: the process (by its launcher-given index) starts late."""
+    rank = launcher_rank()
+    if fault is not None and fault.kind == "late" and rank is not None and \
+            fault.process in (None, rank):
+        time.sleep(2.0 if fault.arg is None else fault.arg)
 
 
 def at_case_start(fault: Fault | None, process: int, index: int, say: Callable,

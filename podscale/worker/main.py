@@ -20,11 +20,13 @@ from typing import Any
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
-from podscale.core.records import CaseRecord, Sample, SkipRecord, pack
+from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
 from podscale.core.timing import measure
-from podscale.core.workload import Context, Step, check
-from podscale.worker import faults, runtime
+from podscale.core.workload import Context
+from podscale.worker import faults, ledger, runtime
+from podscale.worker.checks import run_checks
+from podscale.worker.compiling import compile_case
 from podscale.worker.writers import GatheringWriter, RecordWriter
 
 EXIT_USAGE = 2
@@ -67,60 +69,6 @@ def context(case: Case, rt) -> Context:
     return Context(case, rt.process, rt.process_count, devices, mesh)
 
 
-def compile_step(step: Step, hlo_to: Path | None = None
-                 ) -> tuple[Callable[[], Any], float, str, str | None]:
-    """(blocking step, compile seconds, what those seconds are, the fingerprint of the
-    compiled program's collectives or None for pmap's first call); with ``hlo_to``, the
-    optimized HLO module and its logical device order are saved there (not timed)."""
-    import jax
-
-    start = time.perf_counter()
-    if step.aot:
-        compiled = step.fn.lower(*step.args).compile()
-        kind = "lower+compile"
-    else:  # pmap's AOT executables reject host-local arrays in multi-process runs
-        jax.block_until_ready(step.fn(*step.args))
-        compiled, kind = step.fn, "first call (incl. execution)"
-    seconds = time.perf_counter() - start
-    if hlo_to is not None:
-        save_hlo(compiled if step.aot else step.fn.lower(*step.args).compile(), hlo_to)
-    from podscale.worker.preflight import collectives_fingerprint
-
-    fp = collectives_fingerprint(compiled.as_text()) if step.aot else None
-    args = step.args
-    return (lambda: jax.block_until_ready(compiled(*args))), seconds, kind, fp
-
-
-def save_hlo(compiled, path: Path) -> None:
-    """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
-    the module's logical order (replica groups name logical ids)."""
-    import json
-
-    import jax
-
-    order = next((list(s._device_assignment) for s in jax.tree.leaves(compiled.input_shardings)
-                  if getattr(s, "_device_assignment", None)), [])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
-    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order]}))
-
-
-def hlo_name(case: Case) -> str:
-    """A file name for a case id (which holds slashes)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", case.id)
-
-
-def unimplemented(exc: Exception) -> str | None:
-    """The backend's one-line reason when compiling failed because it does not implement
-    an op (every process's backend says the same), else None."""
-    text = str(exc).strip()
-    if "UNIMPLEMENTED" not in text:
-        return None
-    return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
-
-
 def _measure(case: Case, index: int, step: Callable[[], Any], rt, round_: int) -> list[Sample]:
     """Warm-up and timed samples of one case; progress marked at every barrier (outside
     the clocked region)."""
@@ -130,23 +78,41 @@ def _measure(case: Case, index: int, step: Callable[[], Any], rt, round_: int) -
 
     def barrier() -> None:  # before timed iteration k (or once, before the loop)
         rt.mark(index, case.id, "timed", next(calls))
-        rt.barrier(f"case {case.id}")
+        with ledger.phase("barrier"):
+            rt.barrier(f"case {case.id}")
 
-    return [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
-            for t in measure(step, clock=time.perf_counter, barrier=barrier,
-                             warmup=case.settings.warmup,
-                             iters=case.settings.iters,
-                             sync_each=case.settings.sync == "each")]
+    out = [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
+           for t in measure(step, clock=time.perf_counter, barrier=barrier,
+                            warmup=case.settings.warmup,
+                            iters=case.settings.iters,
+                            sync_each=case.settings.sync == "each")]
+    for s in out:
+        ledger.add(s.phase, s.seconds)
+    return out
 
 
-def _same_program(rt, index: int, case: Case, program: str | None) -> None:
+def _same_program(rt, index: int, case: Case, program: dict | None) -> None:
     """Before the first collective runs: every process compiled the same collectives
     (kinds, shapes, groups) for this case, or none goes on."""
     client = runtime.coordination_client() if rt.process_count > 1 else None
     if client is not None and program is not None:
         from podscale.worker import preflight
+        from podscale.worker.program import collectives_hash
 
-        preflight.check_program(rt, client, index, case.id, program)
+        preflight.check_program(rt, client, index, case.id, collectives_hash(program))
+
+
+def _record(case: Case, wl, process: int, kind: str, round_: int,
+            fields: dict[str, Any]) -> CaseRecord:
+    work = wl.work(case)
+    return CaseRecord(
+        case_id=case.id, process=process, case=case.to_dict(),
+        bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
+        bytes_per_device=work.bytes_per_device, collective=wl.collective_of(case),
+        participants=work.participants, compile_kind=kind, round=round_,
+        hosts_per_group=work.hosts_per_group,
+        units={p.name: p.unit for p in wl.params if p.unit} or None,
+        takes_part=wl.takes_part(case, process), **fields)
 
 
 def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
@@ -157,47 +123,30 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
     wl = load_source(case.source)
     rt.mark(index, case.id, "prepare")
     say(rt, f"case {case.id}: prepare")
-    ctx = context(case, rt)
-    local = wl.inputs(ctx)
-    rt.mark(index, case.id, "reference")
-    expected = wl.reference(ctx, local)
+    with ledger.phase("prepare"):
+        ctx = context(case, rt)
+        local = wl.inputs(ctx)
+        rt.mark(index, case.id, "reference")
+        expected = wl.reference(ctx, local)
     rt.mark(index, case.id, "ready")
-    rt.barrier(f"compile {case.id}")  # every process starts compiling together
+    with ledger.phase("barrier"):
+        rt.barrier(f"compile {case.id}")  # every process starts compiling together
     rt.mark(index, case.id, "compile")
-    try:
-        where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
-            else None
-        step, compile_s, kind, program = compile_step(wl.step(ctx, local), where)
-        if where is not None:
-            import json
-
-            sidecar = Path(f"{where}.json")
-            info = json.loads(sidecar.read_text())
-            info.update(case_id=case.id, case_devices=[d.id for d in ctx.devices])
-            sidecar.write_text(json.dumps(info))
-    except Exception as exc:
-        reason = unimplemented(exc)
-        if reason is None:
-            raise
-        writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
-        say(rt, f"case {case.id}: skipped, {reason}")
+    with ledger.phase("compile"):
+        compiled = compile_case(case, wl, ctx, local, rt, writer, hlo_dir)
+    if compiled is None:
         return None
-    _same_program(rt, index, case, program)
-    step = faults.wrap_step(fault, rt.process, index, step, case.workload)
-    samples = [Sample(case.id, rt.process, "compile", 0, compile_s, round=round_),
+    with ledger.phase("barrier"):
+        _same_program(rt, index, case, compiled.program)
+    step = faults.wrap_step(fault, rt.process, index, compiled.run, case.workload)
+    samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
                *_measure(case, index, step, rt, round_)]
-    rt.mark(index, case.id, "check")
-    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, step()), case.workload)
-    result = check(got, expected)
-    work = wl.work(case)
-    writer.write(CaseRecord(
-        case_id=case.id, process=rt.process, case=case.to_dict(),
-        bytes_per_process=work.bytes_per_process, flops_per_process=work.flops_per_process,
-        bytes_per_device=work.bytes_per_device, checked=result.checked, wrong=result.wrong,
-        max_error=result.max_error, result=result.result, collective=wl.collective_of(case),
-        participants=work.participants, compile_kind=kind, round=round_,
-        hosts_per_group=work.hosts_per_group), *pack(samples))
-    say(rt, f"case {case.id}: done, {result.wrong} wrong of {result.checked}")
+    with ledger.phase("check"):
+        fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault)
+    with ledger.phase("write"):
+        writer.write(_record(case, wl, rt.process, compiled.kind, round_, fields),
+                     *pack(samples))
+    say(rt, f"case {case.id}: done, {fields['wrong']} wrong of {fields['checked']}")
     return step
 
 
@@ -222,15 +171,21 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
         faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m), case.workload)
         hlo_dir = run_dir / "hlo" / lp.layout.key if plan.hlo and round_ == 0 else None
         step = run_case(case, index, rt, writer, fault, round_, hlo_dir)
-        writer.flush()
+        with ledger.phase("write"):
+            writer.flush()
         if case.settings.traced_iters and step is not None and round_ == 0:
             steps.append((case.id, step, case.settings.traced_iters))
     if steps:
         from podscale.worker.tracing import traced_pass
 
         say(rt, f"traced pass: {len(steps)} cases")
-        traced_pass(steps, rt, run_dir, lp.layout.key, writer, trace_root=plan.trace_dir)
-    writer.close()
+        with ledger.phase("traced"):
+            traced_pass(steps, rt, run_dir, lp.layout.key, writer,
+                        trace_root=plan.trace_dir)
+    marks, phases = ledger.take(first=offset == 0 and round_ == plan.round)
+    writer.write(LedgerRecord(rt.process, lp.layout.key, round_, phases, marks))
+    with ledger.phase("write"):
+        writer.close()
     rt.barrier(f"podscale {lp.layout.key} done")
     return offset + len(lp.cases)
 

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 from importlib import metadata
 
 PREFIX = "podscale/preflight/"
@@ -105,25 +104,6 @@ def plant_env() -> None:
                                        "SLURM_PROCID") if v in os.environ), None)
     if me is not None and me == process and name:
         os.environ[name] = value
-
-
-#: HLO instructions that communicate (and their async halves): the result shape and kind
-COLLECTIVE_OPS = re.compile(
-    r"^\s*(?:ROOT\s+)?\S+\s*=\s*(.+?)\s+(all-reduce|all-gather|reduce-scatter|all-to-all|"
-    r"collective-permute|ragged-all-to-all|collective-broadcast)(?:-start)?\(", re.M)
-GROUPS = re.compile(r"(?:replica_groups|source_target_pairs)=(\S+)")
-
-
-def collectives_fingerprint(hlo_text: str) -> str:
-    """A short hash of the compiled program's collectives: kind, shape and groups of each
-    communicating instruction, in order (names and layouts of other ops left out); then
-    ``:N``, how many there are."""
-    found = []
-    for m in COLLECTIVE_OPS.finditer(hlo_text):
-        line_end = hlo_text.find("\n", m.end())
-        groups = GROUPS.search(hlo_text, m.end(), line_end if line_end >= 0 else None)
-        found.append(f"{m.group(2)}|{m.group(1)}|{groups.group(1) if groups else ''}")
-    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16] + f":{len(found)}"
 
 
 def check_program(rt, client, index: int, case_id: str, program: str) -> None:

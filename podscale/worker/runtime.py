@@ -78,9 +78,16 @@ def join_failed(process: int, coordinator: str, timeout: int, exc: Exception) ->
 
 
 def start() -> Runtime:
-    """Configure JAX from the environment and join the distributed job."""
+    """Configure JAX from the environment and join the distributed job (the ledger marks
+    when JAX was imported, when joining began and when it ended)."""
+    from podscale.worker import faults, ledger
+
+    ledger.mark("worker")  # where no entry point marked it earlier
     import jax
 
+    ledger.mark("imported")
+    faults.before_join(faults.from_env())
+    ledger.mark("init_start")
     cpu_devices = os.environ.get("PODSCALE_CPU_DEVICES")
     if cpu_devices:
         jax.config.update("jax_platforms", "cpu")
@@ -110,6 +117,7 @@ def start() -> Runtime:
             print("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
                   "Kubernetes, or JAX_COORDINATOR_ADDRESS): running as a one-process job",
                   flush=True)
+    ledger.mark("joined")
     return Runtime(
         process=jax.process_index(),
         process_count=jax.process_count(),

@@ -2,6 +2,7 @@
 
 Prints the listing's lines, then checks every dot product against float64 dot products
 of the same vectors within a sound float32 rounding bound (gamma_3 * sum|x*y| + u*|dot|),
+runs the listing's global-sum program once more on integer inputs with an exact total,
 and writes ``seed/process-<i>.json`` with the outcome and the sums, which the launcher
 checks against each other (``PODSCALE_FAULT=corrupt@P:*`` corrupts process P's dot
 products before the check).
@@ -37,7 +38,8 @@ def main(rt, run_dir: Path) -> None:
     dots = jax.pmap(jax.vmap(jnp.vdot))(v1sp, v2sp)
     if lead:
         print("-- dots shape: ", dots.shape)
-    global_sum = jax.pmap(lambda x: jax.lax.psum(jnp.sum(x), axis_name="p"), axis_name="p")(dots)
+    psum_of_sums = jax.pmap(lambda x: jax.lax.psum(jnp.sum(x), axis_name="p"), axis_name="p")
+    global_sum = psum_of_sums(dropped(rt.process, dots))
     if lead:
         print("-- global_sum shape: ", global_sum.shape)
     print(f"== Worker {jax.process_index()} global sum: {global_sum}")
@@ -47,6 +49,7 @@ def main(rt, run_dir: Path) -> None:
     local_sum = jnp.sum(dots)
     print(f"== Worker {jax.process_index()} local sum: {local_sum}")
     check = check_dots(rt.process, np.asarray(dots), np.asarray(v1s), np.asarray(v2s))
+    check.update(exact_global_sum(rt.process, psum_of_sums, dots.reshape(ldc, -1).shape))
     out = run_dir / "seed" / f"process-{jax.process_index()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -62,6 +65,35 @@ def main(rt, run_dir: Path) -> None:
         )
     )
     print(f"== Worker {jax.process_index()} done", flush=True)
+
+
+def dropped(process: int, dots):
+    """``PODSCALE_FAULT=drop@P:*``: process P's contribution to the global sum left out."""
+    from podscale.worker import faults
+
+    fault = faults.from_env()
+    if fault is not None and fault.kind == "drop" and fault.applies(process, 0, "seed"):
+        return dots * 0
+    return dots
+
+
+def exact_global_sum(process: int, psum_of_sums, shape: tuple[int, int]) -> dict:
+    """The listing's global-sum program again on integer inputs whose total is exact in
+    float32: device g (global index) holds g + 1 once, so the total is D(D+1)/2 and a
+    missing, doubled or misplaced process changes it (the float check's bound, sound for
+    a million float32 terms, is far larger than one process's share)."""
+    import jax
+    import numpy as np
+
+    ldc, width = shape
+    ints = np.zeros((ldc, width), np.float32)
+    ints[:, 0] = process * ldc + np.arange(ldc) + 1
+    got = np.asarray(psum_of_sums(dropped(process, ints)))
+    devices = jax.device_count()
+    expected = devices * (devices + 1) // 2
+    print(f"== Worker {process} exact global sum: {got[0]:.0f} (expected {expected})",
+          flush=True)
+    return {"exact_global_sum": [float(v) for v in got], "exact_expected": float(expected)}
 
 
 def check_dots(process: int, dots, v1, v2) -> dict:

@@ -25,7 +25,7 @@ PREFIX = "podscale/progress/"
 #: in order; "reference": inputs made, building the reference (a collective for some
 #: workloads); "ready": at the barrier before compiling, waiting for the others
 PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed", "check",
-          "traced", "done")
+          "exact check", "traced", "done")
 STUCK_KEY = "podscale/stuck"  # the first message, for process 0 to record
 RECORDED_KEY = "podscale/stuck-recorded"
 EXIT_STUCK = 5

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_run(args.run_dir)
     table = fits(loaded.samples, loaded.summary(), rm=loaded.round_medians())
     if table.empty:
-        raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 2 or more "
+        raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 3 or more "
                          "sizes at the same other parameters)")
     print(render(table))
     out = args.out or loaded.path / "fits.csv"

@@ -17,6 +17,9 @@ def register(sub) -> None:
     add_grid_args(p)
     p.add_argument("--report", action="store_true",
                    help="write the report at the end (RUN/report/index.html)")
+    from podscale.frontend.actions import add_format
+
+    add_format(p)
     p.set_defaults(func=run)
 
 

@@ -10,6 +10,9 @@ def register(sub) -> None:
     p = sub.add_parser("show", help="print the result table of a run", description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN",
                    help="a run directory (results/<stamp>-<name>), finished or not")
+    from podscale.frontend.actions import add_format
+
+    add_format(p)
     p.set_defaults(func=run)
 
 
@@ -17,5 +20,5 @@ def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
     from podscale.frontend.actions import show
 
-    show(load_run(args.run_dir))
+    show(load_run(args.run_dir), args.format)
     return 0

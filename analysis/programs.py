@@ -1,0 +1,109 @@
+"""What the compiler did differently: each case's compiled-program inventory (recorded by
+the worker, :mod:`podscale.worker.program`) described in a line, and two runs' inventories
+of the same case compared — "all-reduce ×1 of 6,148 B → ×3 of 4,096 + 2,048 + 4 B",
+"all-gather became async", "all-reduce groups changed", "XLA_FLAGS ... → ...".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+
+def _by_kind(prog: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for c in prog.get("collectives", []):
+        out[c["kind"]].append(c)
+    return out
+
+
+def _shape_bytes(shape: str) -> int:
+    """Bytes of an HLO shape such as ``f32[1024,2]`` (``pred``, ``bf16``, ``s8``, ...)."""
+    dtype, _, dims = shape.rstrip("]").partition("[")
+    bits = 8 if dtype == "pred" or dtype.startswith("f8") else int(
+        "".join(ch for ch in dtype if ch.isdigit()) or 8)
+    n = 1
+    for d in filter(None, dims.split(",")):
+        n *= int(d)
+    return n * max(bits // 8, 1)
+
+
+def _count_bytes(entries: list[dict]) -> str:
+    """"×3 of 4,096 + 2,048 + 4 B": instructions per step and each one's bytes; an
+    instruction that combines several operands lists each one's."""
+    parts, combined = [], 0
+    for e in entries:
+        shapes = e.get("shapes", [])
+        each = " + ".join(f"{_shape_bytes(s):,}" for s in shapes) if len(shapes) > 1 \
+            else f"{e['bytes']:,}"
+        combined = max(combined, len(shapes))
+        parts += [each] * e["count"]
+    text = f"×{len(parts)} of " + " + ".join(parts) + " B"
+    return text + (f" ({combined} operands combined in one)" if combined > 1 else "")
+
+
+def describe(prog: dict | None) -> str:
+    """One line: every kind of collective with its count and bytes per step."""
+    if not isinstance(prog, dict):
+        return "no program recorded (pmap's first call, or an older run)"
+    kinds = _by_kind(prog)
+    if not kinds:
+        return "no collectives"
+    parts = []
+    for kind, entries in kinds.items():
+        asyn = " async" if all(e["async"] for e in entries) else ""
+        parts.append(f"{kind}{asyn} {_count_bytes(entries)}")
+    return "; ".join(parts)
+
+
+def changes(a: dict | None, b: dict | None) -> list[str]:
+    """What differs between two inventories of one case, as phrases (empty: same)."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return [] if a is b or (a is None and b is None) else ["program recorded in one run only"]
+    if a.get("hash") == b.get("hash"):
+        return []
+    out = []
+    ka, kb = _by_kind(a), _by_kind(b)
+    for kind in dict.fromkeys([*ka, *kb]):
+        ea, eb = ka.get(kind, []), kb.get(kind, [])
+        if not ea or not eb:
+            out.append(f"{kind} {'appeared' if eb else 'disappeared'}: "
+                       f"{_count_bytes(eb or ea)}")
+            continue
+        if _count_bytes(ea) != _count_bytes(eb):
+            out.append(f"{kind} {_count_bytes(ea)} → {_count_bytes(eb)}")
+        sa, sb = any(e["async"] for e in ea), any(e["async"] for e in eb)
+        if sa != sb:
+            out.append(f"{kind} became {'async' if sb else 'synchronous'}")
+        if {e["groups"] for e in ea} != {e["groups"] for e in eb}:
+            out.append(f"{kind} groups changed: {', '.join(sorted({e['groups'] for e in ea}))}"
+                       f" → {', '.join(sorted({e['groups'] for e in eb}))}")
+        if sorted(s for e in ea for s in e["shapes"]) != sorted(
+                s for e in eb for s in e["shapes"]) and _count_bytes(ea) == _count_bytes(eb):
+            out.append(f"{kind} shapes changed")
+    for key in ("xla_flags", "libtpu_init_args"):
+        if a.get(key, "") != b.get(key, ""):
+            out.append(f"{key.upper()} {a.get(key, '')!r} → {b.get(key, '')!r}")
+    va, vb = a.get("versions", {}), b.get("versions", {})
+    out += [f"{k} {va.get(k)} → {vb.get(k)}" for k in sorted({*va, *vb}) if va.get(k) != vb.get(k)]
+    return out or ["compiled program changed (same collectives)"]
+
+
+def program_changes(summary_a: pd.DataFrame, summary_b: pd.DataFrame) -> pd.DataFrame:
+    """Per case both runs have: what changed in its compiled program ("" where nothing)."""
+    pa = summary_a.set_index("case_id").get("program", pd.Series(dtype=object))
+    pb = summary_b.set_index("case_id").get("program", pd.Series(dtype=object))
+    rows = [{"case_id": c, "program_change": "; ".join(changes(pa.get(c), pb.get(c)))}
+            for c in sorted(set(pa.index) & set(pb.index))]
+    return pd.DataFrame(rows, columns=["case_id", "program_change"])
+
+
+def render(changed: pd.DataFrame) -> str:
+    """The compare text's section: cases whose program changed, or that none did."""
+    moved = changed[changed["program_change"] != ""] if len(changed) else changed
+    if moved.empty:
+        return f"# compiled programs: the same in all {len(changed)} case(s)"
+    lines = [f"# compiled programs changed in {len(moved)} of {len(changed)} case(s):"]
+    lines += [f"#   {r.case_id}: {r.program_change}" for r in moved.itertuples()]
+    return "\n".join(lines)

@@ -1,0 +1,131 @@
+"""Report sections that stand on their own: pair matrices, links sweeps, the wall-time
+ledger and the compiled programs, each left out where the run has nothing for it; and the
+document they are written into (HTML and Markdown at once)."""
+
+from __future__ import annotations
+
+import base64
+import html
+
+import pandas as pd
+
+from podscale.analysis import plots
+from podscale.analysis.formats import cell, markdown_table
+from podscale.analysis.units import time_h
+
+
+class Doc:
+    """Collects HTML and Markdown side by side; every string is escaped once, here."""
+
+    def __init__(self, title: str) -> None:
+        self.title, self.html, self.md = title, [], [f"# {title}", ""]
+
+    def heading(self, text: str, note: str = "") -> None:
+        self.html.append(f"<h2>{html.escape(text)}</h2>")
+        self.md += [f"## {text}", ""]
+        if note:
+            self.html.append(f"<p class='note'>{html.escape(note)}</p>")
+            self.md += [note, ""]
+
+    def table(self, df: pd.DataFrame, md: bool = True, collapsed: str = "") -> None:
+        """A table; ``collapsed``: folded away under that summary line (HTML)."""
+        body = df.to_html(index=False, escape=True, border=0, classes="tbl")
+        self.html.append(f"<details><summary>{html.escape(collapsed)}</summary>{body}"
+                         "</details>" if collapsed else body)
+        if md:
+            self.md += [markdown_table(df), ""]
+
+    def bullets(self, items: list[str]) -> None:
+        self.html.append("<ul class='findings'>" + "".join(
+            f"<li>{html.escape(i)}</li>" for i in items) + "</ul>")
+        self.md += [f"- {i}" for i in items] + [""]
+
+    def figure(self, fig, alt: str) -> None:
+        if fig is None:
+            return
+        data = base64.b64encode(plots.png(fig)).decode()
+        self.html.append(f"<figure><img alt='{html.escape(alt, quote=True)}' "
+                         f"src='data:image/png;base64,{data}'/></figure>")
+
+    def render(self) -> str:
+        style = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
+                 ".tbl{border-collapse:collapse;font-size:12px}.tbl td,.tbl th{padding:2px 8px;"
+                 "border-bottom:1px solid #ddd;text-align:right}.note{color:#555}"
+                 "img{max-width:100%}.findings li{margin:4px 0;font-size:15px}"
+                 "summary{cursor:pointer;color:#245}")
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+                f"{html.escape(self.title)}</title><style>{style}</style></head><body>"
+                f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
+
+
+def pair_sections(doc: Doc, a) -> None:
+    """Each pair matrix as a heatmap and a table, then the pair outliers."""
+    from podscale.analysis.pairs import matrices, pair_table
+
+    for key, m in matrices(a.summary, a.samples):
+        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
+                 f"on {key['hosts']}x{key['devices_per_host']}")
+        doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
+                    "iterations of the max over the two processes; rows: source, columns: "
+                    "destination")
+        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
+        doc.table(pair_table(m), collapsed="the matrix")
+    if not a.named.empty:
+        doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
+                                     "when its median is >= 1.3x the other processes'")
+        doc.table(a.named)
+    link_sections(doc, a)
+
+
+def link_sections(doc: Doc, a) -> None:
+    """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
+    processes and links."""
+    from podscale.analysis.links import outliers
+
+    for key, m in a.links:
+        title = (f"{key['workload']} size {key['size']} on "
+                 f"{key['hosts']}x{key['devices_per_host']}")
+        doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
+                    "i -> i+k: the faster end's median at shift k (us); a process or link "
+                    ">= 1.3x the median is named")
+        if len(m) <= 64:
+            doc.figure(plots.pair_heatmap(m * 1e6, title), f"links {title}")
+        procs, links = outliers(m)
+        doc.table(procs.head(8).map(cell))
+        doc.table(links.map(cell))
+
+
+def ledger_section(doc: Doc, ledger: pd.DataFrame) -> None:
+    """Where each launch's wall time went, per phase, its slowest process named."""
+    from podscale.analysis import ledger as wall
+
+    per = wall.launches(ledger)
+    if per.empty:
+        return
+    doc.heading("Where the wall time went", "per launch, each phase's slowest process "
+                "(podscale/worker/ledger.py): the interpreter starting, imports, joining the "
+                "job (waiting there for the slowest process), then per case preparing "
+                "inputs and reference, compiling, warm-up, barriers, timed iterations, "
+                "checks, writing records")
+    doc.figure(wall.stacked(ledger), "wall time per launch and phase")
+    table = per.assign(slowest=per["max_s"].map(time_h), median=per["median_s"].map(time_h))
+    doc.table(table[["launch", "phase", "slowest", "process", "median"]],
+              collapsed=f"{len(per)} row(s)")
+
+
+def program_section(doc: Doc, summary: pd.DataFrame) -> None:
+    """Each case's compiled collectives (the inventory the worker recorded)."""
+    from podscale.analysis.programs import describe
+
+    if "program" not in summary or not summary["program"].map(
+            lambda p: isinstance(p, dict)).any():
+        return
+    progs = summary[summary["program"].map(lambda p: isinstance(p, dict))]
+    doc.heading("Compiled programs", "per case, the collectives of its optimized HLO (kind, "
+                "count per step, bytes; podscale/worker/program.py) and a hash of them "
+                "with the XLA flags and versions; podscale compare and ab name what "
+                "changes")
+    doc.table(pd.DataFrame({"case": progs["case_id"],
+                            "collectives per step": progs["program"].map(describe),
+                            "hash": progs["program"].map(lambda p: p.get("hash", ""))}),
+              collapsed=f"{len(progs)} case(s)")

@@ -1,0 +1,138 @@
+"""The run's manifest (``run.json``): what ran, where, with which schema, and how it ended;
+its one lifecycle (running with a heartbeat, then complete, failed or interrupted)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from podscale.core.errors import UsageError
+
+SCHEMA = "podscale.run/3"  # 3: timings as sample blocks, one line per case, phase and round
+#: schemas this podscale reads (a /2 run's records hold one line per sample)
+READABLE = ("podscale.run/2", SCHEMA)
+OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}
+STATUSES = ("running", "complete", "failed", "interrupted")
+
+
+def _require(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The run's manifest (``run.json``)."""
+
+    run_id: str
+    created: str
+    command: list[str]
+    spec: dict
+    layouts: list[str]
+    environment: dict
+    status: str = "running"  # running | complete | failed | interrupted
+    error: str | None = None
+    finished: str | None = None
+    schema: str = SCHEMA
+    #: who keeps this manifest: {"host", "pid"}; with ``RUN/heartbeat`` (touched every
+    #: HEARTBEAT_S while the run lasts) a reader tells a live run from an abandoned one
+    supervisor: dict | None = None
+
+    def __post_init__(self) -> None:
+        _require(self.schema in READABLE, f"unsupported schema {self.schema!r}")
+        _require(self.status in STATUSES, "bad status")
+
+    @classmethod
+    def new(cls, run_id: str, spec: dict, layouts: list[str]) -> Manifest:
+        """The manifest of a run starting now: this command line and this machine's
+        environment (the one builder for ``podscale run`` and ``podscale worker``)."""
+        import sys
+
+        from podscale.core.environment import environment
+
+        return cls(run_id=run_id, created=now(), command=list(sys.argv), spec=spec,
+                   layouts=layouts, environment=environment())
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+HEARTBEAT = "heartbeat"
+HEARTBEAT_S = 5.0
+
+
+def _heartbeat(path: Path, stop: threading.Event) -> None:
+    while True:
+        try:
+            path.touch()
+        except OSError:
+            pass
+        if stop.wait(HEARTBEAT_S):
+            return
+
+
+@contextmanager
+def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Iterator[None]:
+    """The one manifest lifecycle of ``execute`` and ``podscale worker``: written as
+    ``running`` (naming this host and process, with a heartbeat file touched every
+    HEARTBEAT_S), then ``complete``, ``failed`` (with the error) or ``interrupted`` (with
+    the signal). ``write=False`` (processes other than 0 of a cluster job) only runs the
+    body."""
+    stop = threading.Event()
+    if write:
+        import os
+        import socket
+
+        manifest = replace(manifest, supervisor={"host": socket.gethostname(),
+                                                 "pid": os.getpid()})
+        write_manifest(run_dir, manifest)
+        threading.Thread(target=_heartbeat, args=(run_dir / HEARTBEAT, stop),
+                         name="podscale-heartbeat", daemon=True).start()
+    status, error = "failed", None
+    try:
+        yield
+        status = "complete"
+    except KeyboardInterrupt as exc:
+        import signal
+
+        signum = getattr(exc, "signum", signal.SIGINT)
+        status, error = "interrupted", f"interrupted by {signal.Signals(signum).name}"
+        raise
+    except BaseException as exc:
+        error = str(exc) or type(exc).__name__
+        raise
+    finally:
+        stop.set()
+        if write:
+            write_manifest(run_dir, replace(manifest, status=status, error=error,
+                                            finished=now()))
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    tmp = run_dir / "run.json.tmp"
+    tmp.write_text(json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n")
+    tmp.replace(run_dir / "run.json")
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    path = Path(run_dir) / "run.json"
+    if not path.is_file():
+        raise UsageError(f"{run_dir}: not a podscale run (no run.json)")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(obj, dict) or obj.get("schema") not in READABLE:
+            found = obj.get("schema") if isinstance(obj, dict) else type(obj).__name__
+            if found in OLD_SCHEMAS:
+                raise UsageError(f"{path}: schema {found!r} was written by "
+                                 f"{OLD_SCHEMAS[found]}; this podscale reads {SCHEMA!r} "
+                                 "(re-run it)")
+            raise UsageError(f"{path}: schema {found!r} is not {SCHEMA!r}")
+        return Manifest(**obj)
+    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable manifest ({exc})") from None

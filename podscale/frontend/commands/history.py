@@ -1,0 +1,33 @@
+"""``podscale history RUN... | FOLDER``: the same cases across many runs, with change
+points; drift of the whole run told apart from one case's change."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("history", help="the same cases across many runs: change points, "
+                                       "drift", description=__doc__)
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN",
+                   help="run directories, or folders of runs (e.g. results/)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder for history.csv, history-drift.csv and history.png")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.analysis import history
+
+    df = history.collect(args.runs)
+    found = history.analyse(df)
+    print(history.render(df, found))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        found["changes"].to_csv(args.out / "history.csv", index=False)
+        found["drift"].to_csv(args.out / "history-drift.csv", index=False)
+        if len(found["changes"]) or len(found["drift"]):
+            history.plot(found, args.out)
+        print(f"# written: {args.out}/history.csv, history-drift.csv")
+    return 0

@@ -1,0 +1,106 @@
+"""Compiling a case's step: ahead of time where the API allows, timed, with the program's
+collectives inventoried (:mod:`podscale.worker.program`) and, for replay, its optimized
+HLO saved; a backend that does not implement an op makes a skip record, not a failure."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from podscale.core.case import Case
+from podscale.core.records import SkipRecord
+from podscale.core.workload import Context, Step
+
+
+class Compiled(NamedTuple):
+    """A case's compiled step: ``run()`` executes it on its arguments (blocking),
+    ``call(*args)`` on other arguments of the same shapes and placement."""
+
+    run: Callable[[], Any]
+    seconds: float  # compile time
+    kind: str  # what those seconds are
+    program: dict | None  # the compiled program's inventory (None: pmap's first call)
+    call: Callable[..., Any]
+
+
+def compile_step(step: Step, hlo_to: Path | None = None) -> Compiled:
+    """Compile ``step`` (timed); with ``hlo_to``, the optimized HLO module and its logical
+    device order are saved there (not timed)."""
+    import jax
+
+    start = time.perf_counter()
+    if step.aot:
+        compiled = step.fn.lower(*step.args).compile()
+        kind = "lower+compile"
+    else:  # pmap's AOT executables reject host-local arrays in multi-process runs
+        jax.block_until_ready(step.fn(*step.args))
+        compiled, kind = step.fn, "first call (incl. execution)"
+    seconds = time.perf_counter() - start
+    if hlo_to is not None:
+        save_hlo(compiled if step.aot else step.fn.lower(*step.args).compile(), hlo_to)
+    from podscale.worker.program import program
+
+    fp = program(compiled.as_text()) if step.aot else None
+    args = step.args
+
+    def call(*other: Any) -> Any:
+        return jax.block_until_ready(compiled(*other))
+
+    return Compiled(lambda: call(*args), seconds, kind, fp, call)
+
+
+def save_hlo(compiled, path: Path) -> None:
+    """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
+    the module's logical order (replica groups name logical ids)."""
+    import json
+
+    import jax
+
+    order = next((list(s._device_assignment) for s in jax.tree.leaves(compiled.input_shardings)
+                  if getattr(s, "_device_assignment", None)), [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
+    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order]}))
+
+
+def hlo_name(case: Case) -> str:
+    """A file name for a case id (which holds slashes)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", case.id)
+
+
+def unimplemented(exc: Exception) -> str | None:
+    """The backend's one-line reason when compiling failed because it does not implement
+    an op (every process's backend says the same), else None."""
+    text = str(exc).strip()
+    if "UNIMPLEMENTED" not in text:
+        return None
+    return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
+
+
+def compile_case(case: Case, wl, ctx: Context, local, rt, writer, hlo_dir: Path | None
+                 ) -> Compiled | None:
+    """Compile the case's step (process 0 saves its HLO to ``hlo_dir``); None, after a
+    skip record, when the backend does not implement it."""
+    try:
+        where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
+            else None
+        compiled = compile_step(wl.step(ctx, local), where)
+        if where is not None:
+            import json
+
+            sidecar = Path(f"{where}.json")
+            info = json.loads(sidecar.read_text())
+            info.update(case_id=case.id, case_devices=[d.id for d in ctx.devices])
+            sidecar.write_text(json.dumps(info))
+        return compiled
+    except Exception as exc:
+        reason = unimplemented(exc)
+        if reason is None:
+            raise
+        writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
+        print(f"[podscale p{rt.process}] case {case.id}: skipped, {reason}", flush=True)
+        return None

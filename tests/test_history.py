@@ -1,0 +1,51 @@
+"""A cluster over time: ``podscale history`` finds a planted 1.5x slowdown of one case at
+the run it began, reports a slowdown of every case as drift (not 200 changes), keeps runs
+of other hardware apart, and builds each run's summary store from its records."""
+
+import shutil
+
+from podscale.analysis import history
+from podscale.selfbench.historystage import make_history
+from tests.conftest import podscale
+
+
+def test_one_case_slowed_from_run_30_of_60_is_found_at_run_30(tmp_path):
+    make_history(tmp_path, 60, 200, slow_case=7, slow_from=30)
+    found = history.analyse(history.collect([tmp_path]))
+    assert found["drift"].empty
+    (change,) = found["changes"].itertuples()
+    assert change.case_id.endswith("size=8192/h2xd4") and change.at == 30
+    assert 1.4 < change.ratio < 1.6 and change.run_id.endswith("-000030-nightly")
+
+
+def test_drift_of_every_case_is_one_drift_not_200_changes(tmp_path):
+    make_history(tmp_path, 60, 200, drift_from=30)
+    found = history.analyse(history.collect([tmp_path]))
+    (drift,) = found["drift"].itertuples()
+    assert drift.at == 30 and 1.4 < drift.ratio < 1.6 and drift.cases == 200
+    assert found["changes"].empty
+
+
+def test_other_hardware_is_kept_apart(tmp_path):
+    """Nightly runs alternate between two kinds of machine, one 2x slower: per group there
+    is nothing to report; mixed together every case would look unstable."""
+    make_history(tmp_path / "a", 40, 20, seed=1, hardware="gpu:H100")
+    make_history(tmp_path / "b", 40, 20, seed=2, hardware="gpu:A100", factor=2.0,
+                 drift_from=0)
+    df = history.collect([tmp_path / "a", tmp_path / "b"])
+    found = history.analyse(df)
+    assert df["hardware"].nunique() == 2
+    assert found["drift"].empty and found["changes"].empty
+
+
+def test_history_of_real_runs_through_the_cli(small_run, tmp_path):
+    copy = tmp_path / "runs" / f"{small_run.name}-copy"
+    shutil.copytree(small_run, copy)
+    shutil.rmtree(copy / "cache", ignore_errors=True)
+    res = podscale("history", str(small_run), str(copy), "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    assert "# history: 2 runs" in res.stdout and "24 cases" in res.stdout
+    assert (copy / "cache" / "summary.json").is_file()  # built from the records, kept
+    assert (tmp_path / "out" / "history.csv").is_file()
+    bad = podscale("history", str(small_run))
+    assert bad.returncode == 2 and "history needs 2 or more runs" in bad.stderr

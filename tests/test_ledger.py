@@ -1,0 +1,33 @@
+"""Where the wall time went: every launch's phases per process, and a process planted to
+start 2 s late named as the join straggler that the others waited for."""
+
+import os
+
+from podscale.analysis import load_run
+from podscale.analysis.ledger import PHASES, launches, sentences, stragglers
+from tests.conftest import only_run, podscale
+
+
+def test_late_process_is_named_the_join_straggler(tmp_path):
+    res = podscale("run", "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K",
+                   "--variants", "shard_map", "--rounds", "1", "--iters", "3", "--warmup", "1",
+                   "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "late=2@1:*"})
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    run = load_run(only_run(tmp_path))
+    ledger = run.ledger
+    assert sorted(ledger["process"]) == [0, 1]
+    per = launches(ledger)
+    assert set(per["phase"]) >= {"interpreter", "import", "join", "prepare", "compile",
+                                 "warmup", "barrier", "timed", "check", "write"}
+    assert set(per["phase"]) <= set(PHASES)
+    join = per[per.phase == "join"].iloc[0]
+    assert join.process == 0 and join.max_s > 1.5  # process 0 waited for the late one
+    (lag,) = stragglers(ledger).itertuples()
+    assert lag.process == 1 and 1.5 < lag.late_s < 5 and lag.others_waited_s > 1.5
+    text = "\n".join(sentences(ledger))
+    assert "join straggler in h2xd1 round 0: process 1 began joining" in text
+    # the timed iterations the ledger counts are the samples' own seconds
+    timed = run.samples[run.samples.phase == "timed"].groupby("process")["seconds"].sum()
+    by_process = ledger.set_index("process")["phase.timed"]
+    assert abs(by_process - timed).max() < 1e-3
