@@ -32,7 +32,7 @@ def test_ragged_all_to_all_is_a_clear_skip_on_cpu(collective_run):
     assert len(skipped) == 3 * 2 and all(k.startswith("ragged_all_to_all@1/") for k in skipped)
     assert all("UNIMPLEMENTED" in r and "XLA:CPU" in r for r in skipped.values())
     assert "ragged_all_to_all" not in set(table["workload"])
-    assert stdout.count("# skipped ragged_all_to_all@1/") == 6
+    assert "# skipped 6 ragged_all_to_all case(s): UNIMPLEMENTED" in stdout  # once
 
 
 def test_ragged_all_to_all_reference_follows_the_op_semantics():

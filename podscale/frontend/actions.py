@@ -31,8 +31,12 @@ def show(run: Run, fmt: str = "text") -> int:
     print(f"# jax {versions.get('jax', '?')}, podscale {versions.get('podscale', '?')}"
           + (f", commit {commit}{'+dirty' if env.get('git_dirty') else ''}" if commit else "")
           + f", {env.get('hostname', '?')}")
+    skipped: dict[tuple[str, str], int] = {}  # (workload, reason) -> cases
     for case_id, reason in run.skipped.items():
-        print(f"# skipped {case_id}: {reason}")
+        key = (case_id.split("@")[0], reason)
+        skipped[key] = skipped.get(key, 0) + 1
+    for (workload, reason), n in skipped.items():
+        print(f"# skipped {n} {workload} case(s): {reason}")
     if run.cases.empty:
         print("# no case completed")
         return 0
