@@ -15,7 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from podscale import Expected, Mapped, Param, Work, cast, exact, normals, sum_bound
+from podscale import (
+    Expected,
+    Mapped,
+    Param,
+    Work,
+    cast,
+    exact,
+    exact_pattern,
+    integral,
+    normals,
+    sum_bound,
+)
 
 OPS = ("read", "copy")
 
@@ -52,7 +63,17 @@ class Stream(Mapped):
             return Expected(2 * e, np.zeros_like(e))  # scaling by 2 is exact
         total = e.sum(axis=-1, keepdims=True)
         return Expected(total, sum_bound(e.shape[-1], ctx.case.dtype,
-                                         np.abs(e).sum(axis=-1, keepdims=True), total))
+                                         np.abs(e).sum(axis=-1, keepdims=True), total,
+                                         integers=integral(e)))
+
+    def exact_inputs(self, ctx):
+        """read: integers at every K-th element whose sum stays exact in the dtype (a
+        dropped or repeated block of K elements changes it); copy is exact already."""
+        if ctx.p["op"] != "read":
+            return None
+        m = ctx.p["size"] // ctx.local_devices
+        column = exact_pattern(np.arange(m), 1, m, ctx.case.dtype)[:, 0]
+        return (cast(np.broadcast_to(column, (ctx.local_devices, m)), ctx.case.dtype),)
 
     def work(self, case):
         size = case.p["size"] * case.itemsize

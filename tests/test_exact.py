@@ -111,3 +111,19 @@ def test_patterns_reach_every_rank():
         x = exact_pattern(np.arange(n), 64, n, dtype)
         assert (x != 0).any(axis=1).all(), (n, dtype)
         assert x.sum(axis=0).max() <= 2 ** {"bfloat16": 8, "float16": 11, "float32": 24}[dtype]
+
+
+def test_stream_read_exact_inputs_sum_exactly_and_see_a_dropped_block():
+    """stream's read (a sum over a device's elements) in bfloat16 over 2**20 elements:
+    the bound on normal inputs passes a zero; the integer inputs' sum is exact, and
+    leaving out any K-element block changes it."""
+    from podscale.suites.stream import stream
+
+    m = 1 << 20
+    column = exact_pattern(np.arange(m), 1, m, "bfloat16")[:, 0].astype(np.float64)
+    assert integral(column) and 0 < column.sum() <= 256
+    k = m // int(np.count_nonzero(column))
+    dropped = column.copy()
+    dropped[5 * k:6 * k] = 0
+    assert dropped.sum() != column.sum()
+    assert stream.exact_inputs.__doc__  # the workload has them (read only)
