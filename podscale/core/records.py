@@ -24,6 +24,7 @@ from podscale.core.manifest import (  # noqa: F401 (the run's manifest, re-expor
     READABLE,
     SCHEMA,
     Manifest,
+    _require,
     lifecycle,
     now,
     read_manifest,
@@ -33,11 +34,6 @@ from podscale.core.manifest import (  # noqa: F401 (the run's manifest, re-expor
 PHASES = ("compile", "warmup", "timed", "traced")
 #: name of the profiler annotation taken right after a barrier, to align traces
 SYNC_MARK = "podscale_sync"
-
-
-def _require(cond: bool, msg: str) -> None:
-    if not cond:
-        raise ValueError(msg)
 
 
 @dataclass(frozen=True)
