@@ -24,6 +24,11 @@ FORMAT = "podscale.cache/4"
 NAME = Path("cache")
 
 
+def record_files(run_dir: Path) -> list[Path]:
+    """A run's record files, in a stable order (what the cache's key is made of)."""
+    return sorted((run_dir / "records").glob("*/process-*.jsonl"))
+
+
 def key(files: list[Path], run_dir: Path) -> str:
     parts = [FORMAT]
     for f in files:

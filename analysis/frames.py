@@ -174,7 +174,7 @@ def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     manifest = read_manifest(run_dir)
-    files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
+    files = cache.record_files(run_dir)
     hit = cache.load(run_dir, files)
     if hit is not None:
         frames, skipped, problems = hit

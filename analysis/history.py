@@ -34,25 +34,21 @@ KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv
         "rounds", "busbw", "iters", "warmup", "sync"]
 
 
-def _meta_names() -> tuple[str, ...]:
-    return ("run_id", "created", "hardware", "host", "status")
+META = ("run_id", "created", "hardware", "host", "status")
 
 
 def _meta(run) -> dict:
     env = run.envs.iloc[0] if len(run.envs) else {}
-    kind = env.get("device_kind", "") if len(run.envs) else ""
-    host = run.manifest.environment.get("hostname", "")
     return {"run_id": run.run_id, "created": run.manifest.created,
-            "hardware": f"{env.get('platform', '') if len(run.envs) else ''}:{kind}",
-            "host": host, "status": run.status}
+            "hardware": f"{env.get('platform', '')}:{env.get('device_kind', '')}",
+            "host": run.manifest.environment.get("hostname", ""), "status": run.status}
 
 
 def run_summary(run_dir: Path) -> dict:
     """The run's store (``meta``, ``columns``, ``rows``: one per case), built from its
     records when missing or stale."""
-    files = sorted((run_dir / "records").glob("*/process-*.jsonl"))
     store = run_dir / cache.NAME / STORE
-    key = cache.key(files, run_dir)
+    key = cache.key(cache.record_files(run_dir), run_dir)
     try:
         data = json.loads(store.read_text(encoding="utf-8"))
         if data["key"] == key and data["columns"] == KEEP:
@@ -70,7 +66,7 @@ def write_summary(run_dir: Path, key: str | None = None, run=None) -> dict:
     summary = run.summary() if len(run.cases) else pd.DataFrame(columns=KEEP)
     rows = summary.reindex(columns=KEEP)
     if key is None:
-        key = cache.key(sorted((run_dir / "records").glob("*/process-*.jsonl")), run_dir)
+        key = cache.key(cache.record_files(run_dir), run_dir)
     payload = {"key": key, "meta": _meta(run), "columns": KEEP,
                "rows": json.loads(rows.to_json(orient="values"))}
     try:
@@ -100,13 +96,12 @@ def run_dirs(paths: list[Path]) -> list[Path]:
 def collect(paths: list[Path]) -> pd.DataFrame:
     """Every case of every run: one row per (run, case), runs in time order (``order``)."""
     rows: list[list] = []
-    names = list(_meta_names())
     for d in run_dirs(paths):
         data = run_summary(d)
         meta = {**data["meta"], "run_id": d.name}  # a run's folder names it (copies apart)
-        extra = [meta.get(k, "") for k in names]
+        extra = [meta.get(k, "") for k in META]
         rows += [row + extra for row in data["rows"]]
-    df = pd.DataFrame(rows, columns=KEEP + names)
+    df = pd.DataFrame(rows, columns=KEEP + list(META))
     df["settings"] = (df["iters"].astype(str) + "/" + df["warmup"].astype(str) + "/" +
                       df["sync"].astype(str))
     created = df.drop_duplicates("run_id").sort_values(["created", "run_id"])["run_id"]

@@ -12,16 +12,16 @@ from __future__ import annotations
 import pandas as pd
 
 from podscale.analysis.units import time_h
+from podscale.core.records import LEDGER_PHASES as PHASES
 
-PHASES = ("interpreter", "import", "join", "prepare", "compile", "warmup", "barrier",
-          "timed", "check", "write", "traced")
+COLUMNS = ["launch", "phase", "max_s", "process", "median_s"]
 
 
 def launches(ledger: pd.DataFrame) -> pd.DataFrame:
     """One row per launch (layout and round) and phase: the slowest process's seconds, who
     it is, and the median over processes."""
     if ledger.empty:
-        return pd.DataFrame(columns=["launch", "phase", "max_s", "process", "median_s"])
+        return pd.DataFrame(columns=COLUMNS)
     rows = []
     for (layout, rnd), g in ledger.groupby(["layout", "round"], sort=True):
         for name in PHASES:
@@ -32,7 +32,7 @@ def launches(ledger: pd.DataFrame) -> pd.DataFrame:
             rows.append({"launch": f"{layout} round {rnd}", "phase": name,
                          "max_s": float(top[col]), "process": int(top["process"]),
                          "median_s": float(g[col].median())})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def stragglers(ledger: pd.DataFrame) -> pd.DataFrame:

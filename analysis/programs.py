@@ -18,26 +18,14 @@ def _by_kind(prog: dict) -> dict[str, list[dict]]:
     return out
 
 
-def _shape_bytes(shape: str) -> int:
-    """Bytes of an HLO shape such as ``f32[1024,2]`` (``pred``, ``bf16``, ``s8``, ...)."""
-    dtype, _, dims = shape.rstrip("]").partition("[")
-    bits = 8 if dtype == "pred" or dtype.startswith("f8") else int(
-        "".join(ch for ch in dtype if ch.isdigit()) or 8)
-    n = 1
-    for d in filter(None, dims.split(",")):
-        n *= int(d)
-    return n * max(bits // 8, 1)
-
-
 def _count_bytes(entries: list[dict]) -> str:
     """"×3 of 4,096 + 2,048 + 4 B": instructions per step and each one's bytes; an
     instruction that combines several operands lists each one's."""
     parts, combined = [], 0
     for e in entries:
-        shapes = e.get("shapes", [])
-        each = " + ".join(f"{_shape_bytes(s):,}" for s in shapes) if len(shapes) > 1 \
-            else f"{e['bytes']:,}"
-        combined = max(combined, len(shapes))
+        sizes = e.get("shape_bytes", [e["bytes"]])  # as the worker measured each operand
+        each = " + ".join(f"{b:,}" for b in sizes)
+        combined = max(combined, len(sizes))
         parts += [each] * e["count"]
     text = f"×{len(parts)} of " + " + ".join(parts) + " B"
     return text + (f" ({combined} operands combined in one)" if combined > 1 else "")
@@ -60,7 +48,7 @@ def describe(prog: dict | None) -> str:
 def changes(a: dict | None, b: dict | None) -> list[str]:
     """What differs between two inventories of one case, as phrases (empty: same)."""
     if not isinstance(a, dict) or not isinstance(b, dict):
-        return [] if a is b or (a is None and b is None) else ["program recorded in one run only"]
+        return [] if a is b else ["program recorded in one run only"]
     if a.get("hash") == b.get("hash"):
         return []
     out = []

@@ -216,10 +216,10 @@ def round_shares(step_rounds: pd.Series, part: pd.DataFrame, rm2: pd.Series | No
             part["replay_case"].isna().any():
         return out
     shares = []
+    counts = part["count"].fillna(1).to_numpy(float)
     for r, t in step_rounds.items():
         keys = [(c, r) for c in part["replay_case"]]
         if t > 0 and all(k in rm2.index for k in keys):
-            counts = part["count"].fillna(1).to_numpy(float)
             shares.append(float((rm2.loc[keys].to_numpy(float) * counts).sum()) / t)
     if shares:
         out.update(share_lo=min(shares), share_hi=max(shares), share_rounds=len(shares))

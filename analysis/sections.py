@@ -117,10 +117,11 @@ def program_section(doc: Doc, summary: pd.DataFrame) -> None:
     """Each case's compiled collectives (the inventory the worker recorded)."""
     from podscale.analysis.programs import describe
 
-    if "program" not in summary or not summary["program"].map(
-            lambda p: isinstance(p, dict)).any():
+    if "program" not in summary:
         return
     progs = summary[summary["program"].map(lambda p: isinstance(p, dict))]
+    if progs.empty:
+        return
     doc.heading("Compiled programs", "per case, the collectives of its optimized HLO (kind, "
                 "count per step, bytes; podscale/worker/program.py) and a hash of them "
                 "with the XLA flags and versions; podscale compare and ab name what "

@@ -7,22 +7,21 @@ same tables; ``--format csv|json`` prints the summary for scripts instead."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 
 import pandas as pd
 
 from podscale.analysis.frames import param_columns
-from podscale.analysis.units import sig
+from podscale.analysis.units import missing, sig
 
 WIDTH = 120  # every built-in workload's table fits this at default settings (tested)
-IDENTITY = (("variant", "variant"), ("dtype", "dtype"), ("layout", "layout"))  # spells the mesh
-SETTINGS = (("iters", "iters"), ("warmup", "warmup"), ("sync", "sync"), ("rounds", "rounds"))
+IDENTITY = ("variant", "dtype", "layout")  # the layout key spells the mesh
+SETTINGS = ("iters", "warmup", "sync", "rounds")
 
 
 def _num(scale: float = 1.0) -> Callable[[object], str]:
     def fmt(v) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
+        if missing(v):
             return "N/A"
         x = float(v) * scale  # type: ignore[arg-type]
         return f"{x:,.0f}" if abs(x) >= 1000 else sig(x)
@@ -30,7 +29,7 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
 
 
 def _int(v) -> str:
-    return "N/A" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{int(v)}"
+    return "N/A" if missing(v) else f"{int(v)}"
 
 
 def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
@@ -92,7 +91,7 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
     """One workload's lines: heading, column names, units, rows, and for collectives the
     average bus bandwidth."""
     units = units_of(df)
-    ident = [c for c, _ in IDENTITY + SETTINGS if c in df and c not in constant]
+    ident = [c for c in IDENTITY + SETTINGS if c in df and c not in constant]
     vary, same = _varying(df, ident + _params(df))
     cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + _measures(df)
     rows = [[fmt(r[c]) for c, _, _, fmt in cols] for _, r in df.iterrows()]
@@ -113,7 +112,7 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
 
 def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
     """The settings every case shares, once, and which columns they are."""
-    shared = {c: summary[c].iloc[0] for c, _ in SETTINGS + IDENTITY[2:3]
+    shared = {c: summary[c].iloc[0] for c in (*SETTINGS, "layout")
               if c in summary and summary[c].nunique() == 1}
     parts = []
     if "iters" in shared:

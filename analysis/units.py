@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 
-def _missing(x) -> bool:
+def missing(x) -> bool:
+    """None or NaN: a value that does not apply."""
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
@@ -19,7 +20,7 @@ def sig(x: float) -> str:
 
 
 def time_h(seconds) -> str:
-    if _missing(seconds):
+    if missing(seconds):
         return "N/A"
     s = float(seconds)
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
@@ -29,7 +30,7 @@ def time_h(seconds) -> str:
 
 
 def gbps_h(gbps) -> str:
-    if _missing(gbps):
+    if missing(gbps):
         return "N/A"
     if math.isinf(gbps):
         return "∞"
@@ -37,7 +38,7 @@ def gbps_h(gbps) -> str:
 
 
 def bytes_h(nbytes) -> str:
-    if _missing(nbytes):
+    if missing(nbytes):
         return "N/A"
     b = float(nbytes)
     for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):

@@ -50,10 +50,10 @@ def _cases(quick: bool, iters: int):
 
 
 def _podscale(case, rt):
-    """podscale's path for one case: (step, timed seconds, check, work)."""
+    """podscale's path for one case: (step, timed seconds, the worker's checks, work)."""
     from podscale.core.registry import load_source
     from podscale.core.timing import measure
-    from podscale.core.workload import check
+    from podscale.worker.checks import run_checks
     from podscale.worker.compiling import compile_step
     from podscale.worker.main import context
 
@@ -65,14 +65,8 @@ def _podscale(case, rt):
                                         barrier=lambda: None, warmup=case.settings.warmup,
                                         iters=case.settings.iters, sync_each=True)
              if t.phase == "timed"]
-    result = check(wl.output(ctx, compiled.run()), wl.reference(ctx, local), case.dtype)
-    exact = wl.exact_inputs(ctx)
-    if exact is not None:
-        out = wl.output(ctx, compiled.call(*wl.step(ctx, exact).args))
-        second = check(out, wl.reference(ctx, exact), case.dtype)
-        result = type(result)(result.checked + second.checked, result.wrong + second.wrong,
-                              max(result.max_error, second.max_error), result.result)
-    return compiled.run, timed, result, wl.work(case)
+    checks = run_checks(case, 0, wl, ctx, wl.reference(ctx, local), compiled, rt, None)
+    return compiled.run, timed, checks, wl.work(case)
 
 
 def _minimal(case, iters: int) -> list[float]:
@@ -166,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     figures, traced = [], 0
     with (args.out / "records.jsonl").open("w") as records:
         for case in _cases(args.platform == "cpu", args.iters):
-            step, timed, result, work = _podscale(case, rt)
+            step, timed, checks, work = _podscale(case, rt)
             minimal = _minimal(case, args.iters)
             t = statistics.median(timed)
             gbps = work.bytes_per_process / t / 1e9
@@ -176,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                 "pct_hbm": 100 * gbps / peak.hbm_GBps if peak and case.workload != "psum"
                 else None, "ceiling": f"{peak.name} HBM {peak.hbm_GBps} GB/s ({peak.source})"
                 if peak else f"none documented for {dev.device_kind!r}",
-                "harness_ratio": t / statistics.median(minimal), "wrong": result.wrong,
-                "checked": result.checked})
+                "harness_ratio": t / statistics.median(minimal), "wrong": checks["wrong"],
+                "checked": checks["checked"]})
             records.write(json.dumps({"case_id": case.id, "podscale_s": timed,
                                       "minimal_s": minimal}) + "\n")
             if not traced and case.workload == "dot":

@@ -32,6 +32,9 @@ from podscale.core.manifest import (  # noqa: F401 (the run's manifest, re-expor
 )
 
 PHASES = ("compile", "warmup", "timed", "traced")
+#: a launch's wall-time phases (LedgerRecord), in the order a launch goes through them
+LEDGER_PHASES = ("interpreter", "import", "join", "prepare", "compile", "warmup", "barrier",
+                 "timed", "check", "write", "traced")
 #: name of the profiler annotation taken right after a barrier, to align traces
 SYNC_MARK = "podscale_sync"
 

@@ -58,15 +58,16 @@ class Clock:
     def left(self) -> float | None:
         if not self.each:  # one case's cost is not measured yet
             return None
-        per_case = statistics.median(self.each) if self.each else self.first[-1]
-        per_launch = statistics.median(self.first)
+        per_case, per_launch = statistics.median(self.each), statistics.median(self.first)
         this = max(self.sizes[self.launch] - self.done_in_launch, 0) \
             if 0 <= self.launch < len(self.sizes) else 0
-        later = self.sizes[self.launch + 1:]
-        if self.done_in_launch == 0 and this:  # the launch is starting: its first case
-            return per_launch + (this - 1) * per_case + sum(
-                per_launch + (n - 1) * per_case for n in later)
-        return this * per_case + sum(per_launch + (n - 1) * per_case for n in later)
+
+        def whole(n: int) -> float:  # a launch of n cases, from its start
+            return per_launch + (n - 1) * per_case
+
+        starting = self.done_in_launch == 0 and this > 0
+        return (whole(this) if starting else this * per_case) + sum(
+            whole(n) for n in self.sizes[self.launch + 1:])
 
 
 class Progress:

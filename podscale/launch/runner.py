@@ -96,9 +96,9 @@ def execute_arms(
     run_dirs = [new_run_dir(out, name) for name in arms]
     ids = [d.name for d in run_dirs]
     envs = [tuple(sorted(env.items())) for env in arms.values()]
-    order_ = [g for _ in range(rounds) for _, g in groups for _ in arms]  # launches, in order
-    bar = Progress([c for g in order_ for lp in g for c in lp.cases], progress,
-                   launch_sizes=[sum(len(lp.cases) for lp in g) for g in order_])
+    in_order = [g for _ in range(rounds) for _, g in groups for _ in arms]  # launches
+    bar = Progress([c for g in in_order for lp in g for c in lp.cases], progress,
+                   launch_sizes=[sum(len(lp.cases) for lp in g) for g in in_order])
     try:
         with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
             common = {**(spec or {}), "mode": mode, "case_timeout": case_timeout,

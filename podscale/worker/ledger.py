@@ -13,10 +13,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: the phases, in the order a launch goes through them
-PHASES = ("interpreter", "import", "join", "prepare", "compile", "warmup", "barrier",
-          "timed", "check", "write", "traced")
-
 _marks: dict[str, float] = {}
 _phases: dict[str, float] = defaultdict(float)
 

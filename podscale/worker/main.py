@@ -184,8 +184,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
                         trace_root=plan.trace_dir)
     marks, phases = ledger.take(first=offset == 0 and round_ == plan.round)
     writer.write(LedgerRecord(rt.process, lp.layout.key, round_, phases, marks))
-    with ledger.phase("write"):
-        writer.close()
+    writer.close()
     rt.barrier(f"podscale {lp.layout.key} done")
     return offset + len(lp.cases)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from typing import Any
@@ -47,29 +48,22 @@ def _attr(line: str, key: str) -> str:
 
 def inventory(hlo_text: str) -> list[dict[str, Any]]:
     """Each distinct collective of the module, in order of first appearance: kind,
-    ``async`` (a start/done pair), its result shapes (a combined collective has several),
-    their bytes, its groups, and ``count`` (instructions alike per step; one inside a loop
-    counts once)."""
+    ``async`` (a start/done pair), its result shapes (a combined collective has several)
+    and each one's bytes (``shape_bytes``; ``bytes`` their sum), its groups, and ``count``
+    (instructions alike per step; one inside a loop counts once)."""
     found: dict[str, dict[str, Any]] = {}
     for m in OP.finditer(hlo_text):
         end = hlo_text.find("\n", m.end())
         line = hlo_text[m.end():end if end >= 0 else None]
         shapes = SHAPE.findall(m.group(1))
         groups = next((v for v in (_attr(line, k) for k in GROUP_KEYS) if v), "")
+        each = [_itemsize(d) * math.prod(int(n) for n in s.split(",") if n) for d, s in shapes]
         entry = {"kind": m.group(2), "async": bool(m.group(3)),
-                 "shapes": [f"{d}[{s}]" for d, s in shapes],
-                 "bytes": sum(_itemsize(d) * _elements(s) for d, s in shapes),
-                 "groups": groups}
+                 "shapes": [f"{d}[{s}]" for d, s in shapes], "shape_bytes": each,
+                 "bytes": sum(each), "groups": groups}
         key = json.dumps(entry, sort_keys=True)
         found.setdefault(key, {**entry, "count": 0})["count"] += 1
     return list(found.values())
-
-
-def _elements(dims: str) -> int:
-    n = 1
-    for d in filter(None, dims.split(",")):
-        n *= int(d)
-    return n
 
 
 def program(hlo_text: str) -> dict[str, Any]:
