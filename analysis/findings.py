@@ -124,7 +124,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
     if "unchecked" in summary and (summary["unchecked"] > 0).any():
         un = summary[summary["unchecked"] > 0]
         out.append(f"{int(un['unchecked'].sum())} output element(s) in {len(un)} case(s) "
-                   f"were not verified (rounding bound too loose, no exact check): "
+                   f"were not verified (rounding bound too loose to catch a zero): "
                    f"{_names(un)}")
     out += ceiling_findings(summary)
     out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))

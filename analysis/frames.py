@@ -35,8 +35,9 @@ SETTINGS = ["iters", "warmup", "sync", "traced_iters"]
 MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
             "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
             "checked", "wrong", "max_error", "result", "unchecked", "exact_checked",
-            "group_members", "takes_part", "program"]
-FIXED = IDENTITY + SETTINGS + MEASURED
+            "group_members", "takes_part", "program", "unsampled"]
+CHECKING = ["check_elements"]  # how a case was checked (not a measurement setting)
+FIXED = IDENTITY + SETTINGS + CHECKING + MEASURED
 _UNITS = "_units"  # a row's parameter units, gathered into the frame's attrs
 SAMPLE_COLUMNS = ("case_id", "process", "phase", "iteration", "seconds", "device", "round")
 
@@ -120,7 +121,8 @@ def ledger_frame(records: list) -> pd.DataFrame:
     ``mark.<name>`` wall-clock times (:class:`LedgerRecord`)."""
     rows = [{"process": r.process, "layout": r.layout, "round": r.round,
              **{f"phase.{k}": v for k, v in r.phases.items()},
-             **{f"mark.{k}": v for k, v in r.marks.items()}}
+             **{f"mark.{k}": v for k, v in r.marks.items()},
+             **{f"rss.{k}": v for k, v in r.rss_mb.items()}}
             for r in records if isinstance(r, LedgerRecord)]
     return pd.DataFrame(rows, columns=list(dict.fromkeys(
         ["process", "layout", "round", *(k for row in rows for k in row)])))
@@ -160,7 +162,7 @@ def _rows_frame(rows: list[dict]) -> pd.DataFrame:
             units.setdefault(workload, {}).update(of)
     fixed = set(FIXED)
     params = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
-    df = pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + MEASURED)
+    df = pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + CHECKING + MEASURED)
     df.attrs["params"] = params
     df.attrs["units"] = units
     return df

@@ -55,6 +55,26 @@ def stragglers(ledger: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["launch", "process", "late_s", "others_waited_s"])
 
 
+MEMORY = ["launch", "process", "peak_mb", "phase", "phase_mb"]
+
+
+def memory(ledger: pd.DataFrame) -> pd.DataFrame:
+    """podscale's own footprint per launch: the process with the largest peak RSS, and the
+    phase that raised its peak the most (``rss.<phase>`` MB of the ledger records)."""
+    if ledger.empty or "rss.peak" not in ledger or ledger["rss.peak"].isna().all():
+        return pd.DataFrame(columns=MEMORY)
+    rows = []
+    for (layout, rnd), g in ledger.dropna(subset=["rss.peak"]).groupby(["layout", "round"]):
+        top = g.loc[g["rss.peak"].idxmax()]
+        grew = {p: top.get(f"rss.{p}") for p in PHASES}
+        grew = {p: float(v) for p, v in grew.items() if isinstance(v, float) and v == v}
+        phase = max(grew, key=grew.get) if grew else ""
+        rows.append({"launch": f"{layout} round {rnd}", "process": int(top["process"]),
+                     "peak_mb": float(top["rss.peak"]), "phase": phase,
+                     "phase_mb": grew.get(phase, 0.0)})
+    return pd.DataFrame(rows, columns=MEMORY)
+
+
 def sentences(ledger: pd.DataFrame, threshold_s: float = 0.5) -> list[str]:
     """What dominates the wall time, and the join straggler where one came late."""
     per = launches(ledger)
@@ -66,6 +86,13 @@ def sentences(ledger: pd.DataFrame, threshold_s: float = 0.5) -> list[str]:
     measured = share.get("timed", 0.0)
     out = [f"wall time (slowest process per phase, summed over {per.launch.nunique()} "
            f"launch(es)): {top}; timed iterations {measured:.0%}"]
+    mem = memory(ledger)
+    if not mem.empty:
+        top = mem.loc[mem["peak_mb"].idxmax()]
+        out.append(f"podscale's own footprint: peak RSS {top.peak_mb:.0f} MB (process "
+                   f"{top.process}, {top.launch})"
+                   + (f", {top.phase_mb:.0f} MB of it reached in {top.phase}"
+                      if top.phase else ""))
     lag = stragglers(ledger)
     for r in lag[lag["late_s"] >= threshold_s].itertuples():
         out.append(f"join straggler in {r.launch}: process {r.process} began joining "

@@ -111,6 +111,11 @@ def ledger_section(doc: Doc, ledger: pd.DataFrame) -> None:
     table = per.assign(slowest=per["max_s"].map(time_h), median=per["median_s"].map(time_h))
     doc.table(table[["launch", "phase", "slowest", "process", "median"]],
               collapsed=f"{len(per)} row(s)")
+    mem = wall.memory(ledger)
+    if not mem.empty:
+        doc.table(mem.round(1), collapsed=f"podscale's own footprint: per launch, the "
+                  f"process with the largest peak resident memory and the phase that raised "
+                  f"it most (MB), {len(mem)} row(s)")
 
 
 def program_section(doc: Doc, summary: pd.DataFrame) -> None:

@@ -138,13 +138,17 @@ def check_lines(summary: pd.DataFrame) -> list[str]:
     out = [f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"]
     if "exact_checked" in summary:
         exact = int((summary["exact_checked"] > 0).sum())
-        out.append(f"# Exact checks         : {exact} of {len(summary)} cases compared for "
-                   "equality (data movement, or integer inputs exact in the dtype)")
+        out.append(f"# Exact checks         : {exact} of {len(summary)} cases compared "
+                   "elements for equality (data movement, or inputs exact in the dtype)")
+        if "unsampled" in summary and (summary["unsampled"] > 0).any():
+            sampled = summary[summary["unsampled"] > 0]
+            out.append(f"# Sampled float check  : {len(sampled)} case(s) compared "
+                       f"--check-elements per device of the timed outputs; "
+                       f"{int(sampled['unsampled'].sum())} element(s) not compared there")
         unchecked = summary[summary["unchecked"] > 0]
         if len(unchecked):
             out.append(f"# Unchecked elements   : {int(unchecked['unchecked'].sum())} in "
-                       f"{len(unchecked)} case(s) (bound too loose to catch a zero; "
-                       "no exact check)")
+                       f"{len(unchecked)} case(s) (bound too loose to catch a zero)")
     return out
 
 

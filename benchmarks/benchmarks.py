@@ -97,21 +97,22 @@ class _SingleProcess:
     rounds, repeat, warmup_time = ROUNDS, REPEAT, WARMUP_S
 
     def setup(self, size, devices, variant):
+        from podscale.core.checking import check
         from podscale.core.grid import Grid, expand
         from podscale.core.registry import load_source
-        from podscale.core.workload import check
         from podscale.worker import faults, runtime
-        from podscale.worker.compiling import compile_step
+        from podscale.worker.compiling import compile_workload
         from podscale.worker.main import context
 
         (case,) = expand(Grid((self.suite,), hosts=(1,), devices_per_host=(devices,),
                               variants=(variant,), params=(("size", (size,)),)))
         wl, ctx = load_source(case.source), context(case, runtime.start())
         local = wl.inputs(ctx)
-        step = compile_step(wl.step(ctx, local)).run
+        expected = wl.reference(ctx, local)
+        step = compile_workload(wl, ctx, wl.place(ctx, local)).run
         # a planted fault (PODSCALE_FAULT, e.g. stretch=1.5@*:psum) reaches asv's timing too
         self.step = faults.wrap_step(faults.from_env(), 0, 0, step, case.workload)
-        if check(wl.output(ctx, self.step()), wl.reference(ctx, local)).wrong:
+        if check(wl.output(ctx, self.step()), expected, case.dtype).wrong:
             raise RuntimeError(f"{case.id}: wrong results")
 
 

@@ -5,15 +5,26 @@
 Parameters are replicated on every device, the batch is sharded over every mesh axis
 (each process holds ``batch`` examples drawn from its seed ``42 + 10*process_index``),
 and ``jax.jit`` with those shardings makes XLA insert the all-reduce of the gradients
-across all devices. The check: the reduced gradient equals the float64 gradient of the
-whole (gathered) batch computed on one host, within a first-order rounding bound.
+across all devices. The check scales to any number of processes: each process computes
+the float64 gradient of its own examples (its share of the mean), and the shares of
+``--check-elements`` sampled gradient elements are gathered and summed (O(processes x k),
+never the batch), within a first-order rounding bound.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from podscale import Expected, Param, Step, UsageError, Work, Workload, gamma, gather_processes
+from podscale import (
+    Expected,
+    Param,
+    Program,
+    UsageError,
+    Work,
+    Workload,
+    gamma,
+    gather_elements,
+)
 
 
 def _params(features: int, hidden: int) -> list[np.ndarray]:
@@ -47,7 +58,7 @@ class MLPStep(Workload):
     params = (Param("batch", 256, "size", help="examples per process", unit="examples"),
               Param("features", 64, "int"), Param("hidden", 128, "int"))
 
-    def validate(self, case):
+    def check_case(self, case):
         if case.p["batch"] % case.devices_per_host:
             raise UsageError(f"mlp_step: batch {case.p['batch']} is not divisible by "
                              f"{case.devices_per_host} devices per host")
@@ -58,9 +69,8 @@ class MLPStep(Workload):
         y = np.sin(x.sum(axis=1, keepdims=True)).astype(np.float32)
         return (*_params(ctx.p["features"], ctx.p["hidden"]), x, y)
 
-    def step(self, ctx, local):
+    def place(self, ctx, local):
         import jax
-        import jax.numpy as jnp
         from jax.experimental import multihost_utils
         from jax.sharding import NamedSharding
         from jax.sharding import PartitionSpec as P
@@ -71,28 +81,37 @@ class MLPStep(Workload):
         batch = [multihost_utils.host_local_array_to_global_array(a, ctx.mesh,
                                                                   P(ctx.axis_names))
                  for a in (x, y)]
+        return (params, *batch)
+
+    def program(self, ctx):
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import NamedSharding
+        from jax.sharding import PartitionSpec as P
 
         def loss(ps, x, y):
             w1, b1, w2, b2 = ps
             out = jnp.tanh(x @ w1 + b1) @ w2 + b2
             return jnp.mean((out - y) ** 2)
 
-        fn = jax.jit(jax.grad(loss), out_shardings=replicated)
-        return Step(fn, (params, *batch))
+        return Program(jax.jit(jax.grad(loss), out_shardings=NamedSharding(ctx.mesh, P())))
 
     def output(self, ctx, out):
         return np.concatenate([np.asarray(g.addressable_data(0)).ravel() for g in out])
 
     def reference(self, ctx, local):
         *params, x, y = (a.astype(np.float64) for a in local)
-        xs = gather_processes(local[-2]).reshape(-1, x.shape[1]).astype(np.float64)
-        ys = gather_processes(local[-1]).reshape(-1, 1).astype(np.float64)
-        exact = np.concatenate([g.ravel() for g in _grads(*params, xs, ys)])
-        scale = np.concatenate([g.ravel() for g in _grads(*params, xs, ys, absolute=True)])
+        share = len(x) / (len(x) * ctx.process_count)  # this process's part of the mean
+        mine = np.stack([np.concatenate([g.ravel() * share for g in
+                                         _grads(*params, x, y, absolute=a)])
+                         for a in (False, True)])  # (2, parameters): value, magnitude
+        at = ctx.sample(mine.shape[-1])
+        gathered = gather_elements(mine[None], at)  # (processes, 2, k)
+        exact, scale = gathered.sum(axis=0)
         # first-order bound: every product and sum on the longest chain (global batch,
         # features, hidden), with slack for tanh and its derivative
-        chain = len(xs) + ctx.p["features"] + ctx.p["hidden"] + 8
-        return Expected(exact, 8 * gamma(chain, "float32") * scale)
+        chain = len(x) * ctx.process_count + ctx.p["features"] + ctx.p["hidden"] + 8
+        return Expected(exact, 8 * gamma(chain, "float32") * scale, at)
 
     def work(self, case):
         f, h = case.p["features"], case.p["hidden"]

@@ -2,10 +2,12 @@
 
 The public API, imported lazily (a worker that imports ``podscale`` pays for none of it):
 
-- writing workloads (:mod:`podscale.protocol`): ``Workload``, ``Param``, ``Work``,
-  ``Expected``, ``Step``, ``Context``, ``Mapped``, ``Collective``, ``normals``, ``cast``,
-  ``exact``, ``gather_processes``, ``seed_for``, ``UNIT_ROUNDOFF``, ``gamma``,
-  ``sum_bound``, ``integral``, ``exact_pattern``;
+- writing workloads (:mod:`podscale.protocol`, protocol 2): ``Workload``, ``Param``,
+  ``Work``, ``Expected``, ``Program``, ``ExactCheck``, ``Context``, ``Mapped``,
+  ``Collective``, ``normals``, ``cast``, ``exact``, ``gather_elements``, ``seed_for``,
+  ``UNIT_ROUNDOFF``, ``gamma``, ``sum_bound``, ``integral``, ``exact_pattern``,
+  ``reduce_pattern``, ``dense_pattern`` (``Step`` and ``gather_processes`` remain for
+  the worker and programs that need whole arrays);
 - reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``.
 """
 
@@ -25,9 +27,10 @@ if os.path.isfile(os.path.join(_ROOT, "pyproject.toml")) and \
     __path__.append(_ROOT)
 
 _PROTOCOL = ("AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective", "Context",
-             "Expected", "Mapped", "Param", "Step", "UsageError", "Work", "Workload", "cast",
-             "exact", "exact_pattern", "gamma", "gather_processes", "integral", "normals",
-             "parse_group", "seed_for", "sum_bound")
+             "ExactCheck", "Expected", "Mapped", "Param", "Program", "Step", "UsageError",
+             "Work", "Workload", "cast", "dense_pattern", "exact", "exact_pattern", "gamma",
+             "gather_elements", "gather_processes", "integral", "normals", "parse_group",
+             "reduce_pattern", "seed_for", "sum_bound")
 _ANALYSIS = ("Run", "load_run", "summarize")
 __all__ = ["__version__", *_PROTOCOL, *_ANALYSIS]
 

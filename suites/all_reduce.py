@@ -23,7 +23,7 @@ class AllReduce(Collective):
     params = (SIZE, AXES, GROUP, Param("op", "sum", "str", choices=("sum", "max", "min")),
               Param("algorithm", "flat", "str", choices=("flat", "hierarchical")))
 
-    def unsupported(self, case):
+    def unsupported_case(self, case):
         if case.p["algorithm"] == "hierarchical":
             if case.variant == "pmap":
                 return "all_reduce: the hierarchical algorithm needs shard_map"
@@ -31,31 +31,30 @@ class AllReduce(Collective):
                 return "all_reduce: the hierarchical algorithm needs two or more axes"
             if self.grouped(case):
                 return "all_reduce: the hierarchical algorithm runs over whole axes (group=all)"
-        return super().unsupported(case)
+        return None
 
-    def validate(self, case):
-        super().validate(case)
+    def check_case(self, case):
         inner = self.axes_size(case) // dict(case.layout.axes)[self.reduce_axes(case)[0]]
         if case.p["algorithm"] == "hierarchical" and case.p["op"] == "sum" and \
                 self.elements(case) % inner:
             raise UsageError(f"all_reduce: {self.elements(case)} elements do not split into "
                              f"{inner} chunks (the inner axes) for the hierarchical sum")
 
-    def body(self, axes, x):
+    def rule(self, case):
+        return case.p["op"]  # the exact check's closed form: sum, max or min
+
+    def body(self, case, axes, x):
         import jax
 
-        reduce = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[self._op]
-        if not self._hierarchical:
+        op = case.p["op"]
+        reduce = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[op]
+        if case.p["algorithm"] != "hierarchical":
             return reduce(x, axes)
         outer, inner = axes[0], tuple(axes[1:])
-        if self._op != "sum":
+        if op != "sum":
             return reduce(reduce(x, inner), outer)
         part = jax.lax.psum_scatter(x, inner, tiled=True)
         return jax.lax.all_gather(jax.lax.psum(part, outer), inner, tiled=True)
-
-    def step(self, ctx, local):
-        self._op, self._hierarchical = ctx.p["op"], ctx.p["algorithm"] == "hierarchical"
-        return super().step(ctx, local)
 
     def combine(self, x, case):
         n = x.shape[-2]

@@ -28,7 +28,7 @@ class Dot(Mapped):
         return (cast(vs[:size].reshape(shape), ctx.case.dtype),
                 cast(vs[size:].reshape(shape), ctx.case.dtype))
 
-    def body(self, axes, x, y):
+    def body(self, case, axes, x, y):
         import jax
         import jax.numpy as jnp
 

@@ -36,25 +36,23 @@ class Links(Collective):
         return [replace(case, params=tuple({**case.p, "shift": str(k)}.items()))
                 for k in range(1, case.hosts)]
 
-    def validate(self, case):
-        super().validate(case)
+    exact_rule = "permute"
+
+    def check_case(self, case):
         if case.hosts < 2:
             raise UsageError("links: needs 2 or more hosts")
         k = case.p["shift"]
         if not k.isdigit() or not 1 <= int(k) < case.hosts:
             raise UsageError(f"links: shift {k!r} is not 1..{case.hosts - 1} (or all)")
 
-    def step(self, ctx, local):
-        n, k = ctx.case.hosts, int(ctx.p["shift"])
-        perm = [(i, (i + k) % n) for i in range(n)]
+    def perm(self, case):
+        n, k = case.hosts, int(case.p["shift"])
+        return [(i, (i + k) % n) for i in range(n)]
 
-        def body(axes, x):
-            import jax
+    def body(self, case, axes, x):
+        import jax
 
-            return jax.lax.ppermute(x, axes, perm)
-
-        self.body = body
-        return super().step(ctx, local)
+        return jax.lax.ppermute(x, axes, self.perm(case))
 
     def combine(self, x, case):
         value = np.roll(x, int(case.p["shift"]), axis=-2)  # rank i+k holds rank i's buffer

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from podscale import SIZE, Collective, Param, UsageError
+from podscale import SIZE, Collective, Param, UsageError, Work
 
 
 class Pairs(Collective):
@@ -42,8 +42,9 @@ class Pairs(Collective):
         return [replace(case, params=tuple({**p, "src": str(s), "dst": str(d)}.items()))
                 for s, d in pairs if s != d]
 
-    def validate(self, case):
-        super().validate(case)
+    exact_rule = "permute"
+
+    def check_case(self, case):
         if case.hosts < 2:
             raise UsageError("pairs: needs 2 or more hosts")
         for key in ("src", "dst"):
@@ -51,24 +52,18 @@ class Pairs(Collective):
                 raise UsageError(f"pairs: {key} {case.p[key]!r} is not a process of "
                                  f"{case.hosts}")
 
-    def _perm(self, case):
+    def perm(self, case):
         s, d = int(case.p["src"]), int(case.p["dst"])
         return [(s, d), (d, s)] if case.p["mode"] == "two-way" else [(s, d)]
 
-    def step(self, ctx, local):
-        perm = self._perm(ctx.case)
+    def body(self, case, axes, x):
+        import jax
 
-        def body(axes, x):
-            import jax
-
-            return jax.lax.ppermute(x, axes, perm)
-
-        self.body = body
-        return super().step(ctx, local)
+        return jax.lax.ppermute(x, axes, self.perm(case))
 
     def combine(self, x, case):
         value = np.zeros_like(x)
-        for s, d in self._perm(case):
+        for s, d in self.perm(case):
             value[..., d, :] = x[..., s, :]
         return value, np.zeros_like(value)
 
@@ -76,8 +71,8 @@ class Pairs(Collective):
         return str(process) in (case.p["src"], case.p["dst"])
 
     def work(self, case):
-        w = super().work(case)
-        return replace(w, participants=2, hosts_per_group=2)
+        send = case.p["size"]  # one pair: two participants on two hosts
+        return Work(send * case.devices_per_host, 0, send, 2, hosts_per_group=2)
 
 
 pairs = Pairs()

@@ -18,24 +18,23 @@ class PPermute(Collective):
     params = (SIZE, AXES, GROUP, Param("direction", "+1", "str", choices=("+1", "both")))
     variants = ("shard_map",)
 
-    def step(self, ctx, local):
-        n = self.group_size(ctx.case)
-        both = ctx.p["direction"] == "both"
-        fwd = [(i, (i + 1) % n) for i in range(n)]
-        back = [(i, (i - 1) % n) for i in range(n)]
+    def rule(self, case):
+        return "permute" if case.p["direction"] == "+1" else None  # both: the float check
 
-        def body(axes, x):
-            import jax
-            import jax.numpy as jnp
+    def perm(self, case, step=1):
+        n = self.group_size(case)
+        return [(i, (i + step) % n) for i in range(n)]
 
-            if not both:
-                return jax.lax.ppermute(x, axes, fwd)
-            half = x.shape[-1] // 2
-            return jnp.concatenate([jax.lax.ppermute(x[..., :half], axes, fwd),
-                                    jax.lax.ppermute(x[..., half:], axes, back)], axis=-1)
+    def body(self, case, axes, x):
+        import jax
+        import jax.numpy as jnp
 
-        self.body = body
-        return super().step(ctx, local)
+        if case.p["direction"] != "both":
+            return jax.lax.ppermute(x, axes, self.perm(case))
+        half = x.shape[-1] // 2
+        return jnp.concatenate([jax.lax.ppermute(x[..., :half], axes, self.perm(case)),
+                                jax.lax.ppermute(x[..., half:], axes, self.perm(case, -1))],
+                               axis=-1)
 
     def combine(self, x, case):
         if case.p["direction"] == "+1":

@@ -64,7 +64,19 @@ class Replay(Collective):
     def group_size(self, case) -> int:
         return len(parse_groups(case.p["groups"])[0])
 
-    def validate(self, case) -> None:
+    def rule(self, case):
+        kind, op = case.p["kind"], case.p["op"]
+        if kind == "all_reduce":
+            return op
+        return {"collective_permute": "permute"}.get(kind, kind)
+
+    def is_chunked(self, case):
+        return case.p["kind"] in ("reduce_scatter", "all_to_all")
+
+    def perm(self, case):
+        return self._pairs(case)
+
+    def check_case(self, case) -> None:
         groups = parse_groups(case.p["groups"])
         flat = sorted(d for g in groups for d in g)
         if not groups or len({len(g) for g in groups}) != 1 or \
@@ -84,25 +96,20 @@ class Replay(Collective):
     def _pairs(self, case) -> list[tuple[int, int]]:
         return parse_pairs(case.p["pairs"]) if case.p["kind"] == "collective_permute" else []
 
-    def step(self, ctx, local):
-        kind, op, perm = ctx.p["kind"], ctx.p["op"], self._pairs(ctx.case)
+    def body(self, case, axes, x):
+        import jax
 
-        def body(axes, x):
-            import jax
-
-            if kind == "all_reduce":
-                return {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[op](
-                    x, axes)
-            if kind == "all_gather":
-                return jax.lax.all_gather(x, axes, tiled=True)
-            if kind == "reduce_scatter":
-                return jax.lax.psum_scatter(x, axes, tiled=True)
-            if kind == "all_to_all":
-                return jax.lax.all_to_all(x, axes, 0, 0, tiled=True)
-            return jax.lax.ppermute(x, axes, perm)
-
-        self.body = body
-        return super().step(ctx, local)
+        kind = case.p["kind"]
+        if kind == "all_reduce":
+            return {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[
+                case.p["op"]](x, axes)
+        if kind == "all_gather":
+            return jax.lax.all_gather(x, axes, tiled=True)
+        if kind == "reduce_scatter":
+            return jax.lax.psum_scatter(x, axes, tiled=True)
+        if kind == "all_to_all":
+            return jax.lax.all_to_all(x, axes, 0, 0, tiled=True)
+        return jax.lax.ppermute(x, axes, self.perm(case))
 
     def combine(self, x, case):
         kind = case.p["kind"]
@@ -111,9 +118,7 @@ class Replay(Collective):
             for s, t in self._pairs(case):
                 value[..., t, :] = x[..., s, :]
             return value, np.zeros(1)
-        if kind == "reduce_scatter":  # replayed as a sum
-            return COMBINE[kind].combine(x, case)
-        return COMBINE[kind].combine(x, case)
+        return COMBINE[kind].combine(x, case)  # a reduce_scatter is replayed as a sum
 
     def work(self, case):
         send, n = case.p["size"], self.group_size(case)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from podscale import (
+    ExactCheck,
     Expected,
     Mapped,
     Param,
@@ -45,16 +46,12 @@ class Stream(Mapped):
         shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
         return (cast(normals(ctx.process, shape), ctx.case.dtype),)
 
-    def body(self, axes, x):
+    def body(self, case, axes, x):
         import jax.numpy as jnp
 
-        if self._op == "copy":
+        if case.p["op"] == "copy":
             return x * 2
         return jnp.sum(x, keepdims=True)
-
-    def step(self, ctx, local):
-        self._op = ctx.p["op"]
-        return super().step(ctx, local)
 
     def reference(self, ctx, local):
         (x,) = local
@@ -66,14 +63,17 @@ class Stream(Mapped):
                                          np.abs(e).sum(axis=-1, keepdims=True), total,
                                          integers=integral(e)))
 
-    def exact_inputs(self, ctx):
-        """read: integers at every K-th element whose sum stays exact in the dtype (a
-        dropped or repeated block of K elements changes it); copy is exact already."""
+    def exact_check(self, ctx):
+        """read: signed values at every K-th element whose sum stays exact in the dtype
+        (a dropped or repeated block of K elements changes it), K = m / 128; copy is
+        exact already. The reference is local: each device sums its own elements."""
         if ctx.p["op"] != "read":
             return None
-        m = ctx.p["size"] // ctx.local_devices
-        column = exact_pattern(np.arange(m), 1, m, ctx.case.dtype)[:, 0]
-        return (cast(np.broadcast_to(column, (ctx.local_devices, m)), ctx.case.dtype),)
+        m, dtype = ctx.p["size"] // ctx.local_devices, ctx.case.dtype
+        column = exact_pattern(np.arange(m), 1, m, dtype, contributors=128)[:, 0]
+        x = cast(np.broadcast_to(column, (ctx.local_devices, m)), dtype)
+        total = np.full((ctx.local_devices, 1), column.sum())
+        return ExactCheck((x,), Expected(total, np.zeros(1)))
 
     def work(self, case):
         size = case.p["size"] * case.itemsize

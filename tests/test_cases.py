@@ -103,9 +103,13 @@ def test_plan_roundtrip_and_launches(tmp_path):
 
 def test_user_workload_file_by_path(tmp_path):
     path = tmp_path / "mine.py"
-    path.write_text("from podscale import Param, Workload\n"
-                    "class Mine(Workload):\n    name = 'mine'\n"
+    path.write_text("from podscale import Mapped, Param, Work\n"
+                    "class Mine(Mapped):\n    name = 'mine'\n"
                     "    params = (Param('n', 4),)\n"
+                    "    def body(self, case, axes, x): return x\n"
+                    "    def inputs(self, ctx): return ()\n"
+                    "    def reference(self, ctx, local): return None\n"
+                    "    def work(self, case): return Work(0)\n"
                     "mine = Mine()\nother = 3\n")
     found = resolve(f"{path}:mine")
     assert found.workload.name == "mine" and found.source == f"{path.resolve()}:mine"
@@ -117,5 +121,25 @@ def test_user_workload_file_by_path(tmp_path):
     (tmp_path / "broken.py").write_text("import nonexistent_module_xyz\n")
     with pytest.raises(UsageError, match="cannot load workload file.*ModuleNotFoundError"):
         resolve(str(tmp_path / "broken.py") + ":x")
+    # incomplete, or written to protocol 1: one line saying what to change, before any start
+    (tmp_path / "half.py").write_text("from podscale import Workload\n"
+                                      "class Half(Workload):\n    name = 'half'\n"
+                                      "half = Half()\n")
+    with pytest.raises(UsageError, match=r"Half: does not implement inputs, output, place, "
+                                         r"program, reference, work \(the abstract hooks"):
+        resolve(str(tmp_path / "half.py"))
+    (tmp_path / "old.py").write_text("from podscale import Mapped\n"
+                                     "class Old(Mapped):\n    name = 'old'\n"
+                                     "    def body(self, axes, x): return x\n")
+    with pytest.raises(UsageError, match=r"Old: protocol 2: body\(self, axes, ...\) takes the "
+                                         r"case first"):
+        resolve(str(tmp_path / "old.py"))
+    (tmp_path / "older.py").write_text("from podscale import Workload\n"
+                                       "class Older(Workload):\n    name = 'older'\n"
+                                       "    def step(self, ctx, local): pass\n"
+                                       "older = Older()\n")
+    with pytest.raises(UsageError, match=r"Older: protocol 2: step\(ctx, local\) is split "
+                                         r"into place"):
+        resolve(str(tmp_path / "older.py"))
     with pytest.raises(UsageError, match="cannot import workload module"):
         resolve("no_such_pkg_xyz.mod:thing")

@@ -141,13 +141,17 @@ def test_admission_refuses_before_starting_anything(args, message, tmp_path):
 def test_admission_estimate_and_force():
     from podscale.core.errors import UsageError as Usage
     from podscale.core.grid import Grid, expand
-    from podscale.launch.admission import PROCESS_MB, admit, estimate_mb
+    from podscale.launch.admission import BUFFER_FACTOR, PROCESS_MB, admit, estimate_mb
 
     cases = expand(Grid(workloads=("psum",), hosts=(4,), devices_per_host=(1,),
                         params=(("size", (1 << 20,)),)))
     most, need = estimate_mb(cases)
-    # 4 processes, psum of 2**20 float32 per process: 4 MiB x (6 + 3 x 4 gathered) each
-    assert most == 4 and need == pytest.approx(4 * (PROCESS_MB + 4 * 18))
+    # 4 processes, psum of 2**20 float32 per process: 4 MiB x BUFFER_FACTOR each, however
+    # many processes (the checks gather only the compared elements)
+    assert most == 4 and need == pytest.approx(4 * (PROCESS_MB + 4 * BUFFER_FACTOR))
+    wide = expand(Grid(workloads=("psum",), hosts=(8,), devices_per_host=(1,),
+                       params=(("size", (1 << 20,)),)))
+    assert estimate_mb(wide)[1] == pytest.approx(2 * need)
     with pytest.raises(Usage, match="4 processes would need about"):
         admit(cases, have_mb=need - 1)
     admit(cases, have_mb=need + 1)

@@ -1,16 +1,20 @@
-"""The correctness check at pod scale: integer inputs make every expected output exact in
-bfloat16 at 4096 devices, so a wrong output is caught where the rounding bound would pass
-anything; loose bounds count elements unchecked, never OK; max_error is a finite ratio."""
+"""The correctness checks at pod scale, with nothing gathered: the exact pass's expected
+outputs come in closed form (checked here against brute force over every rank), catch a
+wrong output where the rounding bound would pass anything, see sign- and
+magnitude-dependent errors; the float check compares a sample; a broken reference or a
+mis-shaped output never passes."""
 
 import numpy as np
 import pytest
 
-from podscale import exact_pattern, gamma, integral
+from podscale import exact_pattern, gamma, integral, reduce_pattern
+from podscale.core.bounds import exact_limit
 from podscale.core.case import Case
-from podscale.core.workload import Expected, check
-from podscale.suites.all_gather import all_gather
+from podscale.core.checking import OutputMismatch, check
+from podscale.core.patterns import _position, sample_positions, spacing
+from podscale.core.workload import Expected
+from podscale.protocol.exact import rule_inputs, rule_outputs
 from podscale.suites.all_reduce import all_reduce
-from podscale.suites.reduce_scatter import reduce_scatter
 
 
 def _case(wl, devices: int, dtype: str = "bfloat16", size: int = 8192) -> Case:
@@ -23,25 +27,31 @@ def _case(wl, devices: int, dtype: str = "bfloat16", size: int = 8192) -> Case:
     return case
 
 
-def _group_inputs(wl, case: Case) -> np.ndarray:
-    """Every rank's integer inputs, as the worker makes them (rank order)."""
-    n, m = wl.group_size(case), wl.elements(case)
-    x = exact_pattern(np.arange(n), m, n, case.dtype)
-    assert integral(x)
-    return x.astype(np.float64)[None]  # (1 group, n, m)
+@pytest.mark.parametrize("n,dtype", [(256, "bfloat16"), (4096, "bfloat16"), (8, "float32"),
+                                     (4096, "float16"), (3, "float32")])
+def test_closed_forms_equal_brute_force_and_every_partial_sum_is_exact(n, dtype):
+    m = 256
+    x = exact_pattern(np.arange(n), m, n, dtype)
+    assert (x < 0).any() and (np.abs(x[x != 0]) < 2**-6).any()  # signed, small values
+    # each element: a multiple of one power of two, at most 2**p of it in |sum|, so every
+    # partial sum in any order is exact
+    _, _, unit = _position(np.arange(m), spacing(n, dtype)[1], dtype)
+    assert integral(x / unit) and (np.abs(x).sum(axis=0) / unit).max() <= exact_limit(dtype)
+    k, v = spacing(n, dtype)
+    assert -(-n // k) * v <= exact_limit(dtype)
+    assert (x != 0).any(axis=1).all() == (m >= k)  # every rank adds somewhere once m >= K
+    for op, brute in (("sum", x.sum(axis=0)), ("max", x.max(axis=0)), ("min", x.min(axis=0))):
+        np.testing.assert_array_equal(reduce_pattern(op, np.arange(m), n, dtype), brute)
 
 
 @pytest.mark.parametrize("devices", [256, 4096])
 def test_all_zero_bf16_all_reduce_is_caught(devices):
-    case = _case(all_reduce, devices)
-    x = _group_inputs(all_reduce, case)
-    value, bound = all_reduce.combine(x, case)
-    assert not bound.any()  # every expected element is exact in bfloat16
-    # every partial sum fits: at most 2**8 in magnitude
-    assert np.abs(x).sum(axis=-2).max() <= 256
-    zeros = check(np.zeros(value.shape), Expected(value, bound), "bfloat16")
+    m = 256
+    value = rule_outputs("sum", np.array([0]), devices, m, "bfloat16")
+    zeros = check(np.zeros(value.shape, np.float32),
+                  Expected(value, np.zeros(1)), "float32")
     assert zeros.wrong == np.count_nonzero(value) and zeros.wrong > value.size // 2
-    right = check(value.astype(np.float32), Expected(value, bound), "bfloat16")
+    right = check(value.astype(np.float32), Expected(value, np.zeros(1)), "float32")
     assert right.wrong == 0 and right.unchecked == 0 and right.max_error == 0
 
 
@@ -54,37 +64,52 @@ def test_bound_too_loose_counts_unchecked_never_ok(devices):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, devices, 256)).astype(np.float32)
     value, bound = all_reduce.combine(x.astype(np.float64), case)
-    result = check(np.zeros(value.shape), Expected(value, bound), "bfloat16")
+    result = check(np.zeros(value.shape), Expected(value, bound, dtype="float64"),
+                   "bfloat16")
     assert result.wrong == 0 and result.unchecked == value.size
 
 
 def test_missing_rank_caught():
-    case = _case(all_reduce, 4096)
-    x = _group_inputs(all_reduce, case)
-    value, bound = all_reduce.combine(x, case)
+    n, m = 4096, 256  # m >= K = 32: every rank adds to some element
+    x = exact_pattern(np.arange(n), m, n, "bfloat16")
+    value = reduce_pattern("sum", np.arange(m), n, "bfloat16")
     for rank in (0, 1234, 4095):
-        dropped = np.delete(x, rank, axis=-2).sum(axis=-2, keepdims=True)
-        got = np.broadcast_to(dropped, value.shape)
-        assert check(got, Expected(value, bound), "bfloat16").wrong > 0, rank
+        dropped = np.delete(x, rank, axis=0).sum(axis=0)
+        assert check(dropped, Expected(value, np.zeros(1), dtype="float64")).wrong > 0, rank
 
 
 def test_swapped_blocks_caught():
     """reduce_scatter: ranks 3 and 5 get each other's chunk; all_gather: rank 0's output
     holds rank 3's block where rank 5's belongs and the other way round."""
-    for wl in (reduce_scatter, all_gather):
-        case = _case(wl, 64)
-        x = _group_inputs(wl, case)
-        value, bound = wl.combine(x, case)
-        got = np.array(np.broadcast_to(value, value.shape))
-        if wl is reduce_scatter:
-            got[0, [3, 5]] = got[0, [5, 3]]
-        else:
-            m = wl.elements(case)
-            blocks = got[0, 0].reshape(-1, m)
-            blocks[[3, 5]] = blocks[[5, 3]]
-            got[0, 0] = blocks.reshape(-1)
-        result = check(got, Expected(value, np.broadcast_to(bound, value.shape)), "bfloat16")
-        assert result.wrong > 0, wl.name
+    n, m = 64, 512
+    ranks = np.arange(n)
+    scattered = rule_outputs("reduce_scatter", ranks, n, m, "bfloat16")
+    got = scattered.copy()
+    got[[3, 5]] = got[[5, 3]]
+    assert check(got, Expected(scattered, np.zeros(1), dtype="float64")).wrong > 0
+    gathered = rule_outputs("all_gather", np.array([0]), n, m, "bfloat16")
+    blocks = gathered.reshape(n, m).copy()
+    blocks[[3, 5]] = blocks[[5, 3]]
+    got = blocks.reshape(1, -1)
+    assert check(got, Expected(gathered, np.zeros(1), dtype="float64")).wrong > 0
+    # and the dense inputs really are what each rank sends
+    np.testing.assert_array_equal(rule_inputs("all_gather", ranks, n, m, "bfloat16").ravel(),
+                                  gathered[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_sign_and_magnitude_dependent_errors_caught(dtype):
+    """A 2-ulp error on every negative result, and small results flushed to zero: both
+    pass a rounding bound's slack on normal inputs, both fail the exact pass."""
+    n, m = 8, 4096
+    value = rule_outputs("sum", np.arange(n), n, m, dtype)
+    u = {"float32": 2.0**-24, "bfloat16": 2.0**-8}[dtype]
+    spacing_ = 2.0 ** np.floor(np.log2(np.where(value == 0, 1, np.abs(value)))) * 2 * u
+    negative = np.where(value < 0, value - 2 * spacing_, value)
+    flushed = np.where(np.abs(value) < 1e-3, 0.0, value)
+    exp = Expected(value, np.zeros(1), dtype="float64")
+    assert check(negative, exp).wrong == np.count_nonzero(value < 0) > 0
+    assert check(flushed, exp).wrong == np.count_nonzero((np.abs(value) < 1e-3) & (value != 0)) > 0
 
 
 def test_one_element_off_by_twice_its_bound():
@@ -93,37 +118,65 @@ def test_one_element_off_by_twice_its_bound():
     value, bound = all_reduce.combine(x.astype(np.float64), case)
     got = np.array(value, dtype=np.float64)
     got[0, 2, 17] += 2 * bound[0, 2, 17]
-    result = check(got, Expected(value, bound), "float32")
+    result = check(got, Expected(value, bound, dtype="float64"), "float32")
     assert result.wrong == 1
     assert result.max_error == pytest.approx(2.0, rel=1e-6)  # finite: how far out
 
 
 def test_max_error_of_exact_elements_in_half_ulps():
     value = np.array([256.0, 4.0])
-    result = check(np.array([256.0, 5.0]), Expected(value, np.zeros(2)), "bfloat16")
+    result = check(np.array([256.0, 5.0]), Expected(value, np.zeros(2), dtype="float64"),
+                   "bfloat16")
     assert result.wrong == 1 and result.max_error == pytest.approx(1 / (4 * 2**-8))
 
 
-def test_patterns_reach_every_rank():
-    """With at least K elements per device every rank adds to some element: a missing or
-    doubled rank changes a sum."""
-    for n, dtype in ((4096, "bfloat16"), (4096, "float16"), (8, "float32"), (2, "bfloat16")):
-        x = exact_pattern(np.arange(n), 64, n, dtype)
-        assert (x != 0).any(axis=1).all(), (n, dtype)
-        assert x.sum(axis=0).max() <= 2 ** {"bfloat16": 8, "float16": 11, "float32": 24}[dtype]
+def test_nan_reference_or_bound_never_passes():
+    """A bug in a reference (NaN expected value or bound) used to turn the checker off."""
+    got = np.zeros(4096, np.float32)
+    nan = check(got, Expected(np.full(4096, np.nan), np.zeros(1)))
+    assert nan.wrong == 4096 and nan.max_error == float("inf")
+    nan_bound = check(got, Expected(np.zeros(4096), np.full(4096, np.nan)))
+    assert nan_bound.wrong == 4096
 
 
-def test_stream_read_exact_inputs_sum_exactly_and_see_a_dropped_block():
+def test_output_shape_and_dtype_compared_first():
+    exp = Expected(np.zeros((2, 8)), np.zeros(1))
+    with pytest.raises(OutputMismatch, match=r"float32 \(2, 8\) where the reference is "
+                                             r"bfloat16 \(2, 8\)"):
+        check(np.zeros((2, 8), np.float32), exp, "bfloat16")
+    with pytest.raises(OutputMismatch, match=r"\(2, 2, 8\) where the reference is float32"):
+        check(np.zeros((2, 2, 8), np.float32), exp, "float32")  # an extra stacked axis
+    sampled = Expected(np.zeros((2, 3)), np.zeros(1), np.array([0, 5, 7]))
+    assert check(np.zeros((2, 8), np.float32), sampled).unsampled == 10
+    with pytest.raises(OutputMismatch):
+        check(np.zeros((2, 6), np.float32), sampled)  # position 7 is outside the output
+
+
+def test_sample_is_agreed_and_a_single_wrong_element_is_found_by_the_exact_pass():
+    """One wrong element among 2**20: the exact pass (every element) finds it always; the
+    sampled float check only when the sample holds it, k/m of the time."""
+    m, k = 1 << 20, 4096
+    a, b = sample_positions(m, k, seed=7), sample_positions(m, k, seed=7)
+    np.testing.assert_array_equal(a, b)  # every process derives the same positions
+    assert a.size == k == np.unique(a).size and a.max() < m
+    hits = sum(123456 in sample_positions(m, k, seed) for seed in range(400))
+    assert hits <= 10  # about k/m * 400 = 1.6
+    value = reduce_pattern("sum", np.arange(m), 8, "float32")
+    got = value.copy()
+    got[123456] += 1.0
+    assert check(got, Expected(value, np.zeros(1), dtype="float64")).wrong == 1
+    chunked = sample_positions(64, 4, seed=1, chunks=4)
+    assert chunked.size == 4 and len(set(chunked % 16)) == 1  # one offset in every chunk
+
+
+def test_stream_read_exact_check_sums_exactly_and_sees_a_dropped_block():
     """stream's read (a sum over a device's elements) in bfloat16 over 2**20 elements:
-    the bound on normal inputs passes a zero; the integer inputs' sum is exact, and
-    leaving out any K-element block changes it."""
-    from podscale.suites.stream import stream
-
+    the bound on normal inputs passes a zero; the pattern's sum is exact, and leaving out
+    any K-element block changes it."""
     m = 1 << 20
-    column = exact_pattern(np.arange(m), 1, m, "bfloat16")[:, 0].astype(np.float64)
-    assert integral(column) and 0 < column.sum() <= 256
+    column = exact_pattern(np.arange(m), 1, m, "bfloat16", contributors=128)[:, 0]
     k = m // int(np.count_nonzero(column))
+    assert k == m // 128 and np.abs(column).sum() / np.abs(column[column != 0]).min() <= 256
     dropped = column.copy()
     dropped[5 * k:6 * k] = 0
     assert dropped.sum() != column.sum()
-    assert stream.exact_inputs.__doc__  # the workload has them (read only)

@@ -279,7 +279,7 @@ class Split(Collective):
 
     name, version, collective = "split", "1", "all_reduce"
 
-    def body(self, axes, x):
+    def body(self, case, axes, x):
         import jax
         import jax.numpy as jnp
 

@@ -31,3 +31,22 @@ def test_late_process_is_named_the_join_straggler(tmp_path):
     timed = run.samples[run.samples.phase == "timed"].groupby("process")["seconds"].sum()
     by_process = ledger.set_index("process")["phase.timed"]
     assert abs(by_process - timed).max() < 1e-3
+
+
+def test_memory_names_the_largest_footprint_and_its_phase():
+    """podscale's own footprint per launch: the process with the largest peak RSS and the
+    phase that raised it (planted: process 1's check phase grew 300 MB)."""
+    import pandas as pd
+
+    from podscale.analysis.ledger import memory, sentences
+
+    ledger = pd.DataFrame([
+        {"process": 0, "layout": "h2xd1", "round": 0, "phase.check": 1.0, "rss.peak": 410.0,
+         "rss.prepare": 40.0, "rss.check": 20.0},
+        {"process": 1, "layout": "h2xd1", "round": 0, "phase.check": 1.0, "rss.peak": 700.0,
+         "rss.prepare": 40.0, "rss.check": 300.0}])
+    (row,) = memory(ledger).itertuples()
+    assert (row.process, row.peak_mb, row.phase, row.phase_mb) == (1, 700.0, "check", 300.0)
+    assert any("peak RSS 700 MB (process 1" in s and "300 MB of it reached in check" in s
+               for s in sentences(ledger))
+    assert memory(ledger.drop(columns=["rss.peak"])).empty

@@ -52,7 +52,7 @@ def test_broken_all_reduce_over_256_devices_is_caught(tmp_path):
     wl = tmp_path / "broken.py"
     wl.write_text("from podscale.suites.all_reduce import AllReduce\n\n\n"
                   "class Broken(AllReduce):\n    name = 'broken_all_reduce'\n\n"
-                  "    def body(self, axes, x):\n        import jax\n\n"
+                  "    def body(self, case, axes, x):\n        import jax\n\n"
                   "        return jax.lax.psum(x, axes) * 0\n\n\nbroken = Broken()\n")
     res = podscale("run", f"{wl}:broken", "--hosts", "1", "--devices-per-host", "256",
                    "--dtypes", "bfloat16", "--sizes", "1K", "--variants", "shard_map",

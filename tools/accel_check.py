@@ -54,18 +54,19 @@ def _podscale(case, rt):
     from podscale.core.registry import load_source
     from podscale.core.timing import measure
     from podscale.worker.checks import run_checks
-    from podscale.worker.compiling import compile_step
+    from podscale.worker.compiling import compile_workload
     from podscale.worker.main import context
 
     wl = load_source(case.source)
     ctx = context(case, rt)
     local = wl.inputs(ctx)
-    compiled = compile_step(wl.step(ctx, local))
+    expected = wl.reference(ctx, local)
+    compiled = compile_workload(wl, ctx, wl.place(ctx, local))
     timed = [t.seconds for t in measure(compiled.run, clock=time.perf_counter,
                                         barrier=lambda: None, warmup=case.settings.warmup,
                                         iters=case.settings.iters, sync_each=True)
              if t.phase == "timed"]
-    checks = run_checks(case, 0, wl, ctx, wl.reference(ctx, local), compiled, rt, None)
+    checks = run_checks(case, 0, wl, ctx, expected, compiled, rt, None)
     return compiled.run, timed, checks, wl.work(case)
 
 

@@ -2,7 +2,7 @@
 checks, and the exact case: sums of small integers. A bound can become too loose to catch
 anything (gamma_n is infinite once n*u >= 1: 256 terms in bfloat16); elements under such a
 bound are counted unchecked, and collectives are also checked on integer inputs whose
-every partial sum is exact (:func:`exact_pattern`)."""
+every partial sum is exact (:mod:`podscale.core.patterns`)."""
 
 from __future__ import annotations
 
@@ -44,24 +44,3 @@ def sum_bound(terms: int, dtype: str, abs_sum: np.ndarray, result: np.ndarray,
     if integers:
         bound = np.where(abs_sum <= exact_limit(dtype), 0.0, bound)
     return bound
-
-
-def exact_pattern(ranks: np.ndarray, m: int, n: int, dtype: str) -> np.ndarray:
-    """Integer inputs, shape (len(ranks), m), for ranks of a group of ``n``: rank r's
-    element j is non-zero (1..V, hashed from r and j) only where (r + j) % K == 0, with K
-    and V chosen so that no element's sum over the group's ranks exceeds 2**p in
-    magnitude: every partial sum, in any order, is exact in ``dtype``. Every rank is
-    non-zero somewhere when m >= K (K = 32 for 4096 ranks in bfloat16), so a missing or
-    doubled rank changes the sum."""
-    cap = int(exact_limit(dtype))
-    k = max(1, -(-2 * n // cap))  # ceil(2n / cap): at most cap/2 ranks share an element
-    share = -(-n // k)
-    v = max(1, min(cap // share, 97))
-    r = np.asarray(ranks, dtype=np.uint64)[:, None]
-    j = np.arange(m, dtype=np.uint64)[None, :]
-    on = (r + j) % np.uint64(k) == 0
-    h = (r << np.uint64(32)) + j  # splitmix64's finalizer: values differ by rank and position
-    for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
-        h = (h ^ (h >> np.uint64(shift))) * np.uint64(mult)
-    h ^= h >> np.uint64(31)
-    return np.where(on, 1 + h % np.uint64(v), 0).astype(np.float32)

@@ -113,6 +113,8 @@ class Settings:
     warmup: int = defaults.WARMUP
     sync: str = defaults.SYNC  # barrier before each timed iteration, or "once" before the loop
     traced_iters: int = 0  # > 0: a profiled pass after the timed iterations
+    #: elements per device the float check compares (0: all); not part of what is timed
+    check_elements: int = defaults.CHECK_ELEMENTS
 
     def __post_init__(self) -> None:
         if self.iters < 1:
@@ -123,10 +125,12 @@ class Settings:
             raise UsageError(f"sync must be 'each' or 'once', got {self.sync!r}")
         if self.traced_iters < 0:
             raise UsageError(f"traced iters must be >= 0, got {self.traced_iters}")
+        if self.check_elements < 0:
+            raise UsageError(f"check elements must be >= 0 (0: all), got {self.check_elements}")
 
     def to_dict(self) -> dict:
         return {"iters": self.iters, "warmup": self.warmup, "sync": self.sync,
-                "traced_iters": self.traced_iters}
+                "traced_iters": self.traced_iters, "check_elements": self.check_elements}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ ITERS: Final = 20
 WARMUP: Final = 3
 SYNC: Final = "each"
 TRACED_ITERS: Final = 3  # with --profile; 0 without it
+#: elements per device the float check compares on the timed inputs (0: every element);
+#: the exact pass compares every element of its own inputs
+CHECK_ELEMENTS: Final = 4096
 #: independent repetitions (launches) per case; podscale ab needs more to find a 1.5x change
 ROUNDS: Final = 3
 #: podscale ab: a 1.5x slowdown of cases whose launches vary by a log-sd of 0.5 is found
@@ -25,6 +28,7 @@ GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
     "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
     "local_axes": None, "dtypes": "float32", "variants": None, "iters": ITERS,
     "warmup": WARMUP, "sync": SYNC, "traced_iters": TRACED_ITERS, "rounds": ROUNDS,
+    "check_elements": CHECK_ELEMENTS,
     "params": {}})
 #: seconds without progress after which a run is stopped
 CASE_TIMEOUT: Final = 300.0

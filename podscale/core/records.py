@@ -125,11 +125,13 @@ class CaseRecord:
     units: dict | None = None  # parameter -> what its values count (Param.unit)
     takes_part: bool = True  # False: this process only looks on (one pair of ``pairs``)
     program: dict | None = None  # the compiled program's inventory (process 0; worker.program)
+    unsampled: int = 0  # timed-output elements outside the float check's sample
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")
         _require(0 <= self.unchecked <= self.checked and 0 <= self.exact_checked <=
                  self.checked, "unchecked and exact_checked must be within [0, checked]")
+        _require(self.unsampled >= 0, "unsampled must be >= 0")
         _require(self.bytes_per_process >= 0 and self.flops_per_process >= 0, "negative work")
         _require(self.participants >= 1 and self.hosts_per_group >= 1,
                  "participants and hosts per group must be >= 1")
@@ -178,6 +180,8 @@ class LedgerRecord:
     round: int
     phases: dict
     marks: dict = field(default_factory=dict)
+    #: MB each phase raised the process's peak RSS by, and ``peak`` (MB) at the end
+    rss_mb: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(all(v >= 0 for v in self.phases.values()), "negative phase seconds")

@@ -34,8 +34,53 @@ class Found:
     source: str
 
 
+#: protocol 1 spellings and what protocol 2 calls them
+_RENAMED = {"step": "step(ctx, local) is split into place(ctx, local) -> placed arguments "
+                    "and program(ctx) -> Program(fn)",
+            "exact_inputs": "exact_inputs(ctx) is exact_check(ctx) -> ExactCheck(inputs, "
+                            "expected)",
+            "validate": "validate(case) is check_case(case), one per class (no super() call)",
+            "unsupported": "unsupported(case) is unsupported_case(case)"}
+
+
+def protocol_problem(cls: type) -> str | None:
+    """What a workload class written to protocol 1 must change, in one line, or None."""
+    own = [c for c in cls.__mro__ if c.__module__ == cls.__module__]
+    for name, change in _RENAMED.items():
+        if any(name in vars(c) for c in own):
+            return f"{cls.__name__}: protocol 2: {change} (see docs/workloads.md)"
+    body = next((vars(c)["body"] for c in own if "body" in vars(c)), None)
+    if body is not None:
+        import inspect
+
+        names = list(inspect.signature(body).parameters)[1:2]
+        if names == ["axes"]:
+            return (f"{cls.__name__}: protocol 2: body(self, axes, ...) takes the case first: "
+                    "body(self, case, axes, ...) (see docs/workloads.md)")
+    missing = sorted(getattr(cls, "__abstractmethods__", ()))
+    if missing:
+        return (f"{cls.__name__}: does not implement {', '.join(missing)} (the abstract hooks "
+                "of protocol 2; see docs/workloads.md)")
+    return None
+
+
+def _first_problem(module: ModuleType) -> str | None:
+    for obj in list(vars(module).values()):
+        if isinstance(obj, type) and issubclass(obj, Workload) and \
+                obj.__module__ == module.__name__:
+            problem = protocol_problem(obj)
+            if problem:
+                return problem
+    return None
+
+
 def _workloads_in(module: ModuleType) -> dict[str, Workload]:
-    """attribute -> workload, for every workload defined at module level."""
+    """attribute -> workload, for every workload defined at module level; a class written
+    to protocol 1 is a one-line UsageError saying what changed."""
+    problem = _first_problem(module)
+    if problem:
+        where = getattr(module, "__file__", None) or module.__name__
+        raise UsageError(f"{where}: {problem}")
     out = {}
     for attr, obj in vars(module).items():
         if attr.startswith("_"):
@@ -93,6 +138,9 @@ def _load_file(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
+        problem = _first_problem(module) if isinstance(exc, TypeError) else None
+        if problem:  # e.g. instantiating a protocol 1 class with abstract hooks left
+            raise UsageError(f"{path}: {problem}") from None
         raise UsageError(f"{path}: cannot load workload file ({type(exc).__name__}: {exc})") \
             from None
     return module

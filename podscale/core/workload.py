@@ -1,84 +1,37 @@
-"""The workload protocol: what a workload file declares, and what a worker asks of it.
+"""The workload protocol (protocol 2): what a workload file declares, and what a worker
+asks of it. Nothing here imports JAX: a :class:`Context` carries the mesh a worker built.
 
-A workload is one object (an instance of a :class:`Workload` subclass) that declares its
-``name``, ``version``, parameters (:class:`Param`: the grid axes it understands, with
-types and defaults), whether it is a collective (``collective``: a key of
-``analysis/bandwidth.py``'s table, for busbw), the API variants and dtypes it supports,
-and per process:
+A workload is one module-level instance of a :class:`Workload` subclass. It declares
+``name``, ``version``, ``params`` (:class:`Param`), ``collective`` (a key of
+``analysis/bandwidth.py``'s table, for busbw), ``variants`` and ``dtypes`` as class
+attributes, and implements the abstract hooks, each of which receives what it needs (the
+:class:`Context` or the :class:`~podscale.core.case.Case`): a workload keeps no per-case
+state on ``self``. Every method is abstract, an optional hook (:data:`OPTIONAL_HOOKS`,
+whose default is the documented behaviour) or final; checks of a case are per class
+(:meth:`Workload.check_case`, run base class first), never ``super()`` chains.
 
-- :meth:`Workload.inputs` — this process's host-local numpy inputs;
-- :meth:`Workload.step` — the function to time and its placed arguments (the body);
-- :meth:`Workload.reference` — the float64 expected output and a per-element error bound;
-- :meth:`Workload.output` — the host-local part of the step's output, as numpy;
-- :meth:`Workload.work` — bytes, flops and collective participants, for bandwidths.
-
-``suites/common.py`` has opt-in helpers that build :meth:`step` and :meth:`output` from a
-per-device ``body`` for the ``pmap`` and ``jit(shard_map)`` variants. Nothing here imports
-JAX: a :class:`Context` carries the mesh a worker built.
+Required hooks: :meth:`~Workload.inputs` (host-local numpy inputs),
+:meth:`~Workload.place` (the inputs on devices), :meth:`~Workload.program` (the function to
+time), :meth:`~Workload.output` (the host-local output as numpy),
+:meth:`~Workload.reference` (expected values and bounds) and :meth:`~Workload.work`.
+:class:`podscale.Mapped` and :class:`podscale.Collective` implement most of them.
 """
 
 from __future__ import annotations
 
-import math
+import abc
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 
-from podscale.core.case import DTYPES, Case, parse_size
+from podscale.core.case import DTYPES, Case
 from podscale.core.errors import UsageError
+from podscale.core.params import MAX_SIZE, Param  # noqa: F401 (the protocol's own)
 
-KINDS = ("int", "float", "str", "bool", "size")
-MAX_SIZE = 2**50  # a size parameter (bytes or elements per device or process) above is a typo
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a workload: a grid axis with a type and a default."""
-
-    name: str
-    default: Any
-    kind: str = "int"  # int | float | str | bool | size (an int written 4K, 1M, 2**20, 1KiB)
-    choices: tuple = ()
-    help: str = ""
-    unit: str = ""  # what a value counts (B, elements, rows): tables head its column with it
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"param {self.name}: kind must be one of {KINDS}")
-        object.__setattr__(self, "default", self.parse(self.default))
-
-    def parse(self, value: Any) -> Any:
-        """One value from a CLI word or a TOML value; UsageError when it does not fit."""
-        try:
-            if self.kind == "size":
-                v: Any = parse_size(value)
-            elif self.kind == "int":
-                v = int(value) if not isinstance(value, bool) else None
-            elif self.kind == "float":
-                v = float(value)
-            elif self.kind == "bool":
-                v = value if isinstance(value, bool) else {"true": True, "false": False}[
-                    str(value).lower()]
-            else:
-                v = str(value)
-        except (ValueError, KeyError, TypeError, UsageError):
-            v = None
-        if v is None:
-            raise UsageError(f"parameter {self.name}: {value!r} is not of kind {self.kind}")
-        if self.kind == "size" and not 1 <= v <= MAX_SIZE:
-            raise UsageError(f"parameter {self.name}: {value!r} is out of range (a size is "
-                             f"1 to 2**50)")
-        if self.choices and v not in self.choices:
-            raise UsageError(f"parameter {self.name}: {v!r} is not one of "
-                             f"{', '.join(map(str, self.choices))}")
-        return v
-
-    def describe(self) -> str:
-        text = f"{self.name}={self.default} ({self.kind}"
-        text += f": {'|'.join(map(str, self.choices))})" if self.choices else ")"
-        return text + (f"  {self.help}" if self.help else "")
+PROTOCOL = 2
 
 
 @dataclass(frozen=True)
@@ -99,22 +52,44 @@ class Work:
 
 @dataclass(frozen=True)
 class Expected:
-    """The float64 reference of this process's output, and the largest allowed error
-    per element (a rounding-error bound in the compute dtype)."""
+    """The float64 reference of this process's output and the largest allowed error per
+    element (a rounding-error bound in the compute dtype). ``positions``: the indices along
+    the output's last axis that ``value`` holds (a sample; None: every element), the rest
+    counted as not compared; ``dtype``: the output's dtype where it is not the case's."""
 
     value: np.ndarray
     bound: np.ndarray
+    positions: np.ndarray | None = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class Program:
+    """The function a case times. ``aot``: compile ahead of time
+    (``fn.lower(*args).compile()``); otherwise the first call compiles (``pmap``), and its
+    sample is labelled as such."""
+
+    fn: Callable
+    aot: bool = True
 
 
 @dataclass(frozen=True)
 class Step:
-    """The function a case times, with its arguments already placed on devices. ``aot``:
-    compile ahead of time (``fn.lower(*args).compile()``); otherwise the first call
-    compiles (``pmap``), and its sample is labelled as such."""
+    """A :class:`Program` with its placed arguments: what the worker compiles and times."""
 
     fn: Callable
     args: tuple
     aot: bool = True
+
+
+@dataclass(frozen=True)
+class ExactCheck:
+    """A second, exact check of the compiled step: host-local ``inputs`` of the timed
+    inputs' shapes, and the outputs expected from them (bound 0 where exact), computed
+    without communication."""
+
+    inputs: tuple[np.ndarray, ...]
+    expected: Expected
 
 
 @dataclass(frozen=True)
@@ -145,12 +120,35 @@ class Context:
         """The reference workload's per-process seed, ``42 + 10*process_index``."""
         return seed_for(self.process)
 
+    @property
+    def case_seed(self) -> int:
+        """A seed every process derives alike from the case (sampled positions)."""
+        return zlib.crc32(self.case.id.encode())
+
+    def sample(self, m: int, chunks: int = 1) -> np.ndarray:
+        """The positions of a buffer of ``m`` that the float check compares (the same on
+        every process): ``--check-elements`` of them, or all (see
+        :func:`podscale.core.patterns.sample_positions`)."""
+        from podscale.core.patterns import sample_positions
+
+        return sample_positions(m, self.case.settings.check_elements, self.case_seed, chunks)
+
 
 def seed_for(process: int) -> int:
     return 42 + 10 * process
 
 
-class Workload:
+#: hooks a subclass may override; their defaults are the documented behaviour
+OPTIONAL_HOOKS = ("check_case", "unsupported_case", "cases", "collective_of", "takes_part",
+                  "groups", "exact_check")
+
+
+def _own(wl: Workload, hook: str) -> list[Callable]:
+    """Each class's own definition of ``hook``, base class first."""
+    return [vars(cls)[hook] for cls in reversed(type(wl).__mro__) if hook in vars(cls)]
+
+
+class Workload(abc.ABC):
     """Base class of workloads; subclass, set the attributes, make one module-level instance."""
 
     name: str = ""
@@ -160,11 +158,66 @@ class Workload:
     variants: tuple[str, ...] = ("shard_map",)
     dtypes: tuple[str, ...] = tuple(DTYPES)
 
-    def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+    # -- required hooks ---------------------------------------------------------------
 
-    def validate(self, case: Case) -> None:
-        """Raise :class:`UsageError` when ``case`` cannot run (before any process starts)."""
+    @abc.abstractmethod
+    def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
+        """This process's inputs, host-local numpy arrays.
+
+        Args: ctx: the case and this process (``ctx.seed`` = 42 + 10·process).
+        Returns: the arrays :meth:`place` puts on devices and :meth:`reference` checks
+        against."""
+
+    @abc.abstractmethod
+    def place(self, ctx: Context, local: tuple[np.ndarray, ...]) -> tuple:
+        """Put host-local inputs on the case's devices.
+
+        Args: ctx: the case and its mesh; local: arrays shaped as :meth:`inputs` makes
+        them (the timed inputs, or an exact check's).
+        Returns: the program's arguments (``jax.Array`` s or pytrees of them)."""
+
+    @abc.abstractmethod
+    def program(self, ctx: Context) -> Program:
+        """The function the case times.
+
+        Args: ctx: the case and its mesh.
+        Returns: a :class:`Program` (its ``fn`` is called with :meth:`place`'s
+        arguments)."""
+
+    @abc.abstractmethod
+    def output(self, ctx: Context, out: Any) -> np.ndarray:
+        """The host-local part of the program's output.
+
+        Args: ctx: the case; out: what the compiled program returned.
+        Returns: a numpy array in the output's dtype, shaped as the reference's value."""
+
+    @abc.abstractmethod
+    def reference(self, ctx: Context, local: tuple[np.ndarray, ...]) -> Expected:
+        """The expected output of the timed inputs.
+
+        Args: ctx: the case; local: this process's inputs.
+        Returns: :class:`Expected` float64 values and per-element bounds, at every element
+        or at ``ctx.sample(...)`` positions (gather only those: :func:`gather_elements`)."""
+
+    @abc.abstractmethod
+    def work(self, case: Case) -> Work:
+        """What one case moves and computes.
+
+        Args: case: the case.
+        Returns: :class:`Work` (bytes, flops, S and participants for GB/s and busbw)."""
+
+    # -- optional hooks (OPTIONAL_HOOKS) ----------------------------------------------
+
+    def check_case(self, case: Case) -> None:
+        """Raise :class:`UsageError` when ``case`` cannot run (before any process
+        starts). Each class checks its own concerns: :meth:`validate` runs every class's
+        ``check_case``, base class first (no ``super()`` call)."""
+        return None
+
+    def unsupported_case(self, case: Case) -> str | None:
+        """Why ``case`` cannot be expressed (e.g. pmap and a subset of the mesh axes), or
+        None; per class like :meth:`check_case`, the first reason wins."""
+        return None
 
     def cases(self, case: Case) -> list[Case]:
         """The cases one grid point stands for (default: itself). A workload whose cases
@@ -172,33 +225,9 @@ class Workload:
         return [case]
 
     def collective_of(self, case: Case) -> str | None:
-        """The collective of ``case`` (a key of ``analysis/bandwidth.py``), for busbw; a
-        workload whose cases differ in kind (``replay``) overrides it."""
+        """The collective of ``case`` (a key of ``analysis/bandwidth.py``), for busbw;
+        default: the ``collective`` attribute."""
         return self.collective
-
-    def unsupported(self, case: Case) -> str | None:
-        """Why ``case`` cannot be expressed (e.g. pmap and a subset of the mesh axes), or
-        None. Such cases are left out of the grid; a workload left with none is an error
-        giving this reason."""
-        return None
-
-    def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
-        raise NotImplementedError
-
-    def step(self, ctx: Context, local: tuple[np.ndarray, ...]) -> Step:
-        raise NotImplementedError
-
-    def reference(self, ctx: Context, local: tuple[np.ndarray, ...]) -> Expected:
-        raise NotImplementedError
-
-    def output(self, ctx: Context, out: Any) -> np.ndarray:
-        return np.asarray(out)
-
-    def exact_inputs(self, ctx: Context) -> tuple[np.ndarray, ...] | None:
-        """Inputs of the same shapes whose every expected output is exact in the compute
-        dtype (small integers, see :func:`podscale.exact_pattern`), for a second, exact
-        check of the compiled step; None: the workload has none."""
-        return None
 
     def takes_part(self, case: Case, process: int) -> bool:
         """Whether ``process`` takes part in ``case`` (times and per-process spreads are
@@ -210,47 +239,41 @@ class Workload:
         recorded with the case; None: no collective groups."""
         return None
 
-    def work(self, case: Case) -> Work:
-        return Work(0)
+    def exact_check(self, ctx: Context) -> ExactCheck | None:
+        """Inputs whose every expected output is exact in the compute dtype, with those
+        outputs computed without communication (:mod:`podscale.core.patterns`), for a
+        second check of the compiled step; None (default): the workload has none."""
+        return None
+
+    # -- final ------------------------------------------------------------------------
+
+    @final
+    def validate(self, case: Case) -> None:
+        """Every class's :meth:`check_case`, base first, then :meth:`unsupported`."""
+        for check_case in _own(self, "check_case"):
+            check_case(self, case)
+        problem = self.unsupported(case)
+        if problem:
+            raise UsageError(problem)
+
+    @final
+    def unsupported(self, case: Case) -> str | None:
+        """The first reason any class gives (:meth:`unsupported_case`), or None. Such
+        cases are left out of the grid; a workload left with none is an error giving it."""
+        for hook in _own(self, "unsupported_case"):
+            reason = hook(self, case)
+            if reason:
+                return reason
+        return None
+
+    @final
+    def param(self, name: str) -> Param | None:
+        """The parameter called ``name``, or None."""
+        return next((p for p in self.params if p.name == name), None)
 
     @property
+    @final
     def summary(self) -> str:
+        """The first line of the class's docstring (``podscale list``)."""
         doc = (type(self).__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
-
-
-@dataclass(frozen=True)
-class Check:
-    """One comparison of outputs with their reference. ``unchecked``: elements whose bound
-    cannot tell a wrong value (it is infinite, or so loose that a zero output would pass);
-    they are never counted OK. ``max_error``: the largest |error| / bound (for exact
-    elements, |error| / (u·|expected|): how many half-ulps off), finite for finite outputs."""
-
-    checked: int
-    wrong: int
-    max_error: float
-    result: float  # sum of this process's outputs (a fingerprint)
-    unchecked: int = 0
-    exact: int = 0  # elements whose bound is 0: checked for equality
-
-
-def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
-    """Compare outputs with the reference element by element; NaN or inf is wrong."""
-    from podscale.core.bounds import UNIT_ROUNDOFF
-
-    got = np.asarray(got, dtype=np.float64)
-    value = np.broadcast_to(expected.value, got.shape)
-    bound = np.broadcast_to(expected.bound, got.shape)
-    finite = np.isfinite(got)
-    err = np.abs(np.where(finite, got, 0.0) - value)
-    wrong = ~finite | (err > bound)
-    loose = ~np.isfinite(bound) | ((bound > 0) & (bound >= np.abs(value)))
-    scale = np.where(bound > 0, bound, UNIT_ROUNDOFF.get(dtype, 2.0**-24) * np.abs(value))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(err == 0, 0.0, err / np.maximum(scale, np.finfo(np.float64).tiny))
-    ratio = np.where(np.isfinite(bound), ratio, 0.0)
-    return Check(checked=int(got.size), wrong=int(np.count_nonzero(wrong)),
-                 max_error=float(np.max(ratio, initial=0.0)) if finite.all() else math.inf,
-                 result=float(np.sum(got)) if finite.all() else float("nan"),
-                 unchecked=int(np.count_nonzero(loose & ~wrong)),
-                 exact=int(np.count_nonzero(bound == 0)))

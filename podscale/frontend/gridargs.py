@@ -113,8 +113,19 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
         variants=tuple(v.strip() for v in str(g["variants"] or "").split(",") if v.strip()),
         params=tuple(params.items()),
         settings=Settings(iters=g["iters"], warmup=g["warmup"], sync=g["sync"],
-                          traced_iters=g["traced_iters"] if args.profile else 0),
+                          traced_iters=g["traced_iters"] if args.profile else 0,
+                          check_elements=check_elements(g["check_elements"])),
     )
+
+
+def check_elements(value: object) -> int:
+    """``--check-elements``: a count >= 1, or ``all`` (0: every element)."""
+    text = str(value).strip().lower()
+    if text == "all":
+        return 0
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"bad --check-elements {value!r}: a count >= 1, or all")
+    return int(text)
 
 
 def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None:
@@ -157,17 +168,22 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
     p.add_argument("--sync", choices=["each", "once"],
                    help="barrier before each timed iteration, or once before the loop "
                         f"(default: {GRID_DEFAULTS['sync']})")
-    p.add_argument("--profile", action="store_true",
-                   help="after the timed iterations, trace a separate pass per process")
+    p.add_argument("--profile", action="store_true", help="after the timed iterations, "
+                   "trace a separate pass per process")
     p.add_argument("--traced-iters", dest="traced_iters", type=int,
                    help="iterations in the traced pass "
                         f"(default: {GRID_DEFAULTS['traced_iters']})")
     p.add_argument("--trace-dir", default=None,
                    help="with --profile on real hosts: each host writes its trace straight "
                         "to DIR/<layout> (shared path or gs://), named by host")
+    add_check_args(p)
     p.add_argument("--out", type=Path, default=defaults.OUT,
                    help="folder the run directory is made in")
     p.add_argument("--name", default=None, help="run name (default: the workloads)")
+    _add_run_args(p)
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--case-timeout", type=float, default=defaults.CASE_TIMEOUT,
                    help="stop the run when no process makes progress for this many seconds")
     p.add_argument("--coordinator-port", type=int, default=0,
@@ -177,6 +193,13 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
                    help="start fresh processes for every layout instead of running smaller "
                         "devices-per-host layouts on device subsets of the same processes")
     add_launcher_args(p)
+
+
+def add_check_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--check-elements", dest="check_elements", metavar="K|all",
+                   help="elements per device the float check compares on the timed inputs, "
+                        "drawn from the case (the exact pass checks every element of its own "
+                        f"inputs); all: every one (default: {GRID_DEFAULTS['check_elements']})")
 
 
 def add_launcher_args(p: argparse.ArgumentParser) -> None:

@@ -35,7 +35,7 @@ from podscale.core.errors import UsageError
 LISTS = {"workloads": str, "sizes": (str, int), "hosts": int, "devices_per_host": int,
          "dtypes": str, "variants": str}
 SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str,
-           "rounds": int}
+           "rounds": int, "check_elements": (int, str)}
 TABLES = ("params",)
 SWEEP = "sweep"
 

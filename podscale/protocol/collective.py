@@ -1,6 +1,7 @@
 """Shared machinery of the collective workloads: the ``axes`` and ``group`` parameters,
-the groups they make, and a float64 reference computed from every process's gathered
-inputs.
+the groups they make, a float64 reference of a sample of elements gathered from every
+rank (O(k) per device, never the whole buffers), and an exact check in closed form
+(:mod:`podscale.protocol.exact`) that covers every element with no communication.
 
 ``size`` is the per-device send buffer in bytes (``4KiB``, ``1M``). ``axes`` names the
 mesh axes the collective runs over (``hosts``, ``local``, ``hosts+local`` = ``all``, or any
@@ -21,17 +22,18 @@ wires together). Such cases run in the ``shard_map`` variant over a mesh of the 
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from podscale.core.bounds import exact_pattern
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
-from podscale.core.workload import Context, Expected, Param, Step, Work
-from podscale.protocol.mapped import Mapped, cast, exact, gather_processes, normals
+from podscale.core.workload import Context, ExactCheck, Expected, Param, Work
+from podscale.protocol.exact import RULES, rule_inputs, rule_outputs
+from podscale.protocol.mapped import Mapped, cast, gather_elements, normals
 
 AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, ...")
 SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes", unit="B")
@@ -59,6 +61,35 @@ class Collective(Mapped):
     s_buffer = "send"
     #: how many chunks the send buffer is cut into (the group size n, or 1)
     chunked = False
+    #: the exact check's closed form (a rule of :mod:`podscale.protocol.exact`), or None:
+    #: no exact pass (a body that is not one of those rules must leave it None)
+    exact_rule: str | None = None
+    #: whether :meth:`combine` takes a sample of positions (False: every element is
+    #: gathered, for collectives whose output layout depends on the whole buffer)
+    sampled = True
+
+    @abc.abstractmethod
+    def combine(self, x: np.ndarray, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """The reference of one or more groups.
+
+        Args: x: float64 inputs of shape (groups, n, k) — each rank's elements at the
+        compared positions (a sample, with a chunked collective's chunk structure kept);
+        case: the case.
+        Returns: (expected, bound), broadcastable to (groups, n, k_out): k_out = k for
+        element-wise results, n·k for gathered ones (rank-major), k/n for scattered
+        ones."""
+
+    def is_chunked(self, case: Case) -> bool:
+        """Whether ``case``'s buffer is cut into n chunks (default: ``chunked``)."""
+        return self.chunked
+
+    def rule(self, case: Case) -> str | None:
+        """The exact rule of ``case`` (default: ``exact_rule``)."""
+        return self.exact_rule
+
+    def perm(self, case: Case) -> list[tuple[int, int]]:
+        """(source, target) ranks of a permute, for the body and the exact check."""
+        return []
 
     def reduce_axes(self, case: Case) -> tuple[str, ...]:
         text = case.p["axes"]
@@ -102,14 +133,14 @@ class Collective(Mapped):
     def elements(self, case: Case) -> int:
         return case.p["size"] // case.itemsize
 
-    def unsupported(self, case: Case) -> str | None:
+    def unsupported_case(self, case: Case) -> str | None:
         if self.grouped(case) and case.variant == "pmap":
             return f"{self.name}: groups of a size run in shard_map only"
-        return super().unsupported(case)
+        return None
 
-    def validate(self, case: Case) -> None:
+    def check_case(self, case: Case) -> None:
         names = case.layout.axis_names
-        axes = self.reduce_axes(case)
+        axes = self.reduce_axes(case) if "axes" in case.p else names  # replay: its groups
         unknown = [a for a in axes if a not in names]
         if unknown or not axes or len(set(axes)) != len(axes):
             raise UsageError(f"{self.name}: axes {case.p['axes']!r} are not distinct axes of "
@@ -123,10 +154,22 @@ class Collective(Mapped):
         if n < 1 or case.p["size"] % case.itemsize:
             raise UsageError(f"{self.name}: size {case.p['size']} bytes is not a whole number "
                              f"of {case.dtype} elements")
-        if self.chunked and n % g:
+        if self.is_chunked(case) and n % g:
             raise UsageError(f"{self.name}: {n} elements per device do not split into "
                              f"{g} chunks (the group size)")
-        super().validate(case)
+        rule = self.rule(case)
+        if rule is not None and rule not in RULES:
+            raise UsageError(f"{self.name}: exact rule {rule!r} is not one of "
+                             f"{', '.join(RULES)} (or None)")
+
+    def mesh_of(self, ctx: Context) -> tuple[Any, tuple[str, ...]]:
+        """Grouped cases run over a mesh of the groups (``groups`` x ``members``)."""
+        if not self.grouped(ctx.case):
+            return ctx.mesh, tuple(self.reduce_axes(ctx.case))
+        from jax.sharding import Mesh
+
+        devices = np.array(ctx.devices, dtype=object)  # process-major, as the groups
+        return Mesh(devices[self.groups(ctx.case)], ("groups", MEMBERS)), (MEMBERS,)
 
     def inputs(self, ctx: Context) -> tuple[np.ndarray, ...]:
         shape = (ctx.local_devices, self.elements(ctx.case))
@@ -140,26 +183,26 @@ class Collective(Mapped):
         d = ctx.local_devices
         return rank_of[ctx.process * d:(ctx.process + 1) * d]
 
-    def exact_inputs(self, ctx: Context) -> tuple[np.ndarray, ...] | None:
-        """Integer inputs by rank within the group (:func:`exact_pattern`); a subclass
-        with its own :meth:`inputs` gives its own (default: none)."""
-        if type(self).inputs is not Collective.inputs:
-            return None
+    def exact_check(self, ctx: Context) -> ExactCheck | None:
+        """Inputs and outputs of :meth:`rule` by rank within the group, in closed form."""
         case = ctx.case
-        pattern = exact_pattern(self.ranks(ctx), self.elements(case), self.group_size(case),
-                                case.dtype)
-        return (cast(pattern, case.dtype),)
-
-    def combine(self, x: np.ndarray, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        """(expected, error bound) from the group's inputs ``x`` of shape (..., n, m)."""
-        raise NotImplementedError
+        rule = self.rule(case)
+        if rule is None:
+            return None
+        ranks, n, m = self.ranks(ctx), self.group_size(case), self.elements(case)
+        inputs = cast(rule_inputs(rule, ranks, n, m, case.dtype), case.dtype)
+        value = rule_outputs(rule, ranks, n, m, case.dtype, self.perm(case))
+        return ExactCheck((inputs,), Expected(value, np.zeros(1)))
 
     def reference(self, ctx: Context, local: Sequence[np.ndarray]) -> Expected:
-        """Only the groups that hold this process's devices are combined, and only its
-        devices' rows kept: memory per process stays that of its own outputs, however
-        many processes there are."""
+        """:meth:`combine` over the groups that hold this process's devices, of the
+        elements at ``ctx.sample`` positions gathered from every device (O(k) each); only
+        this process's devices' rows kept."""
         case = ctx.case
-        everything = exact(gather_processes(local[0])).reshape(case.layout.devices, -1)
+        m, n = self.elements(case), self.group_size(case)
+        chunks = n if self.is_chunked(case) else 1
+        positions = ctx.sample(m, chunks) if self.sampled else np.arange(m)
+        everything = gather_elements(local[0], positions)  # (devices, k)
         idx = self.groups(case)
         row_of, rank_of = np.empty(idx.size, int), np.empty(idx.size, int)
         row_of[idx] = np.arange(len(idx))[:, None]
@@ -167,46 +210,15 @@ class Collective(Mapped):
         d = ctx.local_devices
         mine = np.arange(ctx.process * d, (ctx.process + 1) * d)
         rows = np.unique(row_of[mine])
-        value, bound = self.combine(everything[idx[rows]], case)  # (my groups, n, m')
+        value, bound = self.combine(everything[idx[rows]], case)  # (my groups, n, k_out)
         at = np.searchsorted(rows, row_of[mine])
 
         def pick(a: np.ndarray) -> np.ndarray:
             a = np.broadcast_to(a, value.shape)
             return np.stack([a[g, r] for g, r in zip(at, rank_of[mine])])
 
-        return Expected(pick(value), pick(bound))
-
-    def step(self, ctx: Context, local: Sequence[np.ndarray]) -> Step:
-        if not self.grouped(ctx.case):
-            return super().step(ctx, local)
-        import jax
-        from jax.sharding import Mesh, NamedSharding
-        from jax.sharding import PartitionSpec as P
-
-        idx = self.groups(ctx.case)
-        devices = np.array(ctx.devices, dtype=object)  # process-major, as idx
-        mesh = Mesh(devices[idx], ("groups", MEMBERS))
-        spec = P(("groups", MEMBERS))
-        sharding = NamedSharding(mesh, spec)
-        d = ctx.local_devices
-        mine = devices[ctx.process * d:(ctx.process + 1) * d]
-        args = tuple(jax.make_array_from_single_device_arrays(
-            (len(devices), *a.shape[1:]), sharding,
-            [jax.device_put(a[i:i + 1], dev) for i, dev in enumerate(mine)]) for a in local)
-        body = self.body
-
-        def blockwise(*blocks: Any) -> Any:
-            return body((MEMBERS,), *(b[0] for b in blocks))[None]
-
-        self._local = list(mine)
-        fn = jax.jit(jax.shard_map(blockwise, mesh=mesh, in_specs=spec, out_specs=spec))
-        return Step(fn, args)
-
-    def output(self, ctx: Context, out: Any) -> np.ndarray:
-        if not self.grouped(ctx.case):
-            return super().output(ctx, out)
-        shards = {s.device: np.asarray(s.data)[0] for s in out.addressable_shards}
-        return np.stack([shards[dev] for dev in self._local])
+        out = _output_positions(positions, m, n, value.shape[-1], self.name)
+        return Expected(pick(value), pick(bound), out)
 
     def work(self, case: Case) -> Work:
         send = case.p["size"]
@@ -214,3 +226,19 @@ class Collective(Mapped):
         s = send * n if self.s_buffer == "recv" else send
         return Work(send * case.devices_per_host, 0, s, n,
                     hosts_per_group=self.hosts_per_group(case))
+
+
+def _output_positions(positions: np.ndarray, m: int, n: int, k_out: int,
+                      name: str) -> np.ndarray | None:
+    """Where along the output the sampled reference's ``k_out`` values lie (None: all)."""
+    k = positions.size
+    if k == m:
+        return None
+    if k_out == k:  # element-wise, or chunk structure kept (all_to_all)
+        return positions
+    if k_out == n * k:  # gathered, rank-major
+        return (np.arange(n)[:, None] * m + positions[None, :]).reshape(-1)
+    if k_out * n == k:  # scattered: the offsets within a chunk
+        return positions[:k_out]
+    raise ValueError(f"{name}: combine returned {k_out} values per rank for {k} sampled "
+                     f"elements (expected {k}, {n * k} or {k // n})")

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from podscale.core.case import Case
 from podscale.core.records import SkipRecord
-from podscale.core.workload import Context, Step
+from podscale.core.workload import Context, Step, Workload
 
 
 class Compiled(NamedTuple):
@@ -51,6 +51,13 @@ def compile_step(step: Step, hlo_to: Path | None = None) -> Compiled:
     return Compiled(lambda: call(*args), seconds, kind, fp, call)
 
 
+def compile_workload(wl: Workload, ctx: Context, args: tuple,
+                     hlo_to: Path | None = None) -> Compiled:
+    """The workload's program compiled on its placed ``args`` (:func:`compile_step`)."""
+    program = wl.program(ctx)
+    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to)
+
+
 def save_hlo(compiled, path: Path) -> None:
     """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
     the module's logical order (replica groups name logical ids)."""
@@ -81,14 +88,14 @@ def unimplemented(exc: Exception) -> str | None:
     return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
 
 
-def compile_case(case: Case, wl, ctx: Context, local, rt, writer, hlo_dir: Path | None
-                 ) -> Compiled | None:
-    """Compile the case's step (process 0 saves its HLO to ``hlo_dir``); None, after a
-    skip record, when the backend does not implement it."""
+def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt, writer,
+                 hlo_dir: Path | None) -> Compiled | None:
+    """Compile the case's program on its placed ``args`` (process 0 saves its HLO to
+    ``hlo_dir``); None, after a skip record, when the backend does not implement it."""
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
-        compiled = compile_step(wl.step(ctx, local), where)
+        compiled = compile_workload(wl, ctx, args, where)
         if where is not None:
             import json
 

@@ -133,4 +133,4 @@ def corrupt(fault: Fault | None, process: int, index: int, got: np.ndarray,
     bad += 1.0 + 1e3 * np.maximum(np.abs(bad), 1.0)
     if bad.size:
         bad.flat[0] = np.nan
-    return bad
+    return bad.astype(np.asarray(got).dtype)  # the output's dtype: only values change

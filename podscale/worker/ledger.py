@@ -2,12 +2,16 @@
 the job (and waiting there for the slowest process), then per case preparing inputs and
 the reference, compiling, warm-up, waiting at barriers, timed iterations, checking,
 writing (and gathering) records. Absolute timestamps mark the launch's boundaries, so the
-analysis can tell who joined last; durations accumulate per phase. One
-:class:`~podscale.core.records.LedgerRecord` per process and layout of a launch."""
+analysis can tell who joined last; durations accumulate per phase, and so does how much
+each phase raised the process's peak resident memory (``ru_maxrss``, read at each phase's
+end: a system call, outside every timed region), so podscale's own footprint is named by
+phase. One :class:`~podscale.core.records.LedgerRecord` per process and layout of a
+launch."""
 
 from __future__ import annotations
 
 import os
+import resource
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -15,6 +19,12 @@ from contextlib import contextmanager
 
 _marks: dict[str, float] = {}
 _phases: dict[str, float] = defaultdict(float)
+_grew: dict[str, float] = defaultdict(float)  # MB the peak RSS rose during each phase
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (VmHWM), MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def process_start() -> float | None:
@@ -41,11 +51,12 @@ def add(phase: str, seconds: float) -> None:
 
 @contextmanager
 def phase(name: str) -> Iterator[None]:
-    start = time.perf_counter()
+    start, peak = time.perf_counter(), peak_rss_mb()
     try:
         yield
     finally:
         _phases[name] += time.perf_counter() - start
+        _grew[name] += peak_rss_mb() - peak
 
 
 def take(first: bool) -> tuple[dict[str, float], dict[str, float]]:
@@ -65,3 +76,11 @@ def take(first: bool) -> tuple[dict[str, float], dict[str, float]]:
     phases = {k: round(v, 6) for k, v in _phases.items() if v}
     _phases.clear()
     return marks, phases
+
+
+def take_memory() -> dict[str, float]:
+    """MB each phase raised the peak RSS by since the last take, and ``peak``: the peak
+    so far."""
+    grew = {k: round(v, 3) for k, v in _grew.items() if v > 0}
+    _grew.clear()
+    return {**grew, "peak": round(peak_rss_mb(), 3)}

@@ -128,12 +128,13 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
         local = wl.inputs(ctx)
         rt.mark(index, case.id, "reference")
         expected = wl.reference(ctx, local)
+        args = wl.place(ctx, local)
     rt.mark(index, case.id, "ready")
     with ledger.phase("barrier"):
         rt.barrier(f"compile {case.id}")  # every process starts compiling together
     rt.mark(index, case.id, "compile")
     with ledger.phase("compile"):
-        compiled = compile_case(case, wl, ctx, local, rt, writer, hlo_dir)
+        compiled = compile_case(case, wl, ctx, args, rt, writer, hlo_dir)
     if compiled is None:
         return None
     with ledger.phase("barrier"):
@@ -183,7 +184,8 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
             traced_pass(steps, rt, run_dir, lp.layout.key, writer,
                         trace_root=plan.trace_dir)
     marks, phases = ledger.take(first=offset == 0 and round_ == plan.round)
-    writer.write(LedgerRecord(rt.process, lp.layout.key, round_, phases, marks))
+    writer.write(LedgerRecord(rt.process, lp.layout.key, round_, phases, marks,
+                              ledger.take_memory()))
     writer.close()
     rt.barrier(f"podscale {lp.layout.key} done")
     return offset + len(lp.cases)

@@ -101,7 +101,8 @@ def check_dots(process: int, dots, v1, v2) -> dict:
     import numpy as np
 
     from podscale.core.bounds import sum_bound
-    from podscale.core.workload import Expected, check
+    from podscale.core.checking import check
+    from podscale.core.workload import Expected
     from podscale.worker import faults
 
     dots = faults.corrupt(faults.from_env(), process, 0, dots, "seed")

@@ -1,0 +1,85 @@
+"""Comparing a case's outputs with their reference: shape and dtype first, then every
+compared element against its bound; a non-finite output, expected value or bound is wrong,
+a bound too loose to tell is unchecked, an element outside the sample is unsampled — none
+of them is ever OK."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from podscale.core.errors import UsageError
+from podscale.core.workload import Expected
+
+
+class OutputMismatch(UsageError):
+    """An output whose shape or dtype is not the reference's (a workload bug)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison of outputs with their reference. ``unchecked``: compared elements
+    whose bound cannot tell a wrong value (it is infinite, or so loose that a zero output
+    would pass); ``unsampled``: elements outside the compared sample. Neither is ever
+    counted OK. ``max_error``: the largest |error| / bound (for exact elements,
+    |error| / (u·|expected|): how many half-ulps off), finite for finite outputs."""
+
+    checked: int
+    wrong: int
+    max_error: float
+    result: float  # sum of this process's outputs (a fingerprint)
+    unchecked: int = 0
+    exact: int = 0  # elements whose bound is 0: checked for equality
+    unsampled: int = 0
+
+
+def _conform(got: np.ndarray, expected: Expected, dtype: str) -> tuple[np.ndarray, ...]:
+    """(compared outputs, value, bound) after the shape and dtype comparison."""
+    want = expected.dtype or dtype
+    have = str(got.dtype)
+    value = np.asarray(expected.value, np.float64)
+    shape = value.shape
+    if expected.positions is not None:
+        positions = np.asarray(expected.positions)
+        ok = got.ndim == value.ndim and got.shape[:-1] == shape[:-1] and \
+            shape[-1] == positions.size and (positions.size == 0 or (
+                0 <= positions.min() and positions.max() < got.shape[-1]))
+        full = (*got.shape[:-1], "...") if got.ndim else got.shape
+    else:
+        ok, full = got.shape == shape, shape
+    if have != want or not ok:
+        raise OutputMismatch(f"the output is {have} {tuple(got.shape)} where the reference "
+                             f"is {want} {tuple(full)}")
+    if expected.positions is not None:
+        got = got[..., np.asarray(expected.positions)]
+    return got.astype(np.float64), value, np.broadcast_to(expected.bound, shape)
+
+
+def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
+    """Compare outputs with the reference element by element: shape and dtype first
+    (:class:`OutputMismatch`), then values; NaN or inf output is wrong, and so is an element
+    whose expected value or bound is not finite (a broken reference never passes)."""
+    from podscale.core.bounds import UNIT_ROUNDOFF
+
+    raw = np.asarray(got)
+    total = int(raw.size)
+    got, value, bound = _conform(raw, expected, dtype)
+    finite = np.isfinite(got)
+    sound = np.isfinite(value) & ~np.isnan(bound)
+    err = np.abs(np.where(finite, got, 0.0) - np.where(sound, value, 0.0))
+    wrong = ~finite | ~sound | (err > bound)
+    loose = ~np.isfinite(bound) | ((bound > 0) & (bound >= np.abs(value)))
+    scale = np.where(bound > 0, bound, UNIT_ROUNDOFF.get(dtype, 2.0**-24) * np.abs(value))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(err == 0, 0.0, err / np.maximum(scale, np.finfo(np.float64).tiny))
+    ratio = np.where(np.isfinite(bound) & sound, ratio, 0.0)
+    ok = bool(finite.all() and sound.all())
+    return Check(checked=int(got.size), wrong=int(np.count_nonzero(wrong)),
+                 max_error=float(np.max(ratio, initial=0.0)) if ok else math.inf,
+                 result=float(np.sum(raw, dtype=np.float64)) if np.isfinite(raw).all()
+                 else float("nan"),
+                 unchecked=int(np.count_nonzero(loose & ~wrong)),
+                 exact=int(np.count_nonzero((bound == 0) & sound)),
+                 unsampled=total - int(got.size))

@@ -1,0 +1,129 @@
+"""Inputs whose every expected output is known in closed form, so an exact check costs
+O(S) per process and no communication, at any number of processes.
+
+- :func:`exact_pattern` (reductions): in a group of ``n`` ranks, element ``j`` is non-zero
+  on the ranks ``r = r0 + t*K`` (``r0 = -j mod K``, ``t = 0, 1, ...``), as
+  ``sign(j) * (1 + (t + h(j)) mod V) * scale(j)``: a signed integer magnitude that differs
+  between consecutive contributors, times a per-element power of two (1, 2**-7, 2**-13
+  and, where the exponent range allows, 2**-100), ``h``, the sign and the scale hashed
+  from ``j``. ``K`` and ``V`` keep every partial sum, in any order, an exact multiple of
+  that power in the dtype, so sums, maxima and minima are exact; negative and small
+  results make sign- and magnitude-dependent errors visible.
+- :func:`reduce_pattern`: the sum, max or min over the group at chosen positions in
+  closed form (O(1) per element: the magnitudes of one element are a run of consecutive
+  residues mod V).
+- :func:`dense_pattern` (data movement): a value at every (rank, position), hashed from
+  both, signed and of mixed magnitude, exact in every dtype; an output that moved data
+  is checked against the sources' values computed where they are needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from podscale.core.bounds import exact_limit
+
+#: per-element scales 2**-e (the last only where the dtype's normal range reaches it)
+SCALES = {"float32": (0, 7, 13, 100), "bfloat16": (0, 7, 13, 100), "float16": (0, 4, 9)}
+BLOCK = 1 << 18  # positions per block of the patterns' temporaries
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer (uint64 in, uint64 out)."""
+    for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        h = (h ^ (h >> np.uint64(shift))) * np.uint64(mult)
+    return h ^ (h >> np.uint64(31))
+
+
+def _hash(ranks: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    r = np.asarray(ranks, dtype=np.uint64)
+    j = np.asarray(positions, dtype=np.uint64)
+    return _mix((r << np.uint64(32)) + j + np.uint64(0x9E3779B97F4A7C15))
+
+
+def spacing(n: int, dtype: str, contributors: int | None = None) -> tuple[int, int]:
+    """(K, V) of :func:`exact_pattern` for a group of ``n``: every K-th rank adds to an
+    element (at most 2**p / 2 of them, or ``contributors``), with magnitudes up to V, so
+    no element's |sum| exceeds 2**p units of its scale."""
+    cap = int(exact_limit(dtype))
+    k = max(1, -(-2 * n // cap), -(-n // contributors) if contributors else 1)
+    c = -(-n // k)
+    return k, max(1, min(cap // c, 97))
+
+
+def _position(positions: np.ndarray, v: int, dtype: str) -> tuple[np.ndarray, ...]:
+    """(h mod V, sign, scale) of each position."""
+    h = _hash(np.zeros(1, np.uint64), np.asarray(positions))
+    scales = np.array([2.0**-e for e in SCALES[dtype]])
+    sign = np.where((h >> np.uint64(40)) & np.uint64(1), -1.0, 1.0)
+    scale = scales[((h >> np.uint64(20)) % np.uint64(len(scales))).astype(np.int64)]
+    return (h % np.uint64(v)).astype(np.int64), sign, scale
+
+
+def exact_pattern(ranks: np.ndarray, m: int, n: int, dtype: str,
+                  contributors: int | None = None) -> np.ndarray:
+    """Inputs of shape (len(ranks), m) for ranks of a group of ``n`` (float64, exact in
+    ``dtype``): see the module doc. Every rank is non-zero somewhere when m >= K
+    (K = 2n / 2**p rounded up: 32 for 4096 ranks in bfloat16), so a missing or doubled
+    rank changes some sum."""
+    k, v = spacing(n, dtype, contributors)
+    r = np.asarray(ranks, dtype=np.int64)[:, None]
+    out = np.zeros((r.shape[0], m))
+    for lo in range(0, m, BLOCK):  # bounded temporaries however large the buffer
+        j = np.arange(lo, min(m, lo + BLOCK))
+        h, sign, scale = _position(j, v, dtype)
+        on = (r + j[None, :]) % k == 0
+        out[:, lo:lo + j.size] = np.where(on, sign * (1 + (r // k + h) % v) * scale, 0.0)
+    return out
+
+
+def reduce_pattern(op: str, positions: np.ndarray, n: int, dtype: str,
+                   contributors: int | None = None) -> np.ndarray:
+    """``op`` (sum, max, min) over the group's ``n`` ranks of :func:`exact_pattern` at
+    ``positions``, float64, in closed form."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.size > BLOCK:  # bounded temporaries however large the buffer
+        return np.concatenate([reduce_pattern(op, positions[lo:lo + BLOCK], n, dtype,
+                                              contributors)
+                               for lo in range(0, positions.size, BLOCK)])
+    k, v = spacing(n, dtype, contributors)
+    j = positions
+    h, sign, scale = _position(j, v, dtype)
+    c = -(-(n - (-j) % k) // k)  # contributors of each element
+    if op == "sum":  # sum of 1 + (t + h) mod V over t < c: whole cycles, then one run
+        cycles, rest = np.divmod(c, v)
+        first = np.minimum(rest, v - h)  # before the run wraps past V
+        run = first * (1 + h) + first * (first - 1) // 2
+        after = rest - first
+        total = cycles * (v * (v + 1) // 2) + run + after * (after + 1) // 2
+        return sign * total * scale
+    wraps = (c >= v) | (h + c > v)
+    biggest = np.where(wraps, v, h + c)
+    smallest = np.where(wraps, 1, 1 + h)
+    if op == "max":
+        out = np.where(sign > 0, biggest, -smallest) * scale
+        return np.where(c < n, np.maximum(out, 0.0), out)  # ranks that add nothing hold 0
+    out = np.where(sign > 0, smallest, -biggest) * scale
+    return np.where(c < n, np.minimum(out, 0.0), out)
+
+
+def dense_pattern(ranks: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
+    """A signed value of mixed magnitude at every (rank, position) (broadcast together),
+    exact in ``dtype``: inputs for data movement, whose outputs are copies."""
+    del dtype  # magnitudes 1..127 times 2**-e (e <= 9): exact in every supported dtype
+    h = _hash(np.asarray(ranks), np.asarray(positions))
+    sign = np.where((h >> np.uint64(40)) & np.uint64(1), -1.0, 1.0)
+    scale = 2.0 ** -((h >> np.uint64(48)) % np.uint64(10)).astype(np.float64)
+    return sign * (1 + (h % np.uint64(127))).astype(np.float64) * scale
+
+
+def sample_positions(m: int, k: int, seed: int, chunks: int = 1) -> np.ndarray:
+    """Sorted positions of a buffer of ``m`` the float check compares: all of them where
+    ``k`` is 0 or covers ``m``; else ``k`` drawn from ``seed``, the same offsets in each of
+    ``chunks`` equal chunks (so chunked collectives see whole chunks' structure)."""
+    if k <= 0 or k >= m:
+        return np.arange(m)
+    size = m // chunks
+    per = max(1, min(size, -(-k // chunks)))
+    offsets = np.sort(np.random.default_rng(seed).choice(size, per, replace=False))
+    return (np.arange(chunks)[:, None] * size + offsets[None, :]).reshape(-1)
