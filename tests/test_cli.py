@@ -123,7 +123,7 @@ def test_list_prints_workloads_and_params(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "psum", "--hosts", "1000"], "1000 processes would need about 939.0 GiB"),
+    (["run", "psum", "--hosts", "1000"], "1000 processes would need about 210.0 GiB"),
     (["seed", "--hosts", "10000"], "10000 processes would need about"),
     (["run", "all_reduce", "--hosts", "2", "--sizes", "16G"], "2 processes would need about"),
     (["run", "psum", "--sizes", "0"], "parameter size: 0 is out of range"),
