@@ -118,11 +118,13 @@ def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
 
 def ledger_frame(records: list) -> pd.DataFrame:
     """One row per process and layout of a launch: ``phase.<name>`` seconds and
-    ``mark.<name>`` wall-clock times (:class:`LedgerRecord`)."""
+    ``mark.<name>`` wall-clock times, ``rss.<name>`` MB and ``cpu.<name>`` CPU seconds
+    (:class:`LedgerRecord`)."""
     rows = [{"process": r.process, "layout": r.layout, "round": r.round,
              **{f"phase.{k}": v for k, v in r.phases.items()},
              **{f"mark.{k}": v for k, v in r.marks.items()},
-             **{f"rss.{k}": v for k, v in r.rss_mb.items()}}
+             **{f"rss.{k}": v for k, v in r.rss_mb.items()},
+             **{f"cpu.{k}": v for k, v in r.cpu_s.items()}}
             for r in records if isinstance(r, LedgerRecord)]
     return pd.DataFrame(rows, columns=list(dict.fromkeys(
         ["process", "layout", "round", *(k for row in rows for k in row)])))

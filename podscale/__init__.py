@@ -6,7 +6,7 @@ The public API, imported lazily (a worker that imports ``podscale`` pays for non
   ``Work``, ``Expected``, ``Program``, ``ExactCheck``, ``Context``, ``Mapped``,
   ``Collective``, ``normals``, ``cast``, ``exact``, ``gather_elements``, ``seed_for``,
   ``UNIT_ROUNDOFF``, ``gamma``, ``sum_bound``, ``integral``, ``exact_pattern``,
-  ``reduce_pattern``, ``dense_pattern`` (``Step`` and ``gather_processes`` remain for
+  ``reduce_pattern``, ``dense_pattern``, ``spacing`` (``Step`` and ``gather_processes`` remain for
   the worker and programs that need whole arrays);
 - reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``.
 """
@@ -30,7 +30,7 @@ _PROTOCOL = ("AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective"
              "ExactCheck", "Expected", "Mapped", "Param", "Program", "Step", "UsageError",
              "Work", "Workload", "cast", "dense_pattern", "exact", "exact_pattern", "gamma",
              "gather_elements", "gather_processes", "integral", "normals", "parse_group",
-             "reduce_pattern", "seed_for", "sum_bound")
+             "reduce_pattern", "seed_for", "spacing", "sum_bound")
 _ANALYSIS = ("Run", "load_run", "summarize")
 __all__ = ["__version__", *_PROTOCOL, *_ANALYSIS]
 

@@ -29,6 +29,9 @@ def exact_limit(dtype: str) -> float:
 def integral(x: np.ndarray) -> bool:
     """Whether every element of ``x`` is an integer (inputs of an exact check)."""
     x = np.asarray(x)
+    head = x.reshape(-1)[:1024]  # random inputs fail here, without a pass over x
+    if not (np.all(np.isfinite(head)) and np.all(head == np.rint(head))):
+        return False
     return bool(np.all(np.isfinite(x)) and np.all(x == np.rint(x)))
 
 

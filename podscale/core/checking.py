@@ -66,6 +66,9 @@ def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
     raw = np.asarray(got)
     total = int(raw.size)
     got, value, bound = _conform(raw, expected, dtype)
+    if np.size(expected.bound) == 1 and np.all(expected.bound == 0) and \
+            np.isfinite(value).all():
+        return _equal(raw, got, value, dtype, total)
     finite = np.isfinite(got)
     sound = np.isfinite(value) & ~np.isnan(bound)
     err = np.abs(np.where(finite, got, 0.0) - np.where(sound, value, 0.0))
@@ -83,3 +86,26 @@ def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
                  unchecked=int(np.count_nonzero(loose & ~wrong)),
                  exact=int(np.count_nonzero((bound == 0) & sound)),
                  unsampled=total - int(got.size))
+
+
+def _equal(raw: np.ndarray, got: np.ndarray, value: np.ndarray, dtype: str,
+           total: int) -> Check:
+    """:func:`check` where every bound is 0 and every expected value finite (the exact
+    pass): an element is wrong unless it equals its expected value (NaN never does), with
+    two temporaries rather than a dozen; ``max_error`` in half-ulps of the wrong ones."""
+    from podscale.core.bounds import UNIT_ROUNDOFF
+
+    off = got != value
+    wrong = int(np.count_nonzero(off))
+    finite = bool(np.isfinite(got[off]).all()) if wrong else True
+    max_error = 0.0
+    if wrong and finite:
+        u = UNIT_ROUNDOFF.get(dtype, 2.0**-24)
+        err = np.abs(got[off] - value[off])
+        max_error = float(np.max(err / np.maximum(u * np.abs(value[off]),
+                                                  np.finfo(np.float64).tiny)))
+    fingerprint = float(np.sum(raw, dtype=np.float64))
+    return Check(checked=int(got.size), wrong=wrong,
+                 max_error=max_error if finite else math.inf,
+                 result=fingerprint if math.isfinite(fingerprint) else float("nan"),
+                 exact=int(got.size), unsampled=total - int(got.size))

@@ -182,9 +182,12 @@ class LedgerRecord:
     marks: dict = field(default_factory=dict)
     #: MB each phase raised the process's peak RSS by, and ``peak`` (MB) at the end
     rss_mb: dict = field(default_factory=dict)
+    #: CPU seconds (all threads) per phase: the work, apart from waiting for shared cores
+    cpu_s: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require(all(v >= 0 for v in self.phases.values()), "negative phase seconds")
+        _require(all(v >= 0 for v in self.cpu_s.values()), "negative CPU seconds")
 
 
 RECORD_TYPES: dict[str, type] = {"sample": Sample, "samples": Samples, "case": CaseRecord,

@@ -13,12 +13,12 @@ re-exported by :mod:`podscale` (``from podscale import Collective, Param, ...``)
   exactly in closed form (``exact_rule``).
 - Rounding-error bounds: :data:`UNIT_ROUNDOFF`, :func:`gamma`, :func:`sum_bound`; exact
   checks: :func:`exact_pattern`, :func:`reduce_pattern`, :func:`dense_pattern`,
-  :func:`integral`.
+  :func:`spacing`, :func:`integral`.
 """
 
 from podscale.core.bounds import UNIT_ROUNDOFF, gamma, integral, sum_bound
 from podscale.core.errors import UsageError
-from podscale.core.patterns import dense_pattern, exact_pattern, reduce_pattern
+from podscale.core.patterns import dense_pattern, exact_pattern, reduce_pattern, spacing
 from podscale.core.workload import (
     Context,
     ExactCheck,
@@ -45,4 +45,4 @@ __all__ = ["AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective", 
            "ExactCheck", "Expected", "Mapped", "Param", "Program", "Step", "UsageError",
            "Work", "Workload", "cast", "dense_pattern", "exact", "exact_pattern", "gamma",
            "gather_elements", "gather_processes", "integral", "normals", "parse_group",
-           "reduce_pattern", "seed_for", "sum_bound"]
+           "reduce_pattern", "seed_for", "spacing", "sum_bound"]

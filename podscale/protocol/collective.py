@@ -192,7 +192,7 @@ class Collective(Mapped):
         ranks, n, m = self.ranks(ctx), self.group_size(case), self.elements(case)
         inputs = cast(rule_inputs(rule, ranks, n, m, case.dtype), case.dtype)
         value = rule_outputs(rule, ranks, n, m, case.dtype, self.perm(case))
-        return ExactCheck((inputs,), Expected(value, np.zeros(1)))
+        return ExactCheck((inputs,), Expected(value, 0.0))
 
     def reference(self, ctx: Context, local: Sequence[np.ndarray]) -> Expected:
         """:meth:`combine` over the groups that hold this process's devices, of the

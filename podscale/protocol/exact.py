@@ -50,10 +50,10 @@ def rule_output(rule: str, rank: int, n: int, m: int, dtype: str,
     if rule == "reduce_scatter":
         return reduce_pattern("sum", rank * c + np.arange(c), n, dtype)
     if rule == "all_gather":
-        return dense_pattern(np.repeat(np.arange(n), m), np.tile(np.arange(m), n), dtype)
+        return dense_pattern(np.arange(n)[:, None], np.arange(m)[None, :], dtype).reshape(-1)
     if rule == "all_to_all":
-        senders = np.repeat(np.arange(n), c)
-        return dense_pattern(senders, rank * c + np.tile(np.arange(c), n), dtype)
+        return dense_pattern(np.arange(n)[:, None], rank * c + np.arange(c)[None, :],
+                             dtype).reshape(-1)
     if rule == "broadcast":
         return dense_pattern(np.zeros(m, np.int64), np.arange(m), dtype)
     if rule == "permute":
@@ -67,7 +67,8 @@ def rule_output(rule: str, rank: int, n: int, m: int, dtype: str,
 def rule_outputs(rule: str, ranks: np.ndarray, n: int, m: int, dtype: str,
                  perm: Sequence[tuple[int, int]] = ()) -> np.ndarray:
     """:func:`rule_output` of each of ``ranks``, stacked (one rank's output is computed
-    once however many of ``ranks`` share it)."""
+    once however many of ``ranks`` share it, and one output every rank shares is a
+    read-only broadcast view, not copies)."""
     cache: dict[int, np.ndarray] = {}
     rows = []
     for r in (int(r) for r in ranks):
@@ -75,4 +76,6 @@ def rule_outputs(rule: str, ranks: np.ndarray, n: int, m: int, dtype: str,
         if key not in cache:
             cache[key] = rule_output(rule, r, n, m, dtype, perm)
         rows.append(cache[key])
+    if len(cache) == 1:
+        return np.broadcast_to(rows[0], (len(rows), *rows[0].shape))
     return np.stack(rows)

@@ -34,9 +34,11 @@ def normals(process: int, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def cast(a: np.ndarray, dtype: str) -> np.ndarray:
+    """``a`` in ``dtype`` (``float32``, ``bfloat16``, ...): ``a`` itself where it is in
+    ``dtype`` already, else a copy."""
     import jax.numpy as jnp
 
-    return a.astype(jnp.dtype(dtype))
+    return a.astype(jnp.dtype(dtype), copy=False)
 
 
 def exact(a: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Stages (:mod:`podscale.selfbench.stages`): harness overhead against a hand-written
 multi-process script (:mod:`.baseline`, :mod:`.minimal_script`), sweep turnaround, memory
-ceiling, scale, report load at pod scale (:mod:`.reportstage` on :mod:`.synthetic` runs),
+ceiling, scale, the checks' footprint and the default study's ledger (:mod:`.footprint`),
+report load at pod scale (:mod:`.reportstage` on :mod:`.synthetic` runs),
 ``podscale history`` over 1,000 runs (:mod:`.historystage`),
 verdict calibration (:mod:`.verdicts`) and asv's (:mod:`.asvstage`).
 """
@@ -15,19 +16,20 @@ from pathlib import Path
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 
-STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "report", "history", "links",
-               "verdicts", "asv", "asv-detect")
+STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "footprint", "study", "report",
+               "history", "links", "verdicts", "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None) -> int:
     """Run the chosen stages and write their figures as JSON."""
     from podscale.selfbench.stages import run_all
 
-    chosen = tuple(w.strip() for w in (only or ",".join(STAGE_NAMES)).split(",") if w.strip())
+    names = ",".join(STAGE_NAMES) if only is None else only
+    chosen = tuple(w.strip() for w in names.split(",") if w.strip())
     bad = [w for w in chosen if w not in STAGE_NAMES]
     if bad or not chosen:
-        raise UsageError(f"unknown bench-self stage {bad[0] if bad else ''!r} "
-                         f"(known: {', '.join(STAGE_NAMES)})")
+        what = f"unknown bench-self stage {bad[0]!r}" if bad else "--only names no stage"
+        raise UsageError(f"{what} (known: {', '.join(STAGE_NAMES)})")
     if max_processes < 1:
         raise UsageError(f"--max-processes must be >= 1, got {max_processes}")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

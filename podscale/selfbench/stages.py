@@ -8,6 +8,9 @@
 - memory: the stream (read) ceiling and dot's bandwidth per layout, buffers >= 4x LLC;
 - scale: the largest simulated psum job that completes (up to 128 processes, and why it
   stopped), with startup and psum latency per process count;
+- footprint: the checks' peak RSS at 2 and 8 processes (target <= 1.25x) and their CPU
+  seconds per process at 16 vs 2 (target <= 2x); study: the default study's wall-time
+  ledger, prepare + check against the timed iterations (:mod:`podscale.selfbench.footprint`);
 - comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
   sequential runs and for ``podscale ab`` (:mod:`podscale.selfbench.verdicts`).
 
@@ -19,8 +22,7 @@
   the same with a 1.5x psum slowdown planted in the second commit (target: >= 90% of the
   psum benchmarks flagged).
 
-``--only STAGE,...`` runs some of them (harness, turnaround, memory, scale, report,
-verdicts, asv, asv-detect).
+``--only STAGE,...`` runs some of them (:data:`podscale.selfbench.STAGE_NAMES`).
 """
 
 from __future__ import annotations
@@ -236,6 +238,22 @@ def _report(work: Path, log: Callable[[str], None], _: int) -> dict:
     return r
 
 
+def _footprint(work: Path, log: Callable[[str], None], _: int) -> dict:
+    from podscale.selfbench.footprint import footprint
+
+    f = footprint(work, log=log)
+    log(f"  peak RSS 8 vs 2 processes: {f.get('rss_8_vs_2', float('nan')):.2f}x (target <= "
+        f"1.25); prepare+check CPU per process 16 vs 2: "
+        f"{f.get('work_16_vs_2', float('nan')):.2f}x (target <= 2)")
+    return f
+
+
+def _study(work: Path, log: Callable[[str], None], _: int) -> dict:
+    from podscale.selfbench.footprint import study_ledger
+
+    return study_ledger(work, log=log)
+
+
 def _links(work: Path, log: Callable[[str], None], _: int) -> dict:
     from podscale.selfbench.linkstage import links_scale
 
@@ -274,6 +292,10 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], 
     "memory": ("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, per "
                          "layout", _memory),
     "scale": ("scale", "scale: psum over 1..N simulated processes", _scale),
+    "footprint": ("footprint", "the checks' footprint: all_reduce 16 MiB per device at 2, "
+                               "8, 16 processes, peak RSS and prepare+check CPU seconds",
+                  _footprint),
+    "study": ("study", "podscale study through the CLI: its wall-time ledger", _study),
     "report": ("report", "reports at pod scale: synthetic runs, podscale report through the "
                          "CLI", _report),
     "history": ("history", "podscale history over 1,000 synthetic runs x 200 cases (one "

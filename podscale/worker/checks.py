@@ -1,8 +1,9 @@
-"""A case's correctness checks: its outputs against the workload's reference (every
-element, or a sample of ``--check-elements`` per device) within the rounding bound, then,
-where the workload has one and the first check did not already compare every element for
-equality, the same compiled step on inputs whose every output is exact and known in closed
-form (:mod:`podscale.core.patterns`): every element compared, no communication."""
+"""A case's correctness checks: its last timed iteration's outputs against the
+workload's reference (every element, or a sample of ``--check-elements`` per device)
+within the rounding bound, then, where the workload has one and the first check did not
+already compare every element for equality, the same compiled step on inputs whose every
+output is exact and known in closed form (:mod:`podscale.core.patterns`): every element
+compared, no communication."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from podscale.worker.compiling import Compiled
 
 
 def run_checks(case: Case, index: int, wl: Workload, ctx: Context, expected: Expected,
-               compiled: Compiled, rt, fault) -> dict[str, Any]:
+               compiled: Compiled, rt, fault, outputs: Any = None) -> dict[str, Any]:
     """The CaseRecord's check fields: ``checked`` and ``wrong`` over both passes,
     ``unchecked`` (loose bounds) from both, ``unsampled`` (timed outputs outside the
-    sample) and ``exact_checked`` (elements compared for equality)."""
+    sample) and ``exact_checked`` (elements compared for equality). ``outputs``: the last
+    timed iteration's (else the step runs once more)."""
     rt.mark(index, case.id, "check")
-    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, compiled.run()),
-                         case.workload)
+    if outputs is None:
+        outputs = compiled.run()
+    got = faults.corrupt(fault, rt.process, index, wl.output(ctx, outputs), case.workload)
     first = check(got, expected, case.dtype)
     fields = dict(checked=first.checked, wrong=first.wrong, max_error=first.max_error,
                   result=first.result, unchecked=first.unchecked, exact_checked=first.exact,

@@ -5,8 +5,9 @@ writing (and gathering) records. Absolute timestamps mark the launch's boundarie
 analysis can tell who joined last; durations accumulate per phase, and so does how much
 each phase raised the process's peak resident memory (``ru_maxrss``, read at each phase's
 end: a system call, outside every timed region), so podscale's own footprint is named by
-phase. One :class:`~podscale.core.records.LedgerRecord` per process and layout of a
-launch."""
+phase, and the CPU seconds each phase used (``process_time``: the work, apart from waiting
+for cores other processes share). One :class:`~podscale.core.records.LedgerRecord` per
+process and layout of a launch."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 _marks: dict[str, float] = {}
 _phases: dict[str, float] = defaultdict(float)
 _grew: dict[str, float] = defaultdict(float)  # MB the peak RSS rose during each phase
+_cpu: dict[str, float] = defaultdict(float)  # CPU seconds (all threads) in each phase
 
 
 def peak_rss_mb() -> float:
@@ -51,11 +53,12 @@ def add(phase: str, seconds: float) -> None:
 
 @contextmanager
 def phase(name: str) -> Iterator[None]:
-    start, peak = time.perf_counter(), peak_rss_mb()
+    start, cpu, peak = time.perf_counter(), time.process_time(), peak_rss_mb()
     try:
         yield
     finally:
         _phases[name] += time.perf_counter() - start
+        _cpu[name] += time.process_time() - cpu
         _grew[name] += peak_rss_mb() - peak
 
 
@@ -84,3 +87,12 @@ def take_memory() -> dict[str, float]:
     grew = {k: round(v, 3) for k, v in _grew.items() if v > 0}
     _grew.clear()
     return {**grew, "peak": round(peak_rss_mb(), 3)}
+
+
+def take_cpu() -> dict[str, float]:
+    """CPU seconds (every thread of the process) each phase used since the last take: the
+    work a phase costs whatever else shares the cores, where wall seconds also count the
+    waiting."""
+    used = {k: round(v, 6) for k, v in _cpu.items() if v > 0}
+    _cpu.clear()
+    return used
