@@ -241,6 +241,28 @@ def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
 
 
 @needs_mpirun
+def test_process_stuck_inside_a_step_named(tmp_path):
+    """mpirun -np 4 podscale worker, process 2 stuck inside its step (host side) in case 1
+    while the others wait for it at the collective: every line that says why names
+    process 2 alone, and where; the others end with one line each, no runtime abort."""
+    res, took, run_dir = mpirun_worker(tmp_path, 4, "--case-timeout", "10",
+                                       PODSCALE_FAULT="stall@2:1")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    said = [line for line in out.splitlines() if "no progress for 10s" in line]
+    assert len(said) >= 3, out[-3000:]
+    assert all("behind: process 2 at case 1 (psum@1/" in line and
+               "warmup iteration 0, inside its step, not yet dispatched" in line
+               for line in said), said
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert "behind: process 2 at case 1" in manifest["error"]
+    for noise in ("Terminating process because the coordinator detected",
+                  "RPC", "Check failure stack trace", "*** SIGABRT"):
+        assert noise not in out, out[-3000:]
+    assert took < 10 + 10 + 25
+
+
+@needs_mpirun
 def test_mismatched_program_stops_before_timing(tmp_path):
     """16 processes, process 5 with another XLA_FLAGS (as a host with another environment
     would have): stopped before any case, in one line naming process 5 and the flag."""

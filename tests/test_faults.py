@@ -196,8 +196,11 @@ def test_fault_specs_select_processes_and_workloads():
     assert parse("corrupt@0:3") == Fault("corrupt", 0, 3, None)
     f = parse("stretch=2@*:all_reduce")
     assert f.applies(5, 0, "all_reduce") and not f.applies(5, 0, "psum")
-    with pytest.raises(ValueError, match="CASE an index"):
-        parse("stretch@*:bad-name")
+    from podscale.core.errors import UsageError
+
+    for bad in ("stretch@*:bad-name", "slow=abc@0:0", "slow=nan@0:0", "nosuch@0:0"):
+        with pytest.raises(UsageError, match="CASE an index"):
+            parse(bad)
 
     own = []
 

@@ -25,9 +25,11 @@ class Compiled(NamedTuple):
     call: Callable[..., Any]
 
 
-def compile_step(step: Step, hlo_to: Path | None = None) -> Compiled:
+def compile_step(step: Step, hlo_to: Path | None = None,
+                 on_dispatch: Callable[[], None] | None = None) -> Compiled:
     """Compile ``step`` (timed); with ``hlo_to``, the optimized HLO module and its logical
-    device order are saved there (not timed)."""
+    device order are saved there (not timed). ``on_dispatch``: called each time the step
+    is dispatched, before waiting for its result (the watchdog's host/device split)."""
     import jax
 
     start = time.perf_counter()
@@ -46,16 +48,19 @@ def compile_step(step: Step, hlo_to: Path | None = None) -> Compiled:
     args = step.args
 
     def call(*other: Any) -> Any:
-        return jax.block_until_ready(compiled(*other))
+        out = compiled(*other)
+        if on_dispatch is not None:
+            on_dispatch()
+        return jax.block_until_ready(out)
 
     return Compiled(lambda: call(*args), seconds, kind, fp, call)
 
 
-def compile_workload(wl: Workload, ctx: Context, args: tuple,
-                     hlo_to: Path | None = None) -> Compiled:
+def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,
+                     on_dispatch: Callable[[], None] | None = None) -> Compiled:
     """The workload's program compiled on its placed ``args`` (:func:`compile_step`)."""
     program = wl.program(ctx)
-    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to)
+    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch)
 
 
 def save_hlo(compiled, path: Path) -> None:
@@ -95,7 +100,7 @@ def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt, writer
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
-        compiled = compile_workload(wl, ctx, args, where)
+        compiled = compile_workload(wl, ctx, args, where, rt.dispatched)
         if where is not None:
             import json
 

@@ -9,6 +9,9 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
 - ``stretch[=FACTOR]`` — each step of process PROCESS takes FACTOR times as long
   (default 1.5; a spin-wait of (FACTOR-1) x the step's own time after it): a planted
   slowdown of a workload, e.g. ``stretch=1.5@*:psum``, for the comparison benchmark;
+- ``stall[=CALL]`` — process PROCESS's step blocks forever at its CALL-th call (default
+  1: the first warm-up iteration), host-side, before dispatching: a process stuck inside a
+  step, which the watchdog must name among peers waiting at the collective;
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
 - ``drop`` — process PROCESS's share of the seed's global sums is left out (zeros);
 - ``late[=SECONDS]`` — process PROCESS sleeps SECONDS (default 2) before it joins the job:
@@ -26,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "corrupt", "drop", "late")
+KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "stall", "corrupt", "drop",
+         "late")
 #: act on steps, outputs or the join, not at case start
-STEP_KINDS = ("slow", "stretch", "corrupt", "drop", "late")
+STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,18 @@ class Fault:
         return self.process in (None, process) and self.case in (None, index, workload)
 
 
+def _stalled(step: Callable[[], Any], at: int) -> Callable[[], Any]:
+    calls = [0]
+
+    def stalled():
+        calls[0] += 1
+        while calls[0] == at:  # stuck for good, host-side, before dispatching
+            time.sleep(3600)
+        return step()
+
+    return stalled
+
+
 def parse(spec: str) -> Fault | None:
     if not spec:
         return None
@@ -49,14 +65,24 @@ def parse(spec: str) -> Fault | None:
     kind, _, arg = what.partition("=")
     process, _, case = where.partition(":")
     named = case.isidentifier()
+    number = _number(arg)
     if kind not in KINDS or not (process.isdigit() or process == "*") or \
-            not (case in ("", "*") or case.isdigit() or named):
-        raise ValueError(f"bad PODSCALE_FAULT {spec!r}: KIND[=ARG]@PROCESS:CASE with KIND of "
-                         f"{', '.join(KINDS)}, PROCESS an index or * and CASE an index, * "
-                         "or a workload name")
+            not (case in ("", "*") or case.isdigit() or named) or (arg and number is None):
+        from podscale.core.errors import UsageError
+
+        raise UsageError(f"bad PODSCALE_FAULT {spec!r}: KIND[=ARG]@PROCESS:CASE with KIND of "
+                         f"{', '.join(KINDS)}, ARG a number >= 0, PROCESS an index or * and "
+                         "CASE an index, * or a workload name")
     which: int | str | None = None if case == "*" else case if named else int(case or 0)
-    return Fault(kind, None if process == "*" else int(process), which,
-                 float(arg) if arg else None)
+    return Fault(kind, None if process == "*" else int(process), which, number)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) and value >= 0 else None
 
 
 def from_env() -> Fault | None:
@@ -97,9 +123,11 @@ def at_case_start(fault: Fault | None, process: int, index: int, say: Callable,
 
 def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], Any],
               workload: str = "") -> Callable[[], Any]:
-    if fault is None or fault.kind not in ("slow", "stretch") or \
+    if fault is None or fault.kind not in ("slow", "stretch", "stall") or \
             not fault.applies(process, index, workload):
         return step
+    if fault.kind == "stall":
+        return _stalled(step, int(fault.arg or 1))
     if fault.kind == "stretch":
         factor = 1.5 if fault.arg is None else fault.arg
 

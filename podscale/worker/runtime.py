@@ -36,6 +36,12 @@ class Runtime:
         if self.progress is not None:
             self.progress.mark(case, case_id, phase, iteration)
 
+    def dispatched(self) -> None:
+        """Note that this process's step is dispatched and it waits for the result (the
+        device, or a collective's peers), as opposed to still running host-side."""
+        if self.progress is not None:
+            self.progress.dispatched = True
+
     def barrier(self, name: str = "podscale") -> None:
         """All processes meet here. The coordination service's barrier (a gRPC round trip,
         ~0.7 ms for 4 local processes) where JAX exposes it; otherwise

@@ -26,6 +26,7 @@ PREFIX = "podscale/progress/"
 #: workloads); "ready": at the barrier before compiling, waiting for the others
 PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed", "check",
           "exact check", "traced", "done")
+STEPPING = ("warmup", "timed", "traced", "check", "exact check")  # phases that run the step
 STUCK_KEY = "podscale/stuck"  # the first message, for process 0 to record
 RECORDED_KEY = "podscale/stuck-recorded"
 EXIT_STUCK = 5
@@ -41,20 +42,26 @@ class Progress:
     phase: str = "joined"
     iteration: int = 0
     moved: float = field(default_factory=time.monotonic)
+    #: the current step is dispatched (waiting for the device or its peers); False: still
+    #: host-side, before dispatching it
+    dispatched: bool = False
 
     def mark(self, case: int, case_id: str, phase: str, iteration: int = 0) -> None:
         self.case, self.case_id, self.phase, self.iteration = case, case_id, phase, iteration
-        self.moved = time.monotonic()
+        self.moved, self.dispatched = time.monotonic(), False
 
-    def position(self) -> tuple[int, int, int]:
-        return self.case, PHASES.index(self.phase), self.iteration
+    def position(self) -> tuple[int, int, int, int]:
+        return self.case, PHASES.index(self.phase), self.iteration, int(self.dispatched)
 
     def describe(self) -> str:
         if self.case < 0:
             return "joined, before the first case"
-        where = f"{self.phase} iteration {self.iteration}" if self.phase in (
-            "warmup", "timed", "traced") else self.phase
-        return f"case {self.case} ({self.case_id}), {where}"
+        if self.phase not in STEPPING:
+            return f"case {self.case} ({self.case_id}), {self.phase}"
+        state = ("its step dispatched, waiting for the result (device or peers)"
+                 if self.dispatched else "inside its step, not yet dispatched (host side)")
+        return f"case {self.case} ({self.case_id}), {self.phase} iteration {self.iteration}, " \
+               f"{state}"
 
 
 def behind(entries: dict[int, dict], processes: int, now: float, period: float
@@ -83,8 +90,9 @@ def stuck_message(me: Progress, entries: dict[int, dict], processes: int, timeou
                      f"{','.join(map(str, silent))} for {3 * period:g}s or more")
     waiting = [p for p in range(processes) if p not in late and p not in silent]
     if waiting:
-        parts.append(f"the other {len(waiting)} waited {time.monotonic() - me.moved:.0f}s "
-                     f"(process {me.process} at {me.describe()})")
+        mine = "" if me.process in late else f" (process {me.process} at {me.describe()})"
+        parts.append(f"the other {len(waiting)} waited {time.monotonic() - me.moved:.0f}s"
+                     + mine)
     return "; ".join(parts)
 
 
