@@ -39,6 +39,19 @@ from tests.conftest import ROOT, only_run, podscale
         (["sbatch", "--nodes", "2", "--", "psum", "--sizes", "0"], "out of range"),
         (["report", "/nonexistent/run"], "no such run directory"),
         (["fit", "/nonexistent/run"], "no such run directory"),
+        (["run", "psum", "--case-timeout", "nan"], "must be a finite number of seconds > 0"),
+        (["seed", "--case-timeout", "inf"], "must be a finite number of seconds > 0"),
+        (["replay", "psum", "--predict", "-4"], "--predict takes participant counts >= 2"),
+        (["replay", "psum", "--predict", "0"], "--predict takes participant counts >= 2"),
+        (["bench-self", "--only", ""], "--only names no stage"),
+        (["k8s", "--hosts", "4", "--image", "x", "--", "psum", "--hosts", "2"],
+         "--hosts 2 after -- contradicts the job's 4 process(es)"),
+        (["sbatch", "--nodes", "1", "--", "psum"], "the grid runs 2 hosts but the job "
+                                                   "allocates 1 node(s)"),
+        (["worker", "--run-dir", "/nonexistent/run", "--hosts", "1,2", "psum"],
+         "a job has one process count"),
+        (["ab", "psum", "--env-b", "PODSCALE_PROCESS_ID=3"],
+         "podscale sets PODSCALE_PROCESS_ID itself"),
     ],
 )
 def test_bad_input_one_line_exit_2(args, message, tmp_path):
@@ -256,3 +269,30 @@ def test_worker_refuses_a_host_count_the_job_does_not_have(tmp_path):
     assert res.returncode == 2, res.stderr
     assert "this job has 1 process(es) but --hosts asks for 2" in res.stderr
     assert not (tmp_path / "r" / "records").exists()
+
+
+def test_malformed_fault_refused_before_start(tmp_path):
+    import os
+
+    env = {**os.environ, "PODSCALE_FAULT": "slow=abc@0:0"}
+    res = podscale("run", "psum", "--hosts", "1", "--out", str(tmp_path), env=env)
+    assert res.returncode == 2 and "bad PODSCALE_FAULT 'slow=abc@0:0'" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
+
+
+def test_workload_identity_is_its_source(tmp_path):
+    """Two files whose workloads share a name are refused; a repeated value runs once."""
+    from podscale.core.grid import Grid, expand
+
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "w.py").write_text((ROOT / "examples" / "mlp.py").read_text())
+    res = podscale("run", f"{tmp_path}/a/w.py,{tmp_path}/b/w.py", "--hosts", "1",
+                   "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and "two selected workloads are named 'mlp_step'" in res.stderr
+    assert f"{tmp_path}/a/w.py" in res.stderr and f"{tmp_path}/b/w.py" in res.stderr
+    assert not (tmp_path / "out").exists()
+    once = expand(Grid(workloads=("psum", "psum"), hosts=(2,), devices_per_host=(1,)))
+    twice = expand(Grid(workloads=("psum",), hosts=(2, 2), devices_per_host=(1, 1)))
+    assert [c.id for c in once] == [c.id for c in twice] and len(once) == len(set(
+        c.id for c in once)) > 0

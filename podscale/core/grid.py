@@ -52,7 +52,8 @@ def _values(found: Found, given: dict[str, tuple]) -> dict[str, list]:
 
 def expand(grid: Grid) -> list[Case]:
     """Every case of the grid, validated, in layout order (each layout's cases together)."""
-    found = [resolve(ref) for ref in dict.fromkeys(grid.workloads)]
+    found = list({f.source: f for f in map(resolve, dict.fromkeys(grid.workloads))}.values())
+    _one_source_per_name(found)
     given = dict(grid.params)
     declared = {p.name for f in found for p in f.workload.params}
     for name in given:
@@ -96,10 +97,18 @@ def expand(grid: Grid) -> list[Case]:
                          + (f" ({why})" if why else ""))
     order = {f.workload.name: i for i, f in enumerate(found)}
     cases.sort(key=lambda c: (c.layout, order[c.workload]))
-    ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids):
-        raise UsageError("two selected workloads share a name; rename one")
-    return cases
+    return list({c.id: c for c in cases}.values())  # --hosts 2,2: each case once
+
+
+def _one_source_per_name(found: Sequence[Found]) -> None:
+    """A workload is its source: two different ones may not share a name (their cases,
+    tables and comparisons would merge)."""
+    first: dict[str, str] = {}
+    for f in found:
+        other = first.setdefault(f.workload.name, f.source)
+        if other != f.source:
+            raise UsageError(f"two selected workloads are named {f.workload.name!r}: {other} "
+                             f"and {f.source}; rename one")
 
 
 def expand_all(grids: Sequence[Grid]) -> list[Case]:

@@ -21,14 +21,44 @@ from podscale.core.errors import UsageError
 ROUNDS = defaults.AB_ROUNDS
 
 
+#: variables the worker sets itself on simulated CPU hosts (--platform cpu), and how
+CPU_OVERRIDES = {"JAX_PLATFORMS": "jax_platforms=cpu",
+                 "JAX_NUM_CPU_DEVICES": "jax_num_cpu_devices from --devices-per-host",
+                 "JAX_CPU_COLLECTIVES_IMPLEMENTATION": "gloo collectives"}
+
+
 def parse_env(words: list[str] | None, flag: str) -> dict[str, str]:
+    """NAME=VALUE words; the variables podscale sets for every process are refused."""
+    from podscale.core.environment import OWNED_ENV
+
     env = {}
     for word in words or ():
         key, eq, value = word.partition("=")
         if not eq or not (key.isidentifier() and key.isascii()):
             raise UsageError(f"bad {flag} {word!r}: expected NAME=VALUE")
+        if key in OWNED_ENV:
+            raise UsageError(f"{flag} {key}: podscale sets {key} itself for every process; "
+                             "an arm cannot change it")
         env[key] = value
     return env
+
+
+def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool) -> list[str]:
+    """What the arms' environments change that the worker overrides, and A/A where,
+    after that, they are the same."""
+    notes, same = [], {}
+    for label, env in (("A", env_a), ("B", env_b)):
+        kept = dict(env)
+        for key in env:
+            if cpu and key in CPU_OVERRIDES:
+                notes.append(f"arm {label}: {key}={env[key]} has no effect: with --platform "
+                             f"cpu the worker sets {CPU_OVERRIDES[key]}")
+                kept.pop(key)
+        same[label] = kept
+    if same["A"] == same["B"]:
+        notes.append("the arms run the same environment: an A/A run (any verdict other than "
+                     "'same' is a false alarm)")
+    return notes
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
@@ -49,6 +79,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     _, cases, rounds, kwargs = prepare_run(args)
     if rounds < 2:
         raise UsageError("podscale ab pairs rounds: --rounds must be >= 2")
+    for note in arm_notes(env_a, env_b, bool(kwargs.get("simulate_cpu"))):
+        print(f"# note: {note}")
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
     run_a, run_b = execute_arms(cases, args.out, {f"{name}-A": env_a, f"{name}-B": env_b},
                                 **kwargs)

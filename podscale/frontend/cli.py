@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, _raise_terminated)
     try:
         args = build_parser().parse_args(argv)
+        if os.environ.get("PODSCALE_FAULT"):  # a bad one is refused here, not in workers
+            from podscale.worker.faults import from_env
+
+            from_env()
         return int(args.func(args) or 0)
     except PodscaleError as exc:
         print(f"podscale: error: {exc}", file=sys.stderr)

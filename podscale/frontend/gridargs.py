@@ -183,8 +183,21 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
     _add_run_args(p)
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0 (``nan`` would never time out)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return value
+
+
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--case-timeout", type=float, default=defaults.CASE_TIMEOUT,
+    p.add_argument("--case-timeout", type=seconds, default=defaults.CASE_TIMEOUT,
                    help="stop the run when no process makes progress for this many seconds")
     p.add_argument("--coordinator-port", type=int, default=0,
                    help="coordinator port on 127.0.0.1 (default: any free port; a busy one "

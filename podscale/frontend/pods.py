@@ -27,11 +27,12 @@ def _rest(words: list[str]) -> list[str]:
     return words[1:] if words[:1] == ["--"] else words
 
 
-def validated(command: str, words: list[str], hosts: int | None = None) -> list[str]:
+def validated(command: str, words: list[str], hosts: int | None = None,
+              nodes: int | None = None) -> list[str]:
     """The words a generated job passes to ``podscale run`` or ``podscale worker``,
     checked as that command would check them — workloads, grid values, every case of the
-    grid at ``hosts`` processes where the job's size is known — before anything is
-    printed or started (one-line error, exit 2)."""
+    grid at ``hosts`` processes where the job's size is known, no layout wider than the
+    ``nodes`` allocated — before anything is printed or started (one-line error, exit 2)."""
     from dataclasses import replace
 
     from podscale.core.grid import expand_all
@@ -46,7 +47,17 @@ def validated(command: str, words: list[str], hosts: int | None = None) -> list[
                          f"{command} needs them")
     grids, _ = grids_from_args(args)
     if hosts is not None:
+        asked = sorted({h for g in grids for h in g.hosts})
+        if args.hosts and asked != [hosts]:
+            raise UsageError(f"--hosts {args.hosts} after -- contradicts the job's {hosts} "
+                             "process(es): podscale worker runs the job's own process count "
+                             "(leave --hosts out)")
         grids = [replace(g, hosts=(hosts,)) for g in grids]
+    widest = max(h for g in grids for h in g.hosts)
+    if nodes is not None and widest > nodes:
+        raise UsageError(f"the grid runs {widest} hosts but the job allocates {nodes} "
+                         f"node(s), one process each: pass --nodes {widest} or --hosts "
+                         f"up to {nodes} after --")
     expand_all(grids)
     return words
 
@@ -58,7 +69,7 @@ def cmd_sbatch(args: argparse.Namespace) -> int:
         raise UsageError("--nodes must be >= 1")
     if args.gpus_per_node is not None and args.gpus_per_node < 0:
         raise UsageError("--gpus-per-node must be >= 0")
-    words = validated("run", args.run_args)
+    words = validated("run", args.run_args, nodes=args.nodes)
     print(sbatch_script(args.nodes, words, time_limit=args.time,
                         partition=args.partition, devices_per_host=args.gpus_per_node), end="")
     return 0

@@ -72,6 +72,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from podscale.launch.runner import execute
 
     predict = parse_int_list(args.predict, "--predict")
+    if min(predict) < 2:
+        raise UsageError(f"--predict takes participant counts >= 2 (a step's communication "
+                         f"needs two), got {min(predict)}")
     gs, cases, _, kwargs = prepare_run(args)
     if len(cases) != 1:
         raise UsageError(f"podscale replay takes one case (one workload, one layout: --hosts "

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from podscale.core.case import Layout
+from podscale.core.environment import OWNED_ENV
 from podscale.core.errors import UsageError
 from podscale.launch.local import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
 
@@ -99,9 +100,7 @@ def launcher_argv(launcher: str, hosts: int, extra: Sequence[str]) -> list[str]:
 
 
 def worker_env(layout: Layout, simulate_cpu: bool) -> dict[str, str]:
-    local_only = ("PODSCALE_COORDINATOR", "PODSCALE_NUM_PROCESSES", "PODSCALE_PROCESS_ID",
-                  "PODSCALE_CPU_DEVICES")
-    env = {k: v for k, v in os.environ.items() if k not in local_only}
+    env = {k: v for k, v in os.environ.items() if k not in OWNED_ENV}  # the job sets its own
     env.update(PODSCALE_CLUSTER="auto", PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p))
     if simulate_cpu:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
-from podscale.frontend.gridargs import add_launcher_args
+from podscale.frontend.gridargs import add_launcher_args, seconds
 
 
 def register(sub) -> None:
@@ -19,7 +19,7 @@ def register(sub) -> None:
                    help="devices per process (must divide 1,000,000 rows)")
     p.add_argument("--out", type=Path, default=defaults.OUT,
                    help="folder the run directory is made in")
-    p.add_argument("--case-timeout", type=float, default=defaults.CASE_TIMEOUT,
+    p.add_argument("--case-timeout", type=seconds, default=defaults.CASE_TIMEOUT,
                    help="stop the run when no process makes progress for this many seconds")
     add_launcher_args(p)
     p.set_defaults(func=run)

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
     asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
+    if asked and len(set(asked)) > 1:
+        from podscale.core.errors import UsageError
+
+        raise UsageError(f"--hosts {args.hosts}: a job has one process count, and podscale "
+                         "worker runs the cases of its own (leave --hosts out)")
     return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
                      print_run=args.print_run, hosts=asked, case_timeout=args.case_timeout)
