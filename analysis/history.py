@@ -27,7 +27,7 @@ import pandas as pd
 
 from podscale.analysis import cache
 from podscale.analysis.changepoints import change_points
-from podscale.core.errors import UsageError
+from podscale.core.errors import PodscaleError, UsageError
 
 STORE = "summary.json"
 KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv",
@@ -94,19 +94,31 @@ def run_dirs(paths: list[Path]) -> list[Path]:
 
 
 def collect(paths: list[Path]) -> pd.DataFrame:
-    """Every case of every run: one row per (run, case), runs in time order (``order``)."""
+    """Every case of every run: one row per (run, case), runs in time order (``order``).
+    A run that cannot be read is left out and named (``df.attrs["skipped"]``)."""
     rows: list[list] = []
-    for d in run_dirs(paths):
-        data = run_summary(d)
+    skipped: list[str] = []
+    dirs = run_dirs(paths)
+    for d in dirs:
+        try:
+            data = run_summary(d)
+        except (PodscaleError, OSError, ValueError, KeyError) as exc:
+            skipped.append(f"{d} ({type(exc).__name__}: {str(exc)[:120]})")
+            continue
         meta = {**data["meta"], "run_id": d.name}  # a run's folder names it (copies apart)
         extra = [meta.get(k, "") for k in META]
         rows += [row + extra for row in data["rows"]]
+    if len(dirs) - len(skipped) < 2:
+        raise UsageError(f"history needs 2 or more readable runs; {len(skipped)} of "
+                         f"{len(dirs)} could not be read: {'; '.join(skipped)}")
     df = pd.DataFrame(rows, columns=KEEP + list(META))
     df["settings"] = (df["iters"].astype(str) + "/" + df["warmup"].astype(str) + "/" +
                       df["sync"].astype(str))
     created = df.drop_duplicates("run_id").sort_values(["created", "run_id"])["run_id"]
     df["order"] = df["run_id"].map({r: i for i, r in enumerate(created)})
-    return df.sort_values(["order", "case_id"], kind="stable").reset_index(drop=True)
+    df = df.sort_values(["order", "case_id"], kind="stable").reset_index(drop=True)
+    df.attrs["skipped"] = skipped
+    return df
 
 
 def analyse(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -158,6 +170,7 @@ def render(df: pd.DataFrame, found: dict) -> str:
              "# change points: binary segmentation of log times (analysis/changepoints.py); "
              "drift: the median over cases of each run's deviation, removed before each "
              "case is searched"]
+    lines += [f"# left out, cannot be read: {s}" for s in df.attrs.get("skipped", [])]
     drift = found["drift"]
     if drift.empty:
         lines.append("# drift of the whole run: none")

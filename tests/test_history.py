@@ -49,3 +49,22 @@ def test_history_of_real_runs_through_the_cli(small_run, tmp_path):
     assert (tmp_path / "out" / "history.csv").is_file()
     bad = podscale("history", str(small_run))
     assert bad.returncode == 2 and "history needs 2 or more runs" in bad.stderr
+
+
+def test_a_damaged_run_is_named_and_left_out(tmp_path):
+    """One run of 40 with a broken manifest and no store: named, left out, the rest
+    analysed (the planted change still found); with fewer than 2 readable runs, exit 2."""
+    make_history(tmp_path, 40, 20, slow_case=3, slow_from=20)
+    damaged = sorted(p for p in tmp_path.iterdir() if p.is_dir())[5]
+    (damaged / "run.json").write_text('{"schema": "podscale.run/3", broken')
+    for store in damaged.glob("cache"):
+        shutil.rmtree(store)
+    df = history.collect([tmp_path])
+    assert df["run_id"].nunique() == 39 and damaged.name not in set(df["run_id"])
+    text = history.render(df, history.analyse(df))
+    assert f"# left out, cannot be read: {damaged} (UsageError:" in text
+    assert len(history.analyse(df)["changes"]) == 1
+    for run in sorted(p for p in tmp_path.iterdir() if p.is_dir() and p != damaged)[1:]:
+        shutil.rmtree(run)
+    res = podscale("history", str(tmp_path))
+    assert res.returncode == 2 and "1 of 2 could not be read" in res.stderr

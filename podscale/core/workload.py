@@ -209,8 +209,8 @@ class Workload(abc.ABC):
     # -- optional hooks (OPTIONAL_HOOKS) ----------------------------------------------
 
     def check_case(self, case: Case) -> None:
-        """Raise :class:`UsageError` when ``case`` cannot run (before any process
-        starts). Each class checks its own concerns: :meth:`validate` runs every class's
+        """Raise :class:`UsageError` (or ``ValueError``) when ``case`` cannot run (before
+        any process starts). Each class checks its own concerns: :meth:`validate` runs every class's
         ``check_case``, base class first (no ``super()`` call)."""
         return None
 
@@ -249,9 +249,15 @@ class Workload(abc.ABC):
 
     @final
     def validate(self, case: Case) -> None:
-        """Every class's :meth:`check_case`, base first, then :meth:`unsupported`."""
+        """Every class's :meth:`check_case`, base first, then :meth:`unsupported`; a
+        ``ValueError`` a check raises is the user's refusal too (one line, exit 2)."""
         for check_case in _own(self, "check_case"):
-            check_case(self, case)
+            try:
+                check_case(self, case)
+            except UsageError:
+                raise
+            except ValueError as exc:
+                raise UsageError(f"{self.name}: case {case.id}: {exc}") from None
         problem = self.unsupported(case)
         if problem:
             raise UsageError(problem)

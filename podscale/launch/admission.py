@@ -63,12 +63,14 @@ def admit(cases: Sequence[Case], *, force: bool = False, processes: int | None =
 
 
 def admit_processes(most: int, need_mb: float, *, force: bool = False,
-                    have_mb: float | None = None) -> None:
-    """Refuse ``most`` processes needing ``need_mb`` in all if they do not fit."""
+                    have_mb: float | None = None,
+                    basis: str = f"{PROCESS_MB} MB per process plus the largest case's "
+                                 "buffers") -> None:
+    """Refuse ``most`` processes needing ``need_mb`` in all if they do not fit; ``basis``:
+    how the estimate was made."""
     have = available_mb() if have_mb is None else have_mb
     if need_mb > have and not force:
         raise UsageError(
-            f"{most} processes would need about {need_mb / 1024:.1f} GiB ({PROCESS_MB} MB per "
-            f"process plus the largest case's buffers) and this machine has "
-            f"{have / 1024:.1f} GiB available: nothing was started (use fewer --hosts or "
-            "smaller --sizes, or --force)")
+            f"{most} processes would need about {need_mb / 1024:.1f} GiB ({basis}) and this "
+            f"machine has {have / 1024:.1f} GiB available: nothing was started (use fewer "
+            "--hosts or smaller --sizes, or --force)")

@@ -56,13 +56,22 @@ class LauncherProcess(Worker):
         rank = int(m.group(1)) if m else None
         if rank not in by_rank:
             rank = max(by_rank, key=lambda r: len(by_rank[r]), default=None)
-        if rank is None:
-            return self.kind, "(no output)"
+        if rank is None:  # no rank ever ran: the launcher's own refusal says why
+            return self.kind, _launcher_says(text)
         # srun tags its own step-cancellation notice with the rank: not the worker's output
         lines = [line for line in by_rank[rank] if not line.lstrip().startswith("slurmstepd")] \
             or by_rank[rank]
         errors = [line for line in lines if _ERROR.search(line)]
         return f"process {rank}", (errors or lines)[-1].strip()[:300]
+
+
+def _launcher_says(text: str) -> str:
+    """The launcher's own last error line (untagged, not our ``#`` header or its rules)."""
+    own = [line.strip() for line in text.splitlines() if line.strip()
+           and not line.startswith("#") and not _MPI_ANY.match(line)
+           and not _SRUN_TAG.match(line) and line.strip("-= ")]
+    errors = [line for line in own if "rror" in line or "fatal" in line.lower()]
+    return (errors or own or ["(no output)"])[-1][:300]
 
 
 def split_by_rank(text: str, kind: str) -> dict[int, list[str]]:

@@ -24,7 +24,9 @@ from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
 
 _SOURCE_ROOT = str(SOURCE_ROOT)
-NOISE = ("[Gloo]",)
+NOISE = ("[Gloo]",
+         # JAX's traceback-filtering footer, printed after the exception it explains
+         "For simplicity, JAX has removed its internal frames", "--------------------")
 
 
 def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
@@ -66,12 +68,12 @@ def last_line(path: Path) -> str:
     return "(no output)"
 
 
-def never_joined(watched: Sequence[Path], processes: int) -> list[int]:
+def never_joined(watched: Sequence[Path]) -> list[int]:
     """Processes with no record file yet: they never joined the job (a worker writes its
     environment record right after jax.distributed.initialize)."""
-    joined = {int(p.stem.rsplit("-", 1)[1]) for p in watched
-              if p.stem.startswith("process-") and p.exists()}
-    return [i for i in range(processes) if i not in joined]
+    index = {p: int(p.stem.rsplit("-", 1)[1]) for p in watched if p.stem.startswith("process-")}
+    joined = {i for p, i in index.items() if p.exists()}
+    return sorted(set(index.values()) - joined)
 
 
 def _mtime(path: Path) -> int:
@@ -173,7 +175,7 @@ def supervise(
             who, line = w.culprit()
             if line.startswith("podscale: error: "):
                 raise UsageError(f"{label}: {who}: {line[len('podscale: error: '):]}")
-            missing = never_joined(watched, len(workers)) if watched else []
+            missing = never_joined(watched)
             absent = f"; never joined the job: process(es) {','.join(map(str, missing))}" \
                 if missing else ""
             raise WorkerFailed(

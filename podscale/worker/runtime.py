@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,15 +73,19 @@ def coordination_client():
     return client if hasattr(client, "wait_at_barrier") else None
 
 
-def join_failed(process: int, coordinator: str, timeout: int, exc: Exception) -> Exception:
-    """One line on a failed join: which process, where, how long, and JAX's reason (which
-    names the processes that never joined where the coordination service knows them)."""
+def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
+                waited: float) -> Exception:
+    """One line on a failed join: which process, where, after how long (of the timeout),
+    and JAX's reason (which names the processes that never joined where the coordination
+    service knows them)."""
     from podscale.core.errors import WorkerFailed
 
     reason = next((line.strip() for line in str(exc).splitlines() if line.strip()),
                   type(exc).__name__)
-    return WorkerFailed(f"process {process} could not join the job at {coordinator} within "
-                        f"{timeout}s: {reason[:300]}")
+    when = f"within {timeout}s" if waited >= timeout - 1 else \
+        f"after {waited:.1f}s (of a {timeout}s timeout)"
+    return WorkerFailed(f"process {process} could not join the job at {coordinator} {when}: "
+                        f"{reason[:300]}")
 
 
 def start() -> Runtime:
@@ -104,6 +109,7 @@ def start() -> Runtime:
         host = coordinator.rsplit(":", 1)[0]
         process, timeout = int(os.environ["PODSCALE_PROCESS_ID"]), int(
             os.environ.get("PODSCALE_INIT_TIMEOUT", "120"))
+        began = time.monotonic()
         try:
             jax.distributed.initialize(
                 coordinator_address=coordinator,
@@ -113,7 +119,8 @@ def start() -> Runtime:
                 num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
                 process_id=process, initialization_timeout=timeout)
         except Exception as exc:  # a peer never came, or the coordinator is unreachable
-            raise join_failed(process, coordinator, timeout, exc) from None
+            raise join_failed(process, coordinator, timeout, exc,
+                              time.monotonic() - began) from None
     elif os.environ.get("PODSCALE_CLUSTER") == "auto":
         try:
             jax.distributed.initialize()

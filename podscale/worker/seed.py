@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from podscale.core.workload import seed_for
+from podscale.worker.ledger import peak_rss_mb
 
 
 def main(rt, run_dir: Path) -> None:
@@ -60,6 +61,7 @@ def main(rt, run_dir: Path) -> None:
                 "local_sum": float(local_sum),
                 "abs_sum": float(jnp.sum(jnp.abs(dots))),
                 "dots": int(dots.shape[0]),
+                "peak_rss_mb": peak_rss_mb(),  # what admission's estimate is calibrated on
                 **check,
             }
         )

@@ -21,6 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from podscale.analysis.fits import fits, render
 
     loaded = load_run(args.run_dir)
+    if loaded.cases.empty:
+        raise UsageError(f"{args.run_dir}: no case completed in this run "
+                         f"({loaded.manifest.status}): nothing to fit")
     table = fits(loaded.samples, loaded.summary(), rm=loaded.round_medians())
     if table.empty:
         raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 3 or more "

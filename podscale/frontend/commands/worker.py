@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.gridargs import grids_from_args
     from podscale.worker.host import host_main
 
+    if args.run_dir.exists() and not args.run_dir.is_dir():
+        from podscale.core.errors import UsageError
+
+        raise UsageError(f"--run-dir {args.run_dir} is a file, not a directory")
     gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
     asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
