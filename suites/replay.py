@@ -58,6 +58,10 @@ class Replay(Collective):
     def grouped(self, case) -> bool:
         return True
 
+    def reduce_axes(self, case):
+        """Its groups span the whole mesh (global device indices): every axis."""
+        return case.layout.axis_names
+
     def groups(self, case) -> np.ndarray:
         return np.array(parse_groups(case.p["groups"]))
 

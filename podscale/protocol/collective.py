@@ -140,7 +140,7 @@ class Collective(Mapped):
 
     def check_case(self, case: Case) -> None:
         names = case.layout.axis_names
-        axes = self.reduce_axes(case) if "axes" in case.p else names  # replay: its groups
+        axes = self.reduce_axes(case)
         unknown = [a for a in axes if a not in names]
         if unknown or not axes or len(set(axes)) != len(axes):
             raise UsageError(f"{self.name}: axes {case.p['axes']!r} are not distinct axes of "
