@@ -55,10 +55,12 @@ class Expected:
     """The float64 reference of this process's output and the largest allowed error per
     element (a rounding-error bound in the compute dtype). ``positions``: the indices along
     the output's last axis that ``value`` holds (a sample; None: every element), the rest
-    counted as not compared; ``dtype``: the output's dtype where it is not the case's."""
+    counted as not compared; ``dtype``: the output's dtype where it is not the case's.
+    ``bound`` broadcasts against ``value``: 0.0 (or any one-element 0) is an equality
+    check, compared fastest."""
 
     value: np.ndarray
-    bound: np.ndarray
+    bound: np.ndarray | float
     positions: np.ndarray | None = None
     dtype: str | None = None
 
