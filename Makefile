@@ -32,7 +32,7 @@ test: setup system-deps
 
 # The tests that start no worker processes: seconds, for development.
 quick: setup
-	$(BIN)/python -m pytest -q -m "not slow and not cluster and not asv"
+	PODSCALE_QUICK=1 $(BIN)/python -m pytest -q -m "not slow and not cluster and not asv"
 
 docs: setup
 	$(BIN)/mkdocs build --strict --site-dir site

@@ -38,10 +38,6 @@ class Peak:
     def link_one_way_GBps(self) -> float:
         return self.link_chip_bidir_GBps / 2
 
-    @property
-    def per_link_one_way_GBps(self) -> float | None:
-        return self.link_one_way_GBps / self.links if self.links else None
-
 
 PEAKS: tuple[Peak, ...] = (
     # TPU v4: 6 ICI links of 400 Gb/s each way (Jouppi et al., "TPU v4: An Optically

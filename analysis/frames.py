@@ -151,12 +151,6 @@ def _case_row(r: CaseRecord) -> dict:
     return row
 
 
-def cases_frame(cases: list[CaseRecord]) -> pd.DataFrame:
-    """One row per case record: identity, parameters, settings, work and check;
-    ``attrs["units"]``: what each parameter's values count, as the workloads declared."""
-    return _rows_frame([_case_row(r) for r in cases])
-
-
 def _rows_frame(rows: list[dict]) -> pd.DataFrame:
     units: dict[str, dict[str, str]] = {}  # workload -> parameter -> unit
     for row in rows:

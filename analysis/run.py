@@ -8,7 +8,7 @@ but tidy frames; statistics are computed on demand and kept (:meth:`Run.summary`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -198,18 +198,6 @@ def as_run(run: Run | str | Path) -> Run:
 def load_run(run_dir: str | Path) -> Run:
     """One run directory, loaded once: manifest, samples, cases, environments."""
     return Run.load(run_dir)
-
-
-def load_many(run_dirs: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(samples, cases) of several runs concatenated, each row tagged with its run_id."""
-    import pandas as pd
-
-    samples, cases = [], []
-    for run_dir in run_dirs:
-        run = load_run(run_dir)
-        samples.append(run.samples.assign(run_id=run.run_id))
-        cases.append(run.cases.assign(run_id=run.run_id))
-    return pd.concat(samples, ignore_index=True), pd.concat(cases, ignore_index=True)
 
 
 def load(run_dir: str | Path) -> pd.DataFrame:

@@ -15,8 +15,10 @@ from podscale.analysis.frames import param_columns
 from podscale.analysis.units import missing, sig
 
 WIDTH = 120  # every built-in workload's table fits this at default settings (tested)
-IDENTITY = ("variant", "dtype", "layout")  # the layout key spells the mesh
-SETTINGS = ("iters", "warmup", "sync", "rounds")
+#: the case columns a table heading or row may show (the layout key spells the mesh), and
+#: the measurement settings it names (frames.IDENTITY/SETTINGS are the frames' columns)
+SHOWN_IDENTITY = ("variant", "dtype", "layout")
+SHOWN_SETTINGS = ("iters", "warmup", "sync", "rounds")
 
 
 def _num(scale: float = 1.0) -> Callable[[object], str]:
@@ -62,7 +64,7 @@ def _varying(df: pd.DataFrame, cols: list[str]) -> tuple[list[str], list[str]]:
         values = df[c].dropna().unique()
         if len(values) > 1:
             vary.append(c)
-        elif len(values) == 1 and c in param_columns(df):
+        elif len(values) == 1 and (c in param_columns(df) or c in SHOWN_SETTINGS):
             same.append(f"{c}={values[0]}" + (f" {units[c]}" if c in units else ""))
         elif len(values) == 1:
             same.append(str(values[0]))
@@ -91,7 +93,7 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
     """One workload's lines: heading, column names, units, rows, and for collectives the
     average bus bandwidth."""
     units = units_of(df)
-    ident = [c for c in IDENTITY + SETTINGS if c in df and c not in constant]
+    ident = [c for c in SHOWN_IDENTITY + SHOWN_SETTINGS if c in df and c not in constant]
     vary, same = _varying(df, ident + _params(df))
     cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + _measures(df)
     rows = [[fmt(r[c]) for c, _, _, fmt in cols] for _, r in df.iterrows()]
@@ -112,7 +114,7 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
 
 def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
     """The settings every case shares, once, and which columns they are."""
-    shared = {c: summary[c].iloc[0] for c in (*SETTINGS, "layout")
+    shared = {c: summary[c].iloc[0] for c in (*SHOWN_SETTINGS, "layout")
               if c in summary and summary[c].nunique() == 1}
     parts = []
     if "iters" in shared:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,26 +35,60 @@ def small_run(tmp_path_factory) -> Path:
     return only_run(out)
 
 
-#: fixtures that start real multi-process runs: a test using one is ``slow``
-RUN_FIXTURES = {"small_run", "user_run", "collective_run", "installed"}
+#: what in a test's (or a fixture's) source starts processes
+STARTS = ("podscale(", "execute(", "subprocess", "run_local(")
+
+
+def _starts_processes(fn, names: dict, depth: int = 2) -> bool:
+    """Whether ``fn``'s source starts processes, or calls a function of ``names`` (its
+    module's globals) that does, ``depth`` calls deep."""
+    import inspect
+
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    if any(s in source for s in STARTS):
+        return True
+    called = [f for n, f in names.items() if f"{n}(" in source and inspect.isfunction(f)
+              and f is not fn]
+    return depth > 0 and any(_starts_processes(f, vars(inspect.getmodule(f) or fn),
+                                               depth - 1) for f in called)
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Mark a test ``slow`` when it starts real worker processes (it calls the CLI, or uses
-    a fixture that does) unless its module already says ``cluster`` or ``asv``: ``make
-    quick`` runs the rest in seconds; ``make test`` runs everything."""
-    import inspect
-
+    """Mark a test ``slow`` when it starts real processes: its own source, or that of any
+    fixture it uses (directly or through others), calls the CLI or a launcher; unless its
+    module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
+    (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked."""
     for item in items:
         if item.get_closest_marker("cluster") or item.get_closest_marker("asv"):
             continue
-        try:
-            source = inspect.getsource(item.function)
-        except (OSError, TypeError):
-            source = ""
-        if "podscale(" in source or "execute(" in source or "subprocess" in source \
-                or RUN_FIXTURES & set(getattr(item, "fixturenames", ())):
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        fixtures = [d.func for ds in defs.values() for d in ds  # ours, not pytest's
+                    if d.func.__module__.startswith("tests") and d.argname[0] != "_"]
+        names = vars(item.module)
+        if _starts_processes(item.function, names) or any(
+                _starts_processes(f, names) for f in fixtures):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _quick_starts_nothing(monkeypatch):
+    """Under ``make quick`` no test may start a process (a test that does is unmarked)."""
+    if os.environ.get("PODSCALE_QUICK") != "1":
+        return
+
+    real = subprocess.Popen.__init__
+
+    def refuse(self, args, *a, **k):
+        if Path(str(args[0] if isinstance(args, (list, tuple)) else args).split()[0]
+                ).name == "git":  # the environment metadata: no worker
+            return real(self, args, *a, **k)
+        raise AssertionError(f"make quick starts no process, but this test ran {args!r}: "
+                             "it must be marked slow (tests/conftest.py STARTS)")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
 
 
 @pytest.fixture(scope="session")
@@ -64,10 +99,16 @@ def installed(tmp_path_factory) -> Path:
     import zipfile
 
     work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"  # a copy of the working tree: building never touches it
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                          "--no-build-isolation", "-w", str(work / "dist"), str(ROOT)],
+                          "--no-build-isolation", "-w", str(work / "dist"), str(source)],
                          capture_output=True, text=True, cwd=work)
-    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools' in-tree scratch
     assert res.returncode == 0, res.stderr
     (wheel,) = (work / "dist").glob("podscale-*.whl")
     target = work / "site"

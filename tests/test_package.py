@@ -65,3 +65,15 @@ def test_a_worker_import_of_podscale_is_light():
             "if m in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
+
+
+def test_api_page_names_every_public_name():
+    """docs/api.md lists every name in podscale.__all__ (and each resolves)."""
+    import podscale
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    listed = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", text))
+    assert not set(podscale.__all__) - listed, sorted(set(podscale.__all__) - listed)
+    for name in podscale.__all__:
+        assert getattr(podscale, name) is not None, name
+    assert "summarize" in listed and "not_a_name" not in listed

@@ -13,7 +13,11 @@ from pathlib import Path
 
 from podscale.core.errors import UsageError
 
-SCHEMA = "podscale.run/3"  # 3: timings as sample blocks, one line per case, phase and round
+#: the run directory's format. 1 (c47a09c, podscale 0.1): one JSON line per sample, no
+#: workloads or mesh axes (refused with a note); 2 (857aec4): workloads and named mesh axes
+#: (read); 3: timings as sample blocks, one line per case, phase and round. Fields added
+#: with defaults keep the version (0.4: CaseRecord.unsampled, LedgerRecord.rss_mb, cpu_s)
+SCHEMA = "podscale.run/3"
 #: schemas this podscale reads (a /2 run's records hold one line per sample)
 READABLE = ("podscale.run/2", SCHEMA)
 OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}

@@ -15,6 +15,7 @@ from pathlib import Path
 from podscale.core.case import Case, Layout
 from podscale.core.errors import UsageError
 
+#: what a launcher hands its workers; 1: the only one so far (fields added with defaults)
 PLAN_SCHEMA = "podscale.plan/1"
 MODES = ("bench", "seed")
 

@@ -207,15 +207,6 @@ def to_line(record: Any) -> str:
     return json.dumps(to_dict(record), sort_keys=True)
 
 
-
-
-def from_line(line: str) -> Any:
-    obj = json.loads(line)
-    cls = RECORD_TYPES[obj.pop("type")]
-    names = _FIELDS[cls]
-    return cls(**{k: v for k, v in obj.items() if k in names})
-
-
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
@@ -231,7 +222,7 @@ def _parse(path: Path, lines: list[str], numbers: Iterable[int],
         if not line.strip():
             continue
         try:
-            out.append(from_line(line))
+            out.append(from_dict(json.loads(line)))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             torn = i == len(lines) - 1 and not line.rstrip().endswith("}")
             if problems is not None:

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from podscale.core.case import Layout
 from podscale.core.errors import PodscaleError
 
 SCRIPT = Path(__file__).with_name("minimal_script.py")
@@ -99,7 +100,7 @@ def harness_overhead(out: Path, rounds: int = 5, iters: int = 50, warmup: int = 
             per_op[op]["script"].append(m["script"] * 1e6)
             per_op[op]["ratio"].append(m["podscale"] / m["script"])
     result = {op: {k: _quartiles(v) for k, v in d.items()} for op, d in per_op.items()}
-    return {"layout": f"h{hosts}xd{devices}", "size": size, "iters": iters, "rounds": rounds,
+    return {"layout": Layout(hosts, devices).key, "size": size, "iters": iters, "rounds": rounds,
             **result, "target": 1.02}
 
 

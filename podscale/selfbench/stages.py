@@ -168,7 +168,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
     layouts = []
     for (h, d), g in table.groupby(["hosts", "devices_per_host"]):
         s, t = (g[g.workload == w].iloc[0] for w in ("stream", "dot"))
-        layouts.append({"layout": f"h{h}xd{d}", "stream_gbps": float(s.gbps),
+        layouts.append({"layout": Layout(h, d).key, "stream_gbps": float(s.gbps),
                         "dot_gbps": float(t.gbps), "fraction": float(t.gbps / s.gbps)})
     return {"llc_bytes": llc, "stream_bytes": values * 4, "dot_bytes": rows * 24,
             "layouts": layouts}
