@@ -6,6 +6,7 @@ subsets), and process 0 keeps the manifest through the same lifecycle as ``podsc
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     rt = _watch(rt, run_dir, case_timeout, lead)
     try:
         with lifecycle(run_dir, manifest, write=lead):
-            run_plan(plan, rt)
+            _run_unless_ending(plan, rt)
     finally:
         if print_run and lead:
             from podscale.core.runblock import encode
@@ -61,6 +62,20 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
             print("\n".join(encode(run_dir)), flush=True)
     runtime.shutdown(rt)
     return 0
+
+
+def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:
+    """The plan; once the watchdog is ending the job, an error here is its consequence (a
+    peer left a collective): not recorded over the watchdog's reason nor reported, the
+    watchdog's exit comes first."""
+    from podscale.worker import watchdog
+
+    try:
+        run_plan(plan, rt)
+    except Exception:
+        if watchdog.STOPPING.is_set():
+            time.sleep(60)
+        raise
 
 
 def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool

@@ -7,8 +7,9 @@ publishes it every few seconds to the coordination service's key-value store tha
 progress has not moved for ``timeout`` seconds — it is stuck, or waiting at a barrier for
 one that is — its thread reads every process's entry, names the processes that are behind
 (the least advanced, and any whose entry stopped coming), process 0 records that in
-``run.json`` (``failed``), and the process exits with code 5 so that the scheduler ends
-the job. Every process does the same within a few seconds of each other.
+``run.json`` (``failed``) and tells every process to end; all exit with code 5 together
+(process 0, which hosts the coordination service, last), each with one line, so the
+scheduler ends the job and no runtime prints abort text about a vanished peer.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed
           "exact check", "traced", "done")
 STEPPING = ("warmup", "timed", "traced", "check", "exact check")  # phases that run the step
 STUCK_KEY = "podscale/stuck"  # the first message, for process 0 to record
-RECORDED_KEY = "podscale/stuck-recorded"
+STOP_KEY = "podscale/stop"  # process 0 recorded it: every process ends
+LEAVING = "podscale/leaving/"  # each process, just before it exits
+#: set once this process is ending: an error its main thread meets then (a peer gone from
+#: a collective) is a consequence, not news, and is not reported
+STOPPING = threading.Event()
 EXIT_STUCK = 5
 
 
@@ -103,30 +108,42 @@ def _try_get(client, key: str) -> str | None:
         return None
 
 
-def _record(client, process: int, message: str, on_stuck: Callable[[str], None] | None,
-            wait_s: float) -> None:
-    """Process 0 records the message (``on_stuck``); any other process leaves it for
-    process 0 and waits a moment for that before it exits (a scheduler ends the whole job
-    at the first exit)."""
-    if process == 0:
-        if on_stuck is not None:
-            try:
-                on_stuck(message)
-            except Exception:  # noqa: BLE001 - the exit matters more
-                pass
+def _record(client, message: str, on_stuck: Callable[[str], None] | None) -> None:
+    """Process 0 records the message (``on_stuck``) and tells every process to end."""
+    if on_stuck is not None:
         try:
-            client.key_value_set(RECORDED_KEY, "1", allow_overwrite=True)
-        except Exception:  # noqa: BLE001
+            on_stuck(message)
+        except Exception:  # noqa: BLE001 - the exit matters more
             pass
-        return
     try:
-        client.key_value_set(STUCK_KEY, message, allow_overwrite=False)
-    except Exception:  # noqa: BLE001 - another process set it first
+        client.key_value_set(STOP_KEY, message, allow_overwrite=True)
+    except Exception:  # noqa: BLE001
         pass
+
+
+def _leave(client, process: int, processes: int, period: float) -> None:
+    """End this process (exit 5) in step with the others: each says it is leaving and
+    waits (a few periods at most) for every other, so no runtime sees a peer or the
+    coordination service vanish while it still runs (and prints its abort text); process
+    0, which hosts the service, goes last. Errors the main thread meets meanwhile are
+    not reported (:data:`STOPPING`)."""
+    STOPPING.set()
+    sys.stdout.flush()
     try:
-        client.blocking_key_value_get(RECORDED_KEY, int(wait_s * 1000))
-    except Exception:  # noqa: BLE001 - process 0 is gone too: exit anyway
-        pass
+        client.key_value_set(f"{LEAVING}{process}", "1", allow_overwrite=True)
+    except Exception:  # noqa: BLE001 - the service is gone: just go
+        os._exit(EXIT_STUCK)
+    deadline = time.monotonic() + 4 * period
+    while time.monotonic() < deadline:
+        try:
+            if len(client.key_value_dir_get(LEAVING)) >= processes:
+                break
+        except Exception:  # noqa: BLE001
+            break
+        time.sleep(0.05)
+    if process == 0:
+        time.sleep(0.3)  # the others' exits land before the service goes
+    os._exit(EXIT_STUCK)
 
 
 def start(progress: Progress, client, processes: int, timeout: float,
@@ -150,15 +167,27 @@ def start(progress: Progress, client, processes: int, timeout: float,
                 continue
         return out
 
+    def end(message: str) -> None:
+        print(f"podscale: error: process {progress.process}: {message}", flush=True)
+        if progress.process == 0:
+            _record(client, message, on_stuck)
+        elif not _try_get(client, STOP_KEY):
+            try:  # for process 0 to record; then it tells everyone to end
+                client.key_value_set(STUCK_KEY, message, allow_overwrite=False)
+            except Exception:  # noqa: BLE001 - another process set it first
+                pass
+            try:
+                client.blocking_key_value_get(STOP_KEY, int(3 * period * 1000))
+            except Exception:  # noqa: BLE001 - process 0 is gone too: end anyway
+                pass
+        _leave(client, progress.process, processes, period)
+
     def watch() -> None:
         while True:
             time.sleep(period)
-            seen = _try_get(client, STUCK_KEY) if progress.process == 0 else None
-            if seen:  # another process saw it first: process 0 records it and ends too
-                message = seen
-                print(f"podscale: error: process 0: {message}", flush=True)
-                _record(client, 0, message, on_stuck, period)
-                os._exit(EXIT_STUCK)
+            told = _try_get(client, STOP_KEY if progress.process else STUCK_KEY)
+            if told:  # another process saw it first: end with it
+                end(told)
             try:
                 publish()
                 if time.monotonic() - progress.moved <= timeout:
@@ -171,10 +200,7 @@ def start(progress: Progress, client, processes: int, timeout: float,
                            f"does not answer ({type(exc).__name__}: {exc})")
                 if time.monotonic() - progress.moved <= timeout:
                     continue
-            print(f"podscale: error: process {progress.process}: {message}", flush=True)
-            _record(client, progress.process, message, on_stuck, 3 * period)
-            sys.stdout.flush()
-            os._exit(EXIT_STUCK)
+            end(message)
 
     thread = threading.Thread(target=watch, name="podscale-watchdog", daemon=True)
     thread.start()
