@@ -47,9 +47,15 @@ def _measure(grid):
     from podscale.core.grid import expand
     from podscale.launch.runner import execute
 
+    try:  # asv runs these against older commits too
+        from podscale.launch.options import LaunchOptions
+    except ImportError:  # before 0.4: launch options as keyword arguments
+        options: dict = {"case_timeout": 300}
+    else:
+        options = {"options": LaunchOptions(case_timeout=300)}
     with tempfile.TemporaryDirectory() as out:
-        run = execute(expand(grid), Path(out), "asv", case_timeout=300, progress=None,
-                      rounds=TRACK_LAUNCHES)
+        run = execute(expand(grid), Path(out), "asv", progress=None, rounds=TRACK_LAUNCHES,
+                      **options)
         loaded = load_run(run)
         samples, cases = loaded.samples, loaded.cases
         table = summarize(samples, cases)

@@ -76,14 +76,16 @@ def cmd_ab(args: argparse.Namespace) -> int:
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
     if args.rounds is None:
         args.rounds = ROUNDS
-    _, cases, rounds, kwargs = prepare_run(args)
+    prepared = prepare_run(args)
+    cases, rounds = prepared.cases, prepared.rounds
     if rounds < 2:
         raise UsageError("podscale ab pairs rounds: --rounds must be >= 2")
-    for note in arm_notes(env_a, env_b, bool(kwargs.get("simulate_cpu"))):
+    for note in arm_notes(env_a, env_b, prepared.options.simulate_cpu):
         print(f"# note: {note}")
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
     run_a, run_b = execute_arms(cases, args.out, {f"{name}-A": env_a, f"{name}-B": env_b},
-                                **kwargs)
+                                prepared.options, spec=prepared.spec, reuse=prepared.reuse,
+                                rounds=rounds)
     for label, run, env in (("A", run_a, env_a), ("B", run_b, env_b)):
         shown = " ".join(f"{k}={v}" for k, v in env.items()) or "(no extra environment)"
         print(f"# {label}: {run}  {shown}")

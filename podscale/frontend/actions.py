@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from podscale.core.errors import UsageError, WrongResults
-from podscale.frontend.gridargs import grids_from_args, launch_kwargs
+from podscale.frontend.gridargs import grids_from_args, launch_options
+from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
     from podscale.analysis.run import Run
@@ -56,8 +57,31 @@ def wrong_results(run: Run) -> WrongResults:
                         f"process {int(bad['process'].iloc[0])}; results kept in {run.path}")
 
 
-def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> tuple:
-    """(grids, cases, rounds, execute keyword arguments), every case and option validated
+class Prepared(NamedTuple):
+    """A run the command line asked for, every case and option validated."""
+
+    grids: list
+    cases: list
+    rounds: int
+    options: LaunchOptions
+    spec: dict
+    reuse: bool
+
+    def execute(self, out: Path, name: str, cases: list | None = None, **changes: Any) -> Path:
+        """Run it (or ``cases``) as ``name`` under ``out``; ``changes``: to the options."""
+        from dataclasses import replace
+
+        from podscale.launch.runner import execute
+
+        progress = changes.pop("progress", print)
+        spec = changes.pop("spec", self.spec)
+        return execute(self.cases if cases is None else cases, out, name,
+                       replace(self.options, **changes), spec=spec, reuse=self.reuse,
+                       rounds=self.rounds, progress=progress)
+
+
+def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> Prepared:
+    """The grids, cases, rounds and launch options, every case and option validated
     before any process starts."""
     from podscale.core.grid import expand_all, spec_of
     from podscale.launch.runner import check_name
@@ -66,10 +90,7 @@ def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> t
         check_name(args.name)
     gs, rounds = grids_from_args(args, default_file)
     cases = expand_all(gs)
-    if not 0 <= args.coordinator_port < 65536:
-        raise UsageError(f"bad --coordinator-port {args.coordinator_port}")
-    if args.case_timeout <= 0:
-        raise UsageError(f"--case-timeout must be > 0, got {args.case_timeout:g}")
+    options = launch_options(args, trace_dir=args.trace_dir if args.profile else None)
     if args.trace_dir and args.launcher == "local" and max(c.hosts for c in cases) > 1:
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
@@ -77,10 +98,7 @@ def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> t
         from podscale.launch.admission import admit
 
         admit(cases, force=args.force)
-    kwargs = dict(spec=spec_of(gs), case_timeout=args.case_timeout,
-                  port=args.coordinator_port, reuse=args.reuse, rounds=rounds,
-                  trace_dir=args.trace_dir if args.profile else None, **launch_kwargs(args))
-    return gs, cases, rounds, kwargs
+    return Prepared(gs, cases, rounds, options, spec_of(gs), args.reuse)
 
 
 def run_grid(args: argparse.Namespace, default_file: Path | None = None,
@@ -88,19 +106,18 @@ def run_grid(args: argparse.Namespace, default_file: Path | None = None,
     """Execute the grid, print its table, parse its traces, write its report (optional)
     and fail on wrong results: ``podscale run`` and ``podscale study``."""
     from podscale.analysis import load_run
-    from podscale.launch.runner import execute
 
-    gs, cases, _, kwargs = prepare_run(args, default_file)
+    prepared = prepare_run(args, default_file)
+    cases = prepared.cases
     name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
     fmt = getattr(args, "format", "text")
-    if fmt != "text":
-        kwargs["progress"] = _to_stderr
-    run = load_run(execute(cases, args.out, name, **kwargs))
+    run = load_run(prepared.execute(args.out, name,
+                                    progress=print if fmt == "text" else _to_stderr))
     wrong = show(run, fmt)
     from podscale.analysis.history import write_summary
 
     write_summary(run.path, run=run)  # what podscale history reads
-    if any(g.settings.traced_iters for g in gs):
+    if any(g.settings.traced_iters for g in prepared.grids):
         remote = args.trace_dir
         if remote and "://" in remote:
             print(f"# traces written under {remote}; copy them here and run: podscale trace "

@@ -1,6 +1,6 @@
 """The grid options of the command line: declared (``add_grid_args``), then turned into
 grids — the command line overrides a suite file's sweeps, which override
-``GRID_DEFAULTS`` — and the launcher options into keyword arguments."""
+``GRID_DEFAULTS`` — and the launcher options into one :class:`LaunchOptions`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import math
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from podscale.core import defaults
 from podscale.core.case import (
@@ -20,13 +21,15 @@ from podscale.core.case import (
 )
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
+from podscale.launch.options import LaunchOptions
 
 #: the default study's grid, shipped with the built-in workloads
 STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
 GRID_DEFAULTS = defaults.GRID
 
 
-def launch_kwargs(args: argparse.Namespace) -> dict:
+def launch_options(args: argparse.Namespace, **fields: Any) -> LaunchOptions:
+    """The command line's :class:`LaunchOptions` (validated), with ``fields`` set."""
     import shlex
 
     platform = args.platform or ("cpu" if args.launcher == "local" else "auto")
@@ -36,8 +39,9 @@ def launch_kwargs(args: argparse.Namespace) -> dict:
         extra = shlex.split(args.launcher_args)
     except ValueError as exc:
         raise UsageError(f"bad --launcher-args: {exc}") from None
-    return {"launcher": args.launcher, "launcher_args": extra,
-            "simulate_cpu": platform == "cpu"}
+    return LaunchOptions(launcher=args.launcher, launcher_args=tuple(extra),
+                         simulate_cpu=platform == "cpu", case_timeout=args.case_timeout,
+                         port=getattr(args, "coordinator_port", 0), **fields)
 
 
 def _cli_params(words: list[str] | None) -> dict[str, str]:

@@ -69,19 +69,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from podscale.analysis.replay import results
     from podscale.core.case import parse_int_list
     from podscale.frontend.actions import prepare_run, show, trace, write_report, wrong_results
-    from podscale.launch.runner import execute
 
     predict = parse_int_list(args.predict, "--predict")
     if min(predict) < 2:
         raise UsageError(f"--predict takes participant counts >= 2 (a step's communication "
                          f"needs two), got {min(predict)}")
-    gs, cases, _, kwargs = prepare_run(args)
+    prepared = prepare_run(args)
+    cases = prepared.cases
     if len(cases) != 1:
         raise UsageError(f"podscale replay takes one case (one workload, one layout: --hosts "
                          f"H --devices-per-host D, one value per parameter); this grid has "
                          f"{len(cases)}")
     (case,) = cases
-    run = execute(cases, args.out, args.name or f"replay-{case.workload}", hlo=True, **kwargs)
+    run = prepared.execute(args.out, args.name or f"replay-{case.workload}", hlo=True)
     step = load_run(run)
     if show(step):
         raise wrong_results(step)
@@ -91,8 +91,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if len(inv):
         inv.drop(columns=["group_list"]).to_csv(run / "replay-inventory.csv", index=False)
     if todo:
-        rep = load_run(execute(todo, run, "replay", **{**kwargs,
-                                                        "spec": {"replay_of": run.name}}))
+        rep = load_run(prepared.execute(run, "replay", todo, spec={"replay_of": run.name}))
         if show(rep):
             raise wrong_results(rep)
     res = results(run, predict)

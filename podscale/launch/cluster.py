@@ -26,8 +26,8 @@ from podscale.core.case import Layout
 from podscale.core.environment import OWNED_ENV
 from podscale.core.errors import UsageError
 from podscale.launch.local import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
+from podscale.launch.options import LAUNCHERS, LaunchOptions
 
-LAUNCHERS = ("local", "mpirun", "srun")
 _MPI_ANY = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 _SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")
 _MPI_FIRST = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
@@ -118,36 +118,34 @@ def worker_env(layout: Layout, simulate_cpu: bool) -> dict[str, str]:
 
 
 def run_external(
-    launcher: str,
     layout: Layout,
     plan: Path,
     logs: Path,
+    options: LaunchOptions,
     *,
-    case_timeout: float,
-    launcher_args: Sequence[str] = (),
-    simulate_cpu: bool = False,
     watched: Sequence[Path] = (),
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
 ) -> list[Path]:
-    """Run ``plan`` on ``layout.hosts`` processes started by ``launcher``."""
+    """Run ``plan`` on ``layout.hosts`` processes started by ``options.launcher``."""
+    launcher = options.launcher
     if shutil.which(launcher) is None:
         raise UsageError(f"launcher {launcher!r} not found on PATH")
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{launcher}.log"
-    argv = [*launcher_argv(launcher, layout.hosts, launcher_args),
+    argv = [*launcher_argv(launcher, layout.hosts, options.launcher_args),
             sys.executable, "-m", "podscale.worker", str(plan)]
     with log.open("w", encoding="utf-8") as fh:
         fh.write(f"# {shlex.join(argv)}\n")
         fh.flush()
         popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh,
-                                 stderr=subprocess.STDOUT, env=worker_env(layout, simulate_cpu),
-                                 start_new_session=True)
+                                 stderr=subprocess.STDOUT, start_new_session=True,
+                                 env=worker_env(layout, options.simulate_cpu))
     proc = LauncherProcess(0, popen, log)
     proc.kind = launcher
     try:
-        supervise([proc], f"{label or 'layout ' + layout.key} ({launcher})", case_timeout,
-                  watched, on_poll)
+        supervise([proc], f"{label or 'layout ' + layout.key} ({launcher})",
+                  options.case_timeout, watched, on_poll)
     finally:
         terminate([proc])
     return [log]

@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from podscale.core import defaults
 from podscale.core.case import Case, Layout
 from podscale.core.errors import Interrupted, UsageError, WorkerFailed, interrupt_signal
 from podscale.core.plan import LayoutPlan, Plan, launches
 from podscale.core.records import Manifest, lifecycle
 from podscale.launch.cluster import run_external
 from podscale.launch.local import run_local
+from podscale.launch.options import DEFAULT, LaunchOptions
 from podscale.launch.progress import Progress
 
 
@@ -57,38 +57,28 @@ def launch_label(layouts: Sequence[LayoutPlan]) -> str:
     return f"layout {keys[0]}" if len(keys) == 1 else f"layouts {'+'.join(keys)}"
 
 
-def execute(cases: Sequence[Case], out: Path, name: str, **kwargs) -> Path:
+def execute(cases: Sequence[Case], out: Path, name: str,
+            options: LaunchOptions = DEFAULT, *, spec: dict | None = None,
+            mode: str = "bench", layouts: Sequence[Layout] = (),
+            progress: Callable[[str], None] | None = print, reuse: bool = True,
+            rounds: int = 1) -> Path:
     """Run every case (``mode="seed"``: the reference listing on ``layouts``); the manifest
     records how the run ended, and every failure names the run directory it kept.
-    Options as for :func:`execute_arms`."""
-    return execute_arms(cases, out, {name: {}}, **kwargs)[0]
+    Arguments as for :func:`execute_arms`."""
+    return execute_arms(cases, out, {name: {}}, options, spec=spec, mode=mode,
+                        layouts=layouts, progress=progress, reuse=reuse, rounds=rounds)[0]
 
 
-def execute_arms(
-    cases: Sequence[Case],
-    out: Path,
-    arms: dict[str, dict[str, str]],
-    *,
-    spec: dict | None = None,
-    case_timeout: float = defaults.CASE_TIMEOUT,
-    mode: str = "bench",
-    layouts: Sequence[Layout] = (),
-    progress: Callable[[str], None] | None = print,
-    port: int = 0,
-    launcher: str = "local",
-    launcher_args: Sequence[str] = (),
-    simulate_cpu: bool = True,
-    reuse: bool = True,
-    trace_dir: str | None = None,
-    rounds: int = 1,
-    hlo: bool = False,
-    program: str | None = None,
-) -> list[Path]:
+def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str]],
+                 options: LaunchOptions = DEFAULT, *, spec: dict | None = None,
+                 mode: str = "bench", layouts: Sequence[Layout] = (),
+                 progress: Callable[[str], None] | None = print, reuse: bool = True,
+                 rounds: int = 1) -> list[Path]:
     """One run per arm (run name -> environment its processes set); for every round and
     process group each arm launches in turn, alternating (A B, B A, ...) so drift falls on
-    every arm alike. ``rounds``: fresh launches of every group, interleaved; ``hlo``:
-    process 0 saves each case's optimized HLO (replay); ``program``: ``module:function``
-    every process runs instead of cases (mode "seed")."""
+    every arm alike. ``options``: how processes start (:class:`LaunchOptions`); ``spec``:
+    the grid, for the manifest; ``rounds``: fresh launches of every group, interleaved;
+    ``reuse``: a layout's smaller device counts run in the same processes."""
     if rounds < 1:
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
@@ -101,25 +91,22 @@ def execute_arms(
                    launch_sizes=[sum(len(lp.cases) for lp in g) for g in in_order])
     try:
         with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
-            common = {**(spec or {}), "mode": mode, "case_timeout": case_timeout,
-                      "rounds": rounds, "launcher": launcher,
-                      "launcher_args": list(launcher_args)}
+            common = {**(spec or {}), "mode": mode, "case_timeout": options.case_timeout,
+                      "rounds": rounds, "launcher": options.launcher,
+                      "launcher_args": list(options.launcher_args)}
             keys = [lp.layout.key for _, group in groups for lp in group]
             for run_dir, env in zip(run_dirs, envs):
                 others = [i for i in ids if i != run_dir.name]
                 spec_ = {**common, "env": dict(env),
                          **({"interleaved_with": others} if others else {})}
                 stack.enter_context(lifecycle(run_dir, Manifest.new(run_dir.name, spec_, keys)))
-            options = dict(case_timeout=case_timeout, port=port, launcher=launcher,
-                           launcher_args=launcher_args, simulate_cpu=simulate_cpu,
-                           trace_dir=trace_dir, hlo=hlo, program=program)
             order = list(zip(run_dirs, envs))
             for turn, (round_, (launched, group)) in enumerate(
                     itertools.product(range(rounds), groups)):
                 for run_dir, env in (order if turn % 2 == 0 else order[::-1]):
                     arm = f" [{run_dir.name}]" if len(arms) > 1 else ""
                     _launch(run_dir, launched, group, mode, bar, round_, rounds, env, arm,
-                            **options)
+                            options)
     finally:
         bar.close()
     return run_dirs
@@ -143,16 +130,15 @@ def _kept_on_failure(run_dirs: list[Path]) -> Iterator[None]:
 
 def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
             bar: Progress, round_: int, rounds: int, env: tuple[tuple[str, str], ...],
-            arm: str, *, case_timeout: float, port: int,
-            launcher: str, launcher_args: Sequence[str], simulate_cpu: bool,
-            trace_dir: str | None, hlo: bool = False, program: str | None = None) -> None:
+            arm: str, options: LaunchOptions) -> None:
     started = time.monotonic()
     label = launch_label(group)
     which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
     bar.say(f"# {label}{arm}: {launched.hosts} process(es) x {launched.devices_per_host} "
             f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
-    plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode, trace_dir=trace_dir,
-                round=round_, env=env, hlo=hlo, program=program)
+    plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode,
+                trace_dir=options.trace_dir, round=round_, env=env, hlo=options.hlo,
+                program=options.program)
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"
@@ -160,12 +146,11 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
     lead = [run_dir / "records" / lp.layout.key / "process-0.jsonl" for lp in group]
     bar.start_launch(lead)
     logs = run_dir / "logs" / f"{launched.key}{suffix}"
-    if launcher == "local":
-        run_local(launched, path, logs, case_timeout=case_timeout, port=port,
+    if options.launcher == "local":
+        run_local(launched, path, logs, case_timeout=options.case_timeout, port=options.port,
                   watched=watched, label=label, on_poll=bar.poll)
     else:
-        run_external(launcher, launched, path, logs, case_timeout=case_timeout,
-                     launcher_args=launcher_args, simulate_cpu=simulate_cpu,
-                     watched=watched, label=label, on_poll=bar.poll)
+        run_external(launched, path, logs, options, watched=watched, label=label,
+                     on_poll=bar.poll)
     bar.poll()
     bar.say(f"#   done in {time.monotonic() - started:.1f}s")

@@ -41,6 +41,7 @@ def footprint(out: Path, counts: tuple[int, ...] = (2, 8, 16),
               log: Callable[[str], None] = print) -> dict:
     """Peak RSS and prepare + check CPU seconds per process, at each process count that
     fits in memory (skipped ones say why)."""
+    from podscale.launch.options import LaunchOptions
     from podscale.launch.runner import execute
     from podscale.selfbench.baseline import one_case
 
@@ -52,7 +53,7 @@ def footprint(out: Path, counts: tuple[int, ...] = (2, 8, 16),
             continue
         try:
             run = execute(one_case("all_reduce", SIZE, n, 1, iters=3, warmup=1), out,
-                          f"footprint-h{n}", progress=None, case_timeout=600)
+                          f"footprint-h{n}", LaunchOptions(case_timeout=600), progress=None)
         except PodscaleError as exc:
             rows.append({"processes": n, "error": str(exc)[:200]})
             continue

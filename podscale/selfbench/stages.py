@@ -39,6 +39,7 @@ from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
 from podscale.launch.admission import PROCESS_MB, available_mb
 from podscale.launch.local import run_local
+from podscale.launch.options import LaunchOptions
 from podscale.launch.runner import execute
 from podscale.selfbench import STAGE_NAMES
 from podscale.selfbench.baseline import harness_overhead, per_case_launches
@@ -117,8 +118,8 @@ def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
             break
         t0 = time.monotonic()
         try:
-            run = execute(_one("psum", 1024, n, 1), out, f"scale-h{n}", progress=None,
-                          case_timeout=300)
+            run = execute(_one("psum", 1024, n, 1), out, f"scale-h{n}",
+                          LaunchOptions(case_timeout=300), progress=None)
         except PodscaleError as exc:
             curve.append({"processes": n, "error": str(exc)})
             stopped = f"{n} processes failed: {str(exc)[:200]}"

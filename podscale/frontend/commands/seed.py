@@ -32,7 +32,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.case import Layout
-    from podscale.frontend.gridargs import launch_kwargs
+    from podscale.frontend.gridargs import launch_options
     from podscale.frontend.seedcheck import report
     from podscale.launch.runner import execute
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
         admit_processes(layout.hosts, layout.hosts * SEED_MB, force=args.force,
                         basis=f"{SEED_MB} MB per seed process, measured")
-    run_dir = execute([], args.out, "seed", case_timeout=args.case_timeout, mode="seed",
-                      program="podscale.worker.seed:main", layouts=[layout], progress=None,
-                      **launch_kwargs(args))
+    options = launch_options(args, program="podscale.worker.seed:main")
+    run_dir = execute([], args.out, "seed", options, mode="seed", layouts=[layout],
+                      progress=None)
     return report(run_dir)
