@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -164,11 +165,22 @@ def _rows_frame(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
-def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                        dict[str, str], tuple[str, ...], pd.DataFrame]:
-    """(manifest, samples, cases, envs, skipped, record lines left out, ledger) of a run, for
-    :meth:`podscale.analysis.run.Run.load`: through the run's columnar cache
-    (:mod:`podscale.analysis.cache`) when it is current, which is written when it is not."""
+class RunParts(NamedTuple):
+    """What a run directory holds, as :class:`podscale.analysis.run.Run` is built from it."""
+
+    manifest: Manifest
+    samples: pd.DataFrame
+    cases: pd.DataFrame
+    envs: pd.DataFrame
+    skipped: dict[str, str]
+    problems: tuple[str, ...]  # record lines left out, each "file:line: why"
+    ledger: pd.DataFrame
+
+
+def read_parts(run_dir: Path) -> RunParts:
+    """A run's parts, for :meth:`podscale.analysis.run.Run.load`: through the run's
+    columnar cache (:mod:`podscale.analysis.cache`) when it is current, which is written
+    when it is not."""
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     manifest = read_manifest(run_dir)
@@ -185,4 +197,4 @@ def read_parts(run_dir: Path) -> tuple[Manifest, pd.DataFrame, pd.DataFrame, pd.
                                         "ledger": ledger}, skipped, problems)
     for df in (samples, case_df, envs, ledger):
         df.attrs["run_id"] = manifest.run_id
-    return manifest, samples, case_df, envs, skipped, tuple(problems), ledger
+    return RunParts(manifest, samples, case_df, envs, skipped, tuple(problems), ledger)

@@ -8,7 +8,7 @@ but tidy frames; statistics are computed on demand and kept (:meth:`Run.summary`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -57,7 +57,9 @@ class Run:
     @classmethod
     def load(cls, path: str | Path) -> Run:
         """Read one run directory (a one-line UsageError where it is not one)."""
-        return cls(Path(path), *read_parts(Path(path)))
+        p = read_parts(Path(path))
+        return cls(Path(path), p.manifest, p.samples, p.cases, p.envs, p.skipped, p.problems,
+                   p.ledger)
 
     @property
     def run_id(self) -> str:
@@ -129,42 +131,40 @@ class Run:
         """Output elements outside their bound, summed over cases and processes."""
         return 0 if self.cases.empty else int(self.cases["wrong"].sum())
 
+    def _kept(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``'s result, computed once per run and key (the derived frames)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
+
     def summary(self, across: str = "max") -> pd.DataFrame:
         """One row per case with labelled statistics (:func:`podscale.analysis.summarize`),
         computed once per ``across`` and kept; callers get a copy they may change."""
-        key = ("summary", across)
-        if key not in self._derived:
-            from podscale.analysis.stats import summarize
+        from podscale.analysis import stats
 
-            self._derived[key] = summarize(self.samples, self.cases, across=across,
-                                           it=self.per_iteration(),
-                                           medians=self.process_medians())
-        return self._derived[key].copy()
+        return self._kept(("summary", across), lambda: stats.summarize(
+            self.samples, self.cases, across=across, it=self.per_iteration(),
+            medians=self.process_medians())).copy()
 
     def process_medians(self) -> pd.Series:
         """Each process's median timed iteration per case (kept)."""
-        if "process_medians" not in self._derived:
-            from podscale.analysis.stats import process_medians
+        from podscale.analysis import stats
 
-            self._derived["process_medians"] = process_medians(self.participants())
-        return self._derived["process_medians"]
+        return self._kept("process_medians",
+                          lambda: stats.process_medians(self.participants()))
 
     def round_medians(self) -> pd.DataFrame:
         """Per case and round, the median timed iteration of the max over processes
         (kept: fits, scaling models and comparisons all start from it)."""
-        if "round_medians" not in self._derived:
-            from podscale.analysis.stats import round_medians
+        from podscale.analysis import stats
 
-            self._derived["round_medians"] = round_medians(self.per_iteration())
-        return self._derived["round_medians"]
+        return self._kept("round_medians", lambda: stats.round_medians(self.per_iteration()))
 
     def per_iteration(self) -> pd.DataFrame:
         """Timed samples aggregated over processes per iteration (kept)."""
-        if "per_iteration" not in self._derived:
-            from podscale.analysis.stats import per_iteration
+        from podscale.analysis import stats
 
-            self._derived["per_iteration"] = per_iteration(self.participants())
-        return self._derived["per_iteration"]
+        return self._kept("per_iteration", lambda: stats.per_iteration(self.participants()))
 
     def participants(self) -> pd.DataFrame:
         """The samples of the processes that take part in each case (every process, but
@@ -172,16 +172,17 @@ class Run:
         cases = self.cases
         if cases.empty or "takes_part" not in cases or cases["takes_part"].all():
             return self.samples
-        if "participants" not in self._derived:
-            import numpy as np
+        return self._kept("participants", self._participants)
 
-            s = self.samples
-            out = np.zeros(len(s), dtype=bool)
-            for case_id, g in cases[~cases["takes_part"].astype(bool)].groupby("case_id"):
-                out |= (s["case_id"] == case_id).to_numpy() & \
-                    s["process"].isin(g["process"]).to_numpy()
-            self._derived["participants"] = s[~out].reset_index(drop=True)
-        return self._derived["participants"]
+    def _participants(self) -> pd.DataFrame:
+        import numpy as np
+
+        s, cases = self.samples, self.cases
+        out = np.zeros(len(s), dtype=bool)
+        for case_id, g in cases[~cases["takes_part"].astype(bool)].groupby("case_id"):
+            out |= (s["case_id"] == case_id).to_numpy() & \
+                s["process"].isin(g["process"]).to_numpy()
+        return s[~out].reset_index(drop=True)
 
 
 def _empty() -> pd.DataFrame:
