@@ -32,6 +32,28 @@ def fit(text: str, columns: int) -> str:
     return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2):]
 
 
+def labels(cases: Sequence[Case]) -> list[str]:
+    """Each case's id without the parts every case of its workload shares (the workload and
+    the layout always kept), so that progress lines cut to the terminal stay distinct."""
+    parts = [c.id.split("/") for c in cases]
+    same: dict[str, set[int]] = {}
+    for c, p in zip(cases, parts):
+        if c.workload not in same:
+            group = [q for d, q in zip(cases, parts) if d.workload == c.workload]
+            same[c.workload] = {i for i in range(1, len(p) - 1)
+                                if all(len(q) == len(p) and q[i] == p[i] for q in group)}
+    return ["/".join(x for i, x in enumerate(p) if i not in same[c.workload])
+            for c, p in zip(cases, parts)]
+
+
+def fit_label(label: str, columns: int) -> str:
+    """A :func:`labels` label in ``columns``: parameters as their values alone where the
+    whole one does not fit (``algorithm=flat`` as ``flat``), then the middle elided."""
+    if len(label) > columns:
+        label = "/".join(part.split("=", 1)[-1] for part in label.split("/"))
+    return fit(label, columns)
+
+
 def short(seconds: float) -> str:
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
 
@@ -74,6 +96,7 @@ class Progress:
     def __init__(self, cases: Sequence[Case], say: Callable[[str], None] | None = print,
                  stream=None, launch_sizes: Sequence[int] = ()) -> None:
         self.cases, self.total = list(cases), len(cases)
+        self.labels = labels(self.cases)
         self._say = say
         self.stream = stream or sys.stderr
         self.live = say is print and self.stream.isatty()
@@ -129,13 +152,14 @@ class Progress:
             if not self.live:
                 tail = f" done ({short(now - self.started)}, ETA {self.eta()})"
                 head = f"# [{i + 1}/{self.total}] "
-                self._say(head + fit(self.cases[i].id, width() - len(head) - len(tail)) + tail)
+                self._say(head + fit_label(self.labels[i], width() - len(head) - len(tail))
+                          + tail)
         self.done = done
         if self.live:
-            current = self.cases[done].id if done < self.total else "finishing"
+            current = self.labels[done] if done < self.total else "finishing"
             bar = f"[{'#' * (12 * done // self.total)}{'.' * (12 - 12 * done // self.total)}]"
             head, tail = f"{bar} {done}/{self.total} ", f" ETA {self.eta()}"
-            line = head + fit(current, width() - 1 - len(head) - len(tail)) + tail
+            line = head + fit_label(current, width() - 1 - len(head) - len(tail)) + tail
             self.stream.write(f"\r\033[K{line}")
             self.stream.flush()
 
