@@ -102,8 +102,9 @@ def _parse(path: Path) -> tuple[dict[str, np.ndarray], list[dict], list, list[st
 
 
 def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                              dict[str, str], list[str]]:
-    """(samples, cases, envs, skipped, lines left out) parsed from the JSON Lines files."""
+                                              pd.DataFrame, dict[str, str], list[str]]:
+    """(samples, cases, envs, ledger, skipped, lines left out) parsed from the JSON Lines
+    files."""
     parts, rows, other, problems = [], [], [], []
     for columns, case_rows, records, bad in _read_all(files):
         parts.append(columns)

@@ -86,13 +86,13 @@ def cmd_ab(args: argparse.Namespace) -> int:
     run_a, run_b = execute_arms(cases, args.out, {f"{name}-A": env_a, f"{name}-B": env_b},
                                 prepared.options, spec=prepared.spec, reuse=prepared.reuse,
                                 rounds=rounds)
-    for label, run, env in (("A", run_a, env_a), ("B", run_b, env_b)):
+    for label, path, env in (("A", run_a, env_a), ("B", run_b, env_b)):
         shown = " ".join(f"{k}={v}" for k, v in env.items()) or "(no extra environment)"
-        print(f"# {label}: {run}  {shown}")
-    loaded = [load_run(run_a), load_run(run_b)]
-    for run in loaded:
-        if run.wrong:
-            raise wrong_results(run)
-    table, notes = compare(*loaded, threshold=args.threshold, alpha=args.alpha,
+        print(f"# {label}: {path}  {shown}")
+    a, b = load_run(run_a), load_run(run_b)
+    for loaded in (a, b):
+        if loaded.wrong:
+            raise wrong_results(loaded)
+    table, notes = compare(a, b, threshold=args.threshold, alpha=args.alpha,
                            correction=args.correction, paired=args.paired)
-    return write_compare(table, notes, *loaded, args)
+    return write_compare(table, notes, a, b, args)

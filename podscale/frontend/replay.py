@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from typing import Any
 
 from podscale.core.errors import UsageError
 
 
-def replay_cases(run, case) -> list:
-    """The replay run's cases: every distinct collective, and its scaling cases."""
+def replay_cases(run, case) -> tuple[list, Any]:
+    """The replay run's cases (every distinct collective, and its scaling cases) and the
+    step's collective inventory."""
     from podscale.analysis.replay import load_inventory, scaling_params, specs
     from podscale.core.grid import Grid, expand
 

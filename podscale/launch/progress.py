@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from podscale.core.case import Case
 
@@ -93,8 +94,11 @@ class Clock:
 
 
 class Progress:
+    """Cases done of the total, each case as its records arrive, with an ETA: one line per
+    case, or one live line on a terminal."""
+
     def __init__(self, cases: Sequence[Case], say: Callable[[str], None] | None = print,
-                 stream=None, launch_sizes: Sequence[int] = ()) -> None:
+                 stream: TextIO | None = None, launch_sizes: Sequence[int] = ()) -> None:
         self.cases, self.total = list(cases), len(cases)
         self.labels = labels(self.cases)
         self._say = say
