@@ -76,3 +76,22 @@ def test_samples_joined_with_their_cases(tmp_path):
     df = load(make_run(tmp_path / "r"))
     assert {"run_id", "workload", "size", "seconds"} <= set(df.columns)
     assert df["workload"].notna().all() and len(df) == len(load_run(tmp_path / "r").samples)
+
+
+def test_docs_reading_snippets_run(small_run):
+    """The Python listings of docs/api.md and docs/run-directory.md run as written, on a
+    real run (``results/<run>`` replaced by its path); a broken name would raise."""
+    import re
+
+    from tests.conftest import ROOT
+
+    ran = 0
+    for page in ("api.md", "run-directory.md"):
+        text = (ROOT / "docs" / page).read_text()
+        for block in re.findall(r"```python\n(.*?)```", text, re.S):
+            code = block.replace("results/<run>", str(small_run))
+            scope: dict = {}
+            exec(compile(code, f"docs/{page}", "exec"), scope)  # noqa: S102 - our docs
+            ran += 1
+            assert any(hasattr(v, "samples") for v in scope.values()), page
+    assert ran == 2
