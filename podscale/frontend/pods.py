@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from podscale.core import defaults
 from podscale.core.errors import UsageError, WorkerFailed
 
 
@@ -62,52 +62,57 @@ def validated(command: str, words: list[str], hosts: int | None = None,
     return words
 
 
-def cmd_sbatch(args: argparse.Namespace) -> int:
+def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
+           partition: str | None = None, gpus_per_node: int | None = None) -> int:
+    """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes."""
     from podscale.launch.generators import sbatch_script
 
-    if args.nodes < 1:
+    if nodes < 1:
         raise UsageError("--nodes must be >= 1")
-    if args.gpus_per_node is not None and args.gpus_per_node < 0:
+    if gpus_per_node is not None and gpus_per_node < 0:
         raise UsageError("--gpus-per-node must be >= 0")
-    words = validated("run", args.run_args, nodes=args.nodes)
-    print(sbatch_script(args.nodes, words, time_limit=args.time,
-                        partition=args.partition, devices_per_host=args.gpus_per_node), end="")
+    words = validated("run", run_args, nodes=nodes)
+    print(sbatch_script(nodes, words, time_limit=time_limit, partition=partition,
+                        devices_per_host=gpus_per_node), end="")
     return 0
 
 
-def cmd_k8s(args: argparse.Namespace) -> int:
+def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
+        namespace: str = "default", run_dir: str | None = None,
+        results_pvc: str | None = None, gpus_per_host: int = 0) -> int:
+    """Print the Service and Indexed Job running ``podscale worker WORKER_ARGS``."""
     from podscale.launch.generators import k8s_manifest
 
-    if args.hosts < 1:
+    if hosts < 1:
         raise UsageError("--hosts must be >= 1")
-    if args.gpus_per_host < 0:
+    if gpus_per_host < 0:
         raise UsageError("--gpus-per-host must be >= 0")
-    words = validated("worker", args.worker_args, hosts=args.hosts)
-    res = {"nvidia.com/gpu": args.gpus_per_host} if args.gpus_per_host else None
-    print(k8s_manifest(args.name, args.image, args.hosts, words,
-                       run_dir=args.run_dir, results_pvc=args.results_pvc,
-                       namespace=args.namespace, resources=res), end="")
+    words = validated("worker", worker_args, hosts=hosts)
+    res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
+    print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
+                       namespace=namespace, resources=res), end="")
     return 0
 
 
-def cmd_tpu(args: argparse.Namespace) -> int:
+def tpu(name: str, zone: str, worker_args: list[str], *, project: str | None = None,
+        run_dir: str | None = None, out: str = str(defaults.OUT), setup: str | None = None,
+        dry_run: bool = False) -> int:
     """Run, copy back, report; a failed step stops the rest (exit 3), but a failed run is
     still copied back: the records it kept come home too."""
     from podscale.frontend.actions import write_report
     from podscale.launch.generators import tpu_commands
 
-    run_dir = args.run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
-    words = validated("worker", args.worker_args)
-    ssh, scp, report = tpu_commands(args.tpu, args.zone, args.project, run_dir,
-                                    words, args.out, args.setup)
-    if args.dry_run:
-        for argv in (ssh, ["mkdir", "-p", args.out], scp, report):
+    run_dir = run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
+    words = validated("worker", worker_args)
+    ssh, scp, report = tpu_commands(name, zone, project, run_dir, words, out, setup)
+    if dry_run:
+        for argv in (ssh, ["mkdir", "-p", out], scp, report):
             print(shlex.join(argv))
         return 0
     if shutil.which("gcloud") is None:
         raise UsageError("gcloud not found on PATH (use --dry-run to print the commands)")
     ran = subprocess.call(ssh)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
+    Path(out).mkdir(parents=True, exist_ok=True)
     copied = subprocess.call(scp)  # even after a failed run: its records come home
     local = Path(report[-1])
     if ran:  # the first step that failed is the one named
@@ -116,27 +121,29 @@ def cmd_tpu(args: argparse.Namespace) -> int:
         raise WorkerFailed(f"step 1 of 3 (podscale worker on every VM, gcloud ssh) failed "
                            f"with exit code {ran}; {back}")
     if copied:
-        raise WorkerFailed(f"step 2 of 3 (copying {args.tpu}:{run_dir} back, gcloud scp) "
+        raise WorkerFailed(f"step 2 of 3 (copying {name}:{run_dir} back, gcloud scp) "
                            f"failed with exit code {copied}: {shlex.join(scp)}")
     return write_report(local)
 
 
-def cmd_collect(args: argparse.Namespace) -> int:
+def collect(log: str, out: Path, report: bool = True) -> int:
+    """The run printed in ``log`` (a path, or ``-``: stdin) as a run directory under
+    ``out``, with its report."""
     from podscale.analysis import load_run
     from podscale.core.runblock import extract
     from podscale.frontend.actions import write_report
 
-    if args.log == "-":
+    if log == "-":
         text = sys.stdin.read()
     else:
         try:
-            text = Path(args.log).read_text(encoding="utf-8", errors="replace")
+            text = Path(log).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise UsageError(f"cannot read {args.log}: {exc.strerror}") from None
-    args.out.mkdir(parents=True, exist_ok=True)
-    run = extract(text, args.out)
+            raise UsageError(f"cannot read {log}: {exc.strerror}") from None
+    out.mkdir(parents=True, exist_ok=True)
+    run = extract(text, out)
     loaded = load_run(run)
     print(f"# run {loaded.run_id} ({loaded.status_text}) collected: {run}")
-    if args.report:
+    if report:
         write_report(loaded)
     return 0

@@ -22,6 +22,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.pods import cmd_collect
+    from podscale.frontend.pods import collect
 
-    return cmd_collect(args)
+    return collect(args.log, args.out, report=args.report)

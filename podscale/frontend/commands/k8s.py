@@ -28,6 +28,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.pods import cmd_k8s
+    from podscale.frontend.pods import k8s
 
-    return cmd_k8s(args)
+    return k8s(args.name, args.image, args.hosts, args.worker_args, namespace=args.namespace,
+               run_dir=args.run_dir, results_pvc=args.results_pvc,
+               gpus_per_host=args.gpus_per_host)

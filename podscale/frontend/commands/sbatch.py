@@ -20,6 +20,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.pods import cmd_sbatch
+    from podscale.frontend.pods import sbatch
 
-    return cmd_sbatch(args)
+    return sbatch(args.nodes, args.run_args, time_limit=args.time, partition=args.partition,
+                  gpus_per_node=args.gpus_per_node)

@@ -29,6 +29,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.pods import cmd_tpu
+    from podscale.frontend.pods import tpu
 
-    return cmd_tpu(args)
+    return tpu(args.tpu, args.zone, args.worker_args, project=args.project,
+               run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run)
