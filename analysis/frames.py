@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis import cache
-from podscale.core.case import layout_key
+from podscale.core.case import Layout
 from podscale.core.errors import UsageError
 from podscale.core.records import (
     PHASES,
@@ -144,7 +144,7 @@ def _case_row(r: CaseRecord) -> dict:
     axes = [["hosts", lay["hosts"]], *lay.get("local_axes", [])]
     row = {"workload": c["workload"], "version": c["version"], "variant": c["variant"],
            "dtype": c["dtype"], "hosts": lay["hosts"], "devices_per_host": lay["devices_per_host"],
-           "layout": layout_key(lay["hosts"], lay["devices_per_host"]),
+           "layout": Layout.from_dict(lay).key,  # with the mesh split, as everywhere
            "mesh": "x".join(f"{n}{s}" for n, s in axes), **c.get("settings", {})}
     for name, value in c.get("params", {}).items():
         row[_column(name)] = value

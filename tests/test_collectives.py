@@ -109,6 +109,9 @@ def test_three_d_mesh_subsets(tmp_path):
     table = summarize(samples, cases)
     assert (cases["wrong"] == 0).all() and len(table) == 9
     assert set(table["mesh"]) == {"hosts2xchip2xcore2"}
+    # one spelling of the layout: the frames', the ledger's and the records' folder
+    assert set(table["layout"]) == set(run.ledger["layout"]) == {"h2xd4-chip2xcore2"}
+    assert (run.path / "records" / "h2xd4-chip2xcore2").is_dir()
     assert dict(zip(table["axes"], table["participants"])) == {"hosts+core": 4, "core+chip": 4,
                                                               "chip": 2}
     res = podscale("run", "--rounds", "1",
