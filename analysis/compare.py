@@ -12,6 +12,7 @@ import pandas as pd
 
 from podscale.analysis.frames import SETTINGS
 from podscale.analysis.run import Run, as_run
+from podscale.core import defaults
 from podscale.core.errors import UsageError
 
 #: differences that make timings incomparable (unless forced)
@@ -164,7 +165,8 @@ def comparable(run_a: Run, run_b: Run, force: bool) -> list[str]:
                     if r.problems]
 
 
-def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = 0.05, alpha: float = 0.05,
+def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = defaults.THRESHOLD,
+            alpha: float = defaults.ALPHA,
             force: bool = False, correction: str = "bh",
             paired: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): :func:`verdicts` over the cases both runs have, each case's

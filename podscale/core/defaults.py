@@ -23,6 +23,10 @@ ROUNDS: Final = 3
 #: podscale ab: a 1.5x slowdown of cases whose launches vary by a log-sd of 0.5 is found
 #: (10 rounds found 83-92% of them on a noisy 2-CPU machine)
 AB_ROUNDS: Final = 16
+#: what a comparison calls a change: a relative change of at least THRESHOLD whose test is
+#: significant at ALPHA (compare, ab, bench-self's verdicts)
+THRESHOLD: Final = 0.05
+ALPHA: Final = 0.05
 #: the grid when neither the command line nor a suite file gives a value
 GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
     "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",

@@ -236,9 +236,9 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
 
 def add_verdict_args(p: argparse.ArgumentParser) -> None:
     """How ``compare`` and ``ab`` judge a change."""
-    p.add_argument("--threshold", type=float, default=0.05,
+    p.add_argument("--threshold", type=float, default=defaults.THRESHOLD,
                    help="relative change that counts")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--alpha", type=float, default=defaults.ALPHA, help="significance level")
     p.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
                    help="adjust p-values for the many cases tested at once: "
                         "Benjamini-Hochberg (bh), Holm, or none")

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from podscale.core import defaults
 from podscale.core.errors import PodscaleError
 
 GRID = ["dot,psum", "--hosts", "1,2", "--devices-per-host", "1,2", "--sizes", "4K,64K,1M"]
@@ -58,8 +59,8 @@ def cli_ab(out: Path, name: str, env_b: str | None = None) -> tuple[Path, Path]:
     return found["A"], found["B"]
 
 
-def iteration_test_flags(run_a: Path, run_b: Path, alpha: float = 0.05,
-                         threshold: float = 0.05) -> float:
+def iteration_test_flags(run_a: Path, run_b: Path, alpha: float = defaults.ALPHA,
+                         threshold: float = defaults.THRESHOLD) -> float:
     """Share of cases the previous method flagged: Mann-Whitney U over the pooled
     per-iteration times (iterations treated as independent), no multiple-test correction."""
     import numpy as np
