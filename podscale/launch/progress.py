@@ -62,10 +62,14 @@ def short(seconds: float) -> str:
 class Clock:
     """The ETA from measured costs: each case after a launch's first (one case's cost)
     and each launch's first case (starting the processes, joining, the first compile),
-    times what is left of each; nothing until a case has finished."""
+    times what is left of each; nothing until a case has finished. ``weights``: each
+    launch's cost relative to the others' (its processes: where they share the cores, a
+    case of 16 costs about 16 of one), so a study's launches of 1 to 16 processes do not
+    swing the ETA from case to case."""
 
-    def __init__(self, launch_sizes: Sequence[int]) -> None:
+    def __init__(self, launch_sizes: Sequence[int], weights: Sequence[float] = ()) -> None:
         self.sizes = list(launch_sizes)
+        self.weights = list(weights) or [1.0] * len(self.sizes)
         self.launch, self.at = -1, 0.0
         self.first: list[float] = []  # launch start -> its first case done
         self.each: list[float] = []  # between consecutive cases of a launch
@@ -74,8 +78,12 @@ class Clock:
     def start_launch(self, now: float) -> None:
         self.launch, self.at, self.done_in_launch = self.launch + 1, now, 0
 
+    def _weight(self, launch: int) -> float:
+        return float(self.weights[launch]) if 0 <= launch < len(self.weights) else 1.0
+
     def case_done(self, now: float) -> None:
-        (self.first if self.done_in_launch == 0 else self.each).append(now - self.at)
+        (self.first if self.done_in_launch == 0 else self.each).append(
+            (now - self.at) / self._weight(self.launch))
         self.at, self.done_in_launch = now, self.done_in_launch + 1
 
     def left(self) -> float | None:
@@ -85,12 +93,14 @@ class Clock:
         this = max(self.sizes[self.launch] - self.done_in_launch, 0) \
             if 0 <= self.launch < len(self.sizes) else 0
 
-        def whole(n: int) -> float:  # a launch of n cases, from its start
-            return per_launch + (n - 1) * per_case
+        def whole(n: int, w: float) -> float:  # a launch of n cases, from its start
+            return w * (per_launch + (n - 1) * per_case)
 
+        w = self._weight(self.launch)
         starting = self.done_in_launch == 0 and this > 0
-        return (whole(this) if starting else this * per_case) + sum(
-            whole(n) for n in self.sizes[self.launch + 1:])
+        return (whole(this, w) if starting else this * per_case * w) + sum(
+            whole(n, self._weight(i)) for i, n in enumerate(self.sizes[self.launch + 1:],
+                                                            self.launch + 1))
 
 
 class Progress:
@@ -98,7 +108,8 @@ class Progress:
     case, or one live line on a terminal."""
 
     def __init__(self, cases: Sequence[Case], say: Callable[[str], None] | None = print,
-                 stream: TextIO | None = None, launch_sizes: Sequence[int] = ()) -> None:
+                 stream: TextIO | None = None, launch_sizes: Sequence[int] = (),
+                 launch_weights: Sequence[float] = ()) -> None:
         self.cases, self.total = list(cases), len(cases)
         self.labels = labels(self.cases)
         self._say = say
@@ -108,7 +119,7 @@ class Progress:
         self._files: dict[Path, tuple[int, int]] = {}
         self.started = time.monotonic()
         self._last_poll = 0.0
-        self.clock = Clock(launch_sizes or [len(cases)])
+        self.clock = Clock(launch_sizes or [len(cases)], launch_weights)
 
     def say(self, message: str) -> None:
         if self._say is None:

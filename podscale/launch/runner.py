@@ -88,7 +88,8 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
     envs = [tuple(sorted(env.items())) for env in arms.values()]
     in_order = [g for _ in range(rounds) for _, g in groups for _ in arms]  # launches
     bar = Progress([c for g in in_order for lp in g for c in lp.cases], progress,
-                   launch_sizes=[sum(len(lp.cases) for lp in g) for g in in_order])
+                   launch_sizes=[sum(len(lp.cases) for lp in g) for g in in_order],
+                   launch_weights=[max(lp.layout.hosts for lp in g) for g in in_order])
     try:
         with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
             common = {**(spec or {}), "mode": mode, "case_timeout": options.case_timeout,
