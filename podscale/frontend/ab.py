@@ -13,12 +13,16 @@ rate. To compare code versions, use asv (``asv continuous``).
 
 from __future__ import annotations
 
-import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 
 ROUNDS = defaults.AB_ROUNDS
+
+if TYPE_CHECKING:
+    from podscale.frontend.actions import Prepared, Verdict
 
 
 #: variables the worker sets itself on simulated CPU hosts (--platform cpu), and how
@@ -61,29 +65,21 @@ def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool) -> list[s
     return notes
 
 
-def cmd_ab(args: argparse.Namespace) -> int:
+def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Path,
+       name: str | None, verdict: Verdict) -> int:
+    """Run ``prepared`` as arms A and B (each process setting its arm's environment),
+    launches alternating, then compare them under ``verdict``."""
     from podscale.analysis import load_run
-    from podscale.analysis.compare import compare
-    from podscale.frontend.actions import (
-        check_verdict_args,
-        prepare_run,
-        write_compare,
-        wrong_results,
-    )
+    from podscale.frontend.actions import write_compare, wrong_results
     from podscale.launch.runner import execute_arms
 
-    check_verdict_args(args)
-    env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
-    if args.rounds is None:
-        args.rounds = ROUNDS
-    prepared = prepare_run(args)
     cases, rounds = prepared.cases, prepared.rounds
     if rounds < 2:
         raise UsageError("podscale ab pairs rounds: --rounds must be >= 2")
     for note in arm_notes(env_a, env_b, prepared.options.simulate_cpu):
         print(f"# note: {note}")
-    name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
-    run_a, run_b = execute_arms(cases, args.out, {f"{name}-A": env_a, f"{name}-B": env_b},
+    name = name or "-".join(dict.fromkeys(c.workload for c in cases))
+    run_a, run_b = execute_arms(cases, out, {f"{name}-A": env_a, f"{name}-B": env_b},
                                 prepared.options, spec=prepared.spec, reuse=prepared.reuse,
                                 rounds=rounds)
     for label, path, env in (("A", run_a, env_a), ("B", run_b, env_b)):
@@ -93,6 +89,5 @@ def cmd_ab(args: argparse.Namespace) -> int:
     for loaded in (a, b):
         if loaded.wrong:
             raise wrong_results(loaded)
-    table, notes = compare(a, b, threshold=args.threshold, alpha=args.alpha,
-                           correction=args.correction, paired=args.paired)
-    return write_compare(table, notes, a, b, args)
+    table, notes = verdict.compare(a, b)
+    return write_compare(table, notes, a, b, verdict)

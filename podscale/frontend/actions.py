@@ -5,9 +5,11 @@ reads results, so one command loads a run once."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from podscale.core import defaults
 from podscale.core.errors import UsageError, WrongResults
 from podscale.frontend.gridargs import grids_from_args, launch_options
 from podscale.launch.options import LaunchOptions
@@ -180,15 +182,37 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
     return 0
 
 
-def check_verdict_args(args: argparse.Namespace) -> None:
-    if args.threshold < 0 or not 0 < args.alpha < 1:
-        raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+@dataclass(frozen=True)
+class Verdict:
+    """How ``compare`` and ``ab`` judge a change (``add_verdict_args``' options)."""
+
+    threshold: float = defaults.THRESHOLD
+    alpha: float = defaults.ALPHA
+    correction: str = "bh"
+    paired: bool = False
+    fail_on_regression: bool = False
+
+    def __post_init__(self) -> None:
+        if self.threshold < 0 or not 0 < self.alpha < 1:
+            raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Verdict:
+        return cls(args.threshold, args.alpha, args.correction, args.paired,
+                   args.fail_on_regression)
+
+    def compare(self, run_a: Run, run_b: Run, force: bool = False) -> tuple[Any, list[str]]:
+        """(table, notes) of :func:`podscale.analysis.compare.compare` under this verdict."""
+        from podscale.analysis.compare import compare
+
+        return compare(run_a, run_b, threshold=self.threshold, alpha=self.alpha, force=force,
+                       correction=self.correction, paired=self.paired)
 
 
-def write_compare(table, notes: list[str], run_a: Run, run_b: Run,
-                  args: argparse.Namespace, out: Path | None = None) -> int:
+def write_compare(table, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
+                  out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
-    (1 if a case is slower and --fail-on-regression)."""
+    (1 if a case is slower and the verdict fails on regression)."""
     from podscale.analysis import fitcompare, programs
     from podscale.analysis.compare import render
 
@@ -198,7 +222,7 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run,
     table = table.merge(changed, on="case_id", how="left")
     table.attrs.update(attrs)  # the test it ran (paired or not)
     table["program_change"] = table["program_change"].fillna("")
-    text = render(table, notes, name_a, name_b, args.threshold, args.correction)
+    text = render(table, notes, name_a, name_b, verdict.threshold, verdict.correction)
     text += "\n" + programs.render(changed)
     changes = fitcompare.compare_fits(run_a, run_b)
     text += "\n" + fitcompare.render(changes)
@@ -210,5 +234,5 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run,
     out.with_suffix(".txt").write_text(text + "\n")
     print(f"# written: {out.with_suffix('.csv')} and {out.name}-fits.csv")
     slower = (table["verdict"] == "slower").any()
-    return 1 if slower and args.fail_on_regression else 0
+    return 1 if slower and verdict.fail_on_regression else 0
 

@@ -14,11 +14,14 @@ communication, which collectives, and what that becomes on a bigger pod.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from podscale.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from podscale.frontend.actions import Prepared
 
 
 def replay_cases(run, case) -> tuple[list, Any]:
@@ -66,24 +69,28 @@ def render(res: dict) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    from podscale.analysis import load_run
-    from podscale.analysis.replay import results
-    from podscale.core.case import parse_int_list
-    from podscale.frontend.actions import prepare_run, show, trace, write_report, wrong_results
-
-    predict = parse_int_list(args.predict, "--predict")
+def check_predict(predict: list[int]) -> None:
     if min(predict) < 2:
         raise UsageError(f"--predict takes participant counts >= 2 (a step's communication "
                          f"needs two), got {min(predict)}")
-    prepared = prepare_run(args)
+
+
+def replay(prepared: Prepared, out: Path, name: str | None, predict: list[int]) -> int:
+    """Run the one case of ``prepared`` (its HLO saved), replay each collective of its
+    program alone and in smaller groups, and predict the step's communication at
+    ``predict`` participants."""
+    from podscale.analysis import load_run
+    from podscale.analysis.replay import results
+    from podscale.frontend.actions import show, trace, write_report, wrong_results
+
+    check_predict(predict)
     cases = prepared.cases
     if len(cases) != 1:
         raise UsageError(f"podscale replay takes one case (one workload, one layout: --hosts "
                          f"H --devices-per-host D, one value per parameter); this grid has "
                          f"{len(cases)}")
     (case,) = cases
-    run = prepared.execute(args.out, args.name or f"replay-{case.workload}", hlo=True)
+    run = prepared.execute(out, name or f"replay-{case.workload}", hlo=True)
     step = load_run(run)
     if show(step):
         raise wrong_results(step)

@@ -25,6 +25,11 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.ab import cmd_ab
+    from podscale.frontend.ab import ROUNDS, ab, parse_env
+    from podscale.frontend.actions import Verdict, prepare_run
 
-    return cmd_ab(args)
+    verdict = Verdict.of(args)
+    env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
+    if args.rounds is None:
+        args.rounds = ROUNDS
+    return ab(prepare_run(args), env_a, env_b, args.out, args.name, verdict)

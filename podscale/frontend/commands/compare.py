@@ -24,11 +24,9 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.analysis.compare import compare
-    from podscale.frontend.actions import check_verdict_args, write_compare
+    from podscale.frontend.actions import Verdict, write_compare
 
-    check_verdict_args(args)
+    verdict = Verdict.of(args)
     a, b = load_run(args.run_a), load_run(args.run_b)
-    table, notes = compare(a, b, threshold=args.threshold, alpha=args.alpha,
-                           force=args.force, correction=args.correction, paired=args.paired)
-    return write_compare(table, notes, a, b, args, args.out)
+    table, notes = verdict.compare(a, b, force=args.force)
+    return write_compare(table, notes, a, b, verdict, args.out)

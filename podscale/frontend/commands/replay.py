@@ -23,6 +23,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.replay import cmd_replay
+    from podscale.core.case import parse_int_list
+    from podscale.frontend.actions import prepare_run
+    from podscale.frontend.replay import check_predict, replay
 
-    return cmd_replay(args)
+    predict = parse_int_list(args.predict, "--predict")
+    check_predict(predict)  # before the grid: the option's own fault first
+    return replay(prepare_run(args), args.out, args.name, predict)
