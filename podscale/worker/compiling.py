@@ -26,10 +26,11 @@ class Compiled(NamedTuple):
 
 
 def compile_step(step: Step, hlo_to: Path | None = None,
-                 on_dispatch: Callable[[], None] | None = None) -> Compiled:
+                 on_dispatch: Callable[[bool], None] | None = None) -> Compiled:
     """Compile ``step`` (timed); with ``hlo_to``, the optimized HLO module and its logical
-    device order are saved there (not timed). ``on_dispatch``: called each time the step
-    is dispatched, before waiting for its result (the watchdog's host/device split)."""
+    device order are saved there (not timed). ``on_dispatch``: called with True each time
+    the step is dispatched, before waiting for its result, and with False once it is
+    ready (the watchdog's host/device split)."""
     import jax
 
     start = time.perf_counter()
@@ -49,15 +50,18 @@ def compile_step(step: Step, hlo_to: Path | None = None,
 
     def call(*other: Any) -> Any:
         out = compiled(*other)
-        if on_dispatch is not None:
-            on_dispatch()
-        return jax.block_until_ready(out)
+        if on_dispatch is None:
+            return jax.block_until_ready(out)
+        on_dispatch(True)
+        out = jax.block_until_ready(out)
+        on_dispatch(False)
+        return out
 
     return Compiled(lambda: call(*args), seconds, kind, fp, call)
 
 
 def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,
-                     on_dispatch: Callable[[], None] | None = None) -> Compiled:
+                     on_dispatch: Callable[[bool], None] | None = None) -> Compiled:
     """The workload's program compiled on its placed ``args`` (:func:`compile_step`)."""
     program = wl.program(ctx)
     return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch)

@@ -37,11 +37,12 @@ class Runtime:
         if self.progress is not None:
             self.progress.mark(case, case_id, phase, iteration)
 
-    def dispatched(self) -> None:
+    def dispatched(self, waiting: bool) -> None:
         """Note that this process's step is dispatched and it waits for the result (the
-        device, or a collective's peers), as opposed to still running host-side."""
+        device, or a collective's peers), or (False) that the result came and it runs
+        host-side again."""
         if self.progress is not None:
-            self.progress.dispatched = True
+            self.progress.dispatched = waiting
 
     def barrier(self, name: str = "podscale") -> None:
         """All processes meet here. The coordination service's barrier (a gRPC round trip,

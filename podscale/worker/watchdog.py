@@ -28,6 +28,7 @@ PREFIX = "podscale/progress/"
 PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed", "check",
           "exact check", "traced", "done")
 STEPPING = ("warmup", "timed", "traced", "check", "exact check")  # phases that run the step
+ITERATED = ("warmup", "timed", "traced")  # ... and those that count its iterations
 STUCK_KEY = "podscale/stuck"  # the first message, for process 0 to record
 STOP_KEY = "podscale/stop"  # process 0 recorded it: every process ends
 LEAVING = "podscale/leaving/"  # each process, just before it exits
@@ -63,10 +64,11 @@ class Progress:
             return "joined, before the first case"
         if self.phase not in STEPPING:
             return f"case {self.case} ({self.case_id}), {self.phase}"
+        where = f"{self.phase} iteration {self.iteration}" if self.phase in ITERATED \
+            else self.phase
         state = ("its step dispatched, waiting for the result (device or peers)"
                  if self.dispatched else "inside its step, not yet dispatched (host side)")
-        return f"case {self.case} ({self.case_id}), {self.phase} iteration {self.iteration}, " \
-               f"{state}"
+        return f"case {self.case} ({self.case_id}), {where}, {state}"
 
 
 def behind(entries: dict[int, dict], processes: int, now: float, period: float
