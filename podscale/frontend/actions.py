@@ -5,6 +5,7 @@ reads results, so one command loads a run once."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -69,17 +70,18 @@ class Prepared(NamedTuple):
     spec: dict
     reuse: bool
 
-    def execute(self, out: Path, name: str, cases: list | None = None, **changes: Any) -> Path:
-        """Run it (or ``cases``) as ``name`` under ``out``; ``changes``: to the options."""
+    def execute(self, out: Path, name: str, cases: list | None = None, *,
+                spec: dict | None = None, progress: Callable[[str], None] | None = print,
+                **changes: Any) -> Path:
+        """Run it (or ``cases``, with ``spec`` for the manifest) as ``name`` under ``out``;
+        ``changes``: to its launch options (e.g. ``hlo=True``)."""
         from dataclasses import replace
 
         from podscale.launch.runner import execute
 
-        progress = changes.pop("progress", print)
-        spec = changes.pop("spec", self.spec)
         return execute(self.cases if cases is None else cases, out, name,
-                       replace(self.options, **changes), spec=spec, reuse=self.reuse,
-                       rounds=self.rounds, progress=progress)
+                       replace(self.options, **changes), spec=spec or self.spec,
+                       reuse=self.reuse, rounds=self.rounds, progress=progress)
 
 
 def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> Prepared:
