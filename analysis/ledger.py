@@ -55,6 +55,13 @@ def stragglers(ledger: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["launch", "process", "late_s", "others_waited_s"])
 
 
+def phase_totals(ledger: pd.DataFrame) -> pd.Series:
+    """Seconds per phase, the slowest process's in each launch summed over launches,
+    largest first (empty for an empty ledger)."""
+    per = launches(ledger)
+    return per.groupby("phase")["max_s"].sum().sort_values(ascending=False)
+
+
 MEMORY = ["launch", "process", "peak_mb", "phase", "phase_mb"]
 
 
@@ -80,7 +87,7 @@ def sentences(ledger: pd.DataFrame, threshold_s: float = 0.5) -> list[str]:
     per = launches(ledger)
     if per.empty:
         return []
-    total = per.groupby("phase")["max_s"].sum().sort_values(ascending=False)
+    total = phase_totals(ledger)
     share = total / total.sum()
     top = ", ".join(f"{p} {share[p]:.0%}" for p in total.index[:3])
     measured = share.get("timed", 0.0)

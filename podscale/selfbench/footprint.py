@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from podscale.core.errors import PodscaleError
-from podscale.launch.admission import available_mb
+from podscale.launch.admission import available_mb, estimate_mb
 
 SIZE = 16 << 20  # bytes per device
 WORK = ("prepare", "check")  # podscale's own per-case phases outside the timed region
@@ -47,13 +47,15 @@ def footprint(out: Path, counts: tuple[int, ...] = (2, 8, 16),
 
     rows = []
     for n in counts:
-        need, have = n * 700, available_mb()  # MB a 16 MiB all_reduce worker peaks at, high
+        cases = one_case("all_reduce", SIZE, n, 1, iters=3, warmup=1)
+        (_, need), have = estimate_mb(cases), available_mb()  # admission's own estimate
         if need > 0.8 * have:
-            rows.append({"processes": n, "skipped": f"~{need} MB needed, {have:.0f} MB free"})
+            rows.append({"processes": n,
+                         "skipped": f"~{need:.0f} MB needed, {have:.0f} MB free"})
             continue
         try:
-            run = execute(one_case("all_reduce", SIZE, n, 1, iters=3, warmup=1), out,
-                          f"footprint-h{n}", LaunchOptions(case_timeout=600), progress=None)
+            run = execute(cases, out, f"footprint-h{n}", LaunchOptions(case_timeout=600),
+                          progress=None)
         except PodscaleError as exc:
             rows.append({"processes": n, "error": str(exc)[:200]})
             continue
@@ -86,7 +88,7 @@ def _ratios(rows: list[dict]) -> dict:
 def study_ledger(out: Path, log: Callable[[str], None] = print) -> dict:
     """Run the default study through the CLI and say where its wall time went."""
     from podscale.analysis import load_run
-    from podscale.analysis.ledger import launches
+    from podscale.analysis.ledger import launches, phase_totals
 
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "podscale", "study", "--out", str(out),
@@ -99,9 +101,8 @@ def study_ledger(out: Path, log: Callable[[str], None] = print) -> dict:
     if not runs:
         return {"error": f"podscale study left no run under {out}"}
     ledger = load_run(runs[-1]).ledger
-    per = launches(ledger)
-    seconds = per.groupby("phase")["max_s"].sum()
-    by_launch = per.pivot_table(index="launch", columns="phase", values="max_s")
+    seconds = phase_totals(ledger)
+    by_launch = launches(ledger).pivot_table(index="launch", columns="phase", values="max_s")
     cpu = {p: float(ledger[f"cpu.{p}"].sum()) for p in WORK if f"cpu.{p}" in ledger}
     share = (seconds / seconds.sum()).round(4).to_dict()
     work = sum(share.get(p, 0.0) for p in WORK)

@@ -90,10 +90,10 @@ def turnaround(out: Path, log=None) -> dict:
     per_case_total = est["median"]
     floor = sum(starts.values()) + measured
     from podscale.analysis import load_run
-    from podscale.analysis.ledger import launches
+    from podscale.analysis.ledger import phase_totals
 
-    per = launches(load_run(run).ledger)  # where the sweep's wall time went, per phase
-    ledger = per.groupby("phase")["max_s"].sum().round(3).to_dict() if len(per) else {}
+    # where the sweep's wall time went, per phase
+    ledger = phase_totals(load_run(run).ledger).round(3).to_dict()
     return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
             "ledger_s": ledger,
             "measured_s": measured, "floor_s": floor, "vs_floor": sweep / floor,
