@@ -333,3 +333,31 @@ def test_a_failed_join_names_who_never_joined(tmp_path):
     assert "DEADLINE_EXCEEDED" in res.stderr and "never joined the job: process(es) 0,1" \
         in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "@ 0x" not in res.stderr  # not a line of the C++ stack trace
+
+
+def test_the_dispatched_mark_spans_only_the_wait_for_a_result():
+    """A step marks itself dispatched while it waits for its result and clears the mark
+    when the result is ready, so a process that stalls host-side before its second step
+    ranks behind peers waiting at the collective (not level with them)."""
+    import jax
+    import jax.numpy as jnp
+
+    from podscale.core.workload import Step
+    from podscale.worker.compiling import compile_step
+    from podscale.worker.watchdog import Progress
+
+    seen: list[bool] = []
+    compiled = compile_step(Step(jax.jit(lambda x: x + 1), (jnp.ones(3),), True),
+                            on_dispatch=seen.append)
+    compiled.run()
+    compiled.run()
+    assert seen == [True, False, True, False]
+    stalled, waiting = Progress(2), Progress(0)
+    for p in (stalled, waiting):
+        p.mark(1, "c", "warmup")
+    waiting.dispatched = True  # its second warm-up step, waiting for the stalled peer
+    assert stalled.position() < waiting.position()
+    assert "not yet dispatched (host side)" in stalled.describe()
+    assert "warmup iteration 0" in stalled.describe()
+    waiting.mark(1, "c", "check")
+    assert "iteration" not in waiting.describe()
