@@ -277,3 +277,25 @@ def test_mismatched_program_stops_before_timing(tmp_path):
             "0-4,6-15 ''") in out
     assert not list(run_dir.glob("records/*/*.jsonl")) or all(
         '"type": "case"' not in p.read_text() for p in run_dir.glob("records/*/*.jsonl"))
+
+
+@needs_mpirun
+def test_mpirun_attach_names_the_straggler(tmp_path):
+    """Every rank runs ``podscale attach`` under Open MPI, no podscale front end: JAX's own
+    cluster detection joins the job, rank 0 keeps the manifest, and the run directory gives
+    the same straggler verdict as ``podscale profile`` (tests/test_profile.py)."""
+    from podscale.analysis.profile.summary import summarize_profile
+
+    program = ROOT / "tests" / "programs" / "train.py"
+    run_dir = tmp_path / "run"
+    cmd = ["mpirun", "-np", "4", "--tag-output", sys.executable, "-m", "podscale", "attach",
+           "--run-dir", str(run_dir), str(program), "--slow", "2:30:0.08"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    s = summarize_profile(run_dir)
+    assert s.profile.manifest.status == "complete" and s.step == "local_step"
+    late = s.blame[s.blame["step"] >= 30]
+    assert (late["last"] == 2).sum() >= 28, late
+    assert 2.4 * 0.85 <= late.loc[late["last"] == 2, "lost"].sum() <= 2.4 * 1.15
+    assert s.table.set_index("process").loc[2, "straggler"] == "chronic"

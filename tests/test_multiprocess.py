@@ -8,6 +8,13 @@ from podscale.analysis import load, load_run, summarize
 from tests.conftest import only_run, podscale
 
 
+def _listing(out: str) -> list[str]:
+    """The reference listing's own lines in a command's output (not the checks')."""
+    return [line for line in out.splitlines() if line.startswith(("-- ", "== Running"))
+            or line.startswith("== Worker ") and line.split()[3:5] in (["global", "sum:"],
+                                                                   ["local", "sum:"])]
+
+
 def test_seed_listing_checks_global_sum(tmp_path):
     res = podscale("seed", "--hosts", "2", "--devices-per-host", "4", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr + res.stdout
@@ -21,6 +28,12 @@ def test_seed_listing_checks_global_sum(tmp_path):
     total = sum(s["local_sum"] for s in seeds)
     for s in seeds:
         assert all(abs(g - total) < 1e-3 * max(1.0, abs(total)) for g in s["global_sum"])
+    # the listing as printed (examples/reference.py calls jax.distributed.initialize() with
+    # no arguments) runs unmodified under podscale profile and prints the same lines
+    profiled = podscale("profile", "--hosts", "2", "--devices-per-host", "4", "--out",
+                        str(tmp_path / "profiled"), "examples/reference.py")
+    assert profiled.returncode == 0, profiled.stderr + profiled.stdout
+    assert _listing(profiled.stdout) == _listing(out) and len(_listing(out)) == 13
 
 
 @pytest.mark.parametrize("fault,devices,lines,bad", [

@@ -14,7 +14,8 @@ SOURCE_ROOT = Path(__file__).resolve().parents[2]
 #: variables podscale's launchers and workers set for every process (an A/B arm, or a
 #: user, cannot change them)
 OWNED_ENV = ("PODSCALE_CLUSTER", "PODSCALE_COORDINATOR", "PODSCALE_CPU_DEVICES",
-             "PODSCALE_NUM_PROCESSES", "PODSCALE_PARENT_PID", "PODSCALE_PROCESS_ID")
+             "PODSCALE_NUM_PROCESSES", "PODSCALE_PARENT_PID", "PODSCALE_PROCESS_ID",
+             "PODSCALE_PROFILE_SUPERVISED")
 
 
 def _git(*args: str) -> str | None:

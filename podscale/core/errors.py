@@ -16,9 +16,14 @@ class UsageError(PodscaleError):
 
 
 class WorkerFailed(PodscaleError):
-    """A worker process exited non-zero, hung, or the run was interrupted."""
+    """A worker process exited non-zero, hung, or the run was interrupted. ``code``: the
+    failing process's own exit code where it exited (a profiled script's ``sys.exit(N)``)."""
 
     exit_code = 3
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class WrongResults(PodscaleError):

@@ -142,6 +142,16 @@ def _to_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> None:
+    """Print a profiled run's step table, goodput ledger and Findings (``fmt``: text, csv,
+    json)."""
+    from podscale.analysis.profile.render import export, render
+    from podscale.analysis.profile.summary import summarize_profile
+
+    s = summarize_profile(run_dir, step)
+    print(render(s) if fmt == "text" else export(s, fmt))
+
+
 def add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "csv", "json"), default="text",
                    help="text: tables for people; csv or json: every summary column at full "

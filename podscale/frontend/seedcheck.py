@@ -11,9 +11,9 @@ from podscale.launch.cluster import split_by_rank
 from podscale.launch.local import NOISE
 
 
-def report(run_dir: Path) -> int:
-    """Echo every process's listing lines; 0 if every dot product and global sum is
-    within its bound, else :class:`WrongResults` (exit 4)."""
+def echo_outputs(run_dir: Path) -> int:
+    """Print every process's output, process by process (launcher noise left out); the
+    number of processes that left output."""
     layout = sorted((run_dir / "logs").iterdir())[0]
     by_rank: dict[int, list[str]] = {}
     for log in layout.glob("*.log"):
@@ -26,9 +26,16 @@ def report(run_dir: Path) -> int:
             by_rank.update(split_by_rank(text, log.stem))
     for rank in sorted(by_rank):
         print("\n".join(by_rank[rank]))
+    return len(by_rank)
+
+
+def report(run_dir: Path) -> int:
+    """Echo every process's listing lines; 0 if every dot product and global sum is
+    within its bound, else :class:`WrongResults` (exit 4)."""
+    processes = echo_outputs(run_dir)
     results = [json.loads(p.read_text()) for p in sorted((run_dir / "seed").glob("*.json"))]
-    if len(results) != len(by_rank) or not results:
-        raise WrongResults(f"{len(results)} of {len(by_rank)} workers wrote their check; "
+    if len(results) != processes or not results:
+        raise WrongResults(f"{len(results)} of {processes} workers wrote their check; "
                            f"run: {run_dir}")
     # the global sum (a float32 psum of per-device float32 sums of float32 dot products)
     # against the exact float64 total: the dots' own bounds plus the summation's

@@ -179,8 +179,8 @@ def supervise(
             absent = f"; never joined the job: process(es) {','.join(map(str, missing))}" \
                 if missing else ""
             raise WorkerFailed(
-                f"{label}: {who} {w.failure(code)}; last output: {line}{absent} (log: {w.log})"
-            )
+                f"{label}: {who} {w.failure(code)}; last output: {line}{absent} (log: {w.log})",
+                code=code)
         if all(code == 0 for code in codes):
             return
         now, progress = time.monotonic(), _progress(workers, watched)
@@ -207,8 +207,11 @@ def run_local(
     port: int = 0,
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
+    argv: Sequence[str] | None = None,
 ) -> list[Path]:
-    """Run ``plan`` on ``layout.hosts`` local processes; return their log files."""
+    """Run ``plan`` on ``layout.hosts`` local processes; return their log files.
+    ``argv``: what each process runs after the interpreter (default: the worker on
+    ``plan``; ``podscale profile``: ``-m podscale attach ... SCRIPT``)."""
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port(wanted=port) if layout.hosts > 1 else 0
     workers: list[Worker] = []
@@ -217,7 +220,8 @@ def run_local(
             log = logs / f"process-{i}.log"
             with log.open("w", encoding="utf-8") as fh:
                 popen = subprocess.Popen(
-                    [sys.executable, "-m", "podscale.worker", str(plan)],
+                    [sys.executable,
+                     *(argv if argv is not None else ("-m", "podscale.worker", str(plan)))],
                     stdin=subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,

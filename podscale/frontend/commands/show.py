@@ -18,7 +18,10 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.frontend.actions import show
+    from podscale.frontend.actions import show, show_profile
 
+    if (args.run_dir / "profile").is_dir():  # a profiled program, not workloads
+        show_profile(args.run_dir, args.format)
+        return 0
     show(load_run(args.run_dir), args.format)
     return 0

@@ -1,0 +1,140 @@
+"""A profiled run's records as frames: ``profile/process-<i>.jsonl`` (written by
+:mod:`podscale.attach.ledger`) of every process, on one clock.
+
+Each process's timestamps are moved onto process 0's clock by the offset it measured
+through the coordination service (``t - offset``); the residual of that estimate is at
+most half the round trip it came from (``Profile.clock_residual_s``). Times in the frames
+are seconds since the earliest process started its attach."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from podscale.core.errors import UsageError
+from podscale.core.records import Manifest, read_manifest
+
+CALL_COLUMNS = ["process", "computation", "seq", "dispatch", "returned", "ready"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One profiled run: the manifest and, per process, its computations, calls, compiles,
+    sampled host gaps and lifetime marks (all seconds on process 0's clock)."""
+
+    run_dir: Path
+    manifest: Manifest
+    processes: pd.DataFrame  # one row per process: marks, offset, exit code
+    computations: pd.DataFrame  # process, id, name, wrapper
+    calls: pd.DataFrame  # process, computation, name, seq, dispatch, returned, ready
+    compiles: pd.DataFrame  # process, event, fun, end, seconds, seq
+    compiled: pd.DataFrame  # process, id, seq, call, shapes (a call that compiled)
+    gaps: pd.DataFrame  # process, seq, frame, seconds
+
+    @property
+    def clock_residual_s(self) -> float:
+        """The largest error the clock alignment may leave (half the best round trip)."""
+        rtt = self.processes["rtt_us"].dropna()
+        return float(rtt.max()) / 2e6 if len(rtt) else float("nan")
+
+
+def _read(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut by a killed process: the rest stands
+                continue
+    return out
+
+
+def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
+    """One process's marks (local clock) and its rows by kind."""
+    marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
+    rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
+                             "gaps": []}
+    for o in objs:
+        kind = o.get("kind")
+        if kind == "start":
+            marks.update(attach=o["attach"], process_start=o.get("process_start"),
+                         pid=o.get("pid"), host=o.get("host"))
+        elif kind == "join":
+            marks.update(join_start=o["start"], join_end=o["end"],
+                         processes=o.get("processes"))
+        elif kind == "offset":
+            marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
+        elif kind == "end":
+            marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
+        elif kind == "gaps":
+            rows["gaps"].extend(o["rows"])
+        elif kind in rows:
+            rows[kind].append(o["row"] if kind == "call" else o)
+    return marks, rows
+
+
+def load_profile(run_dir: Path | str) -> Profile:
+    """Read every process's record of a profiled run (``podscale profile`` or ``attach``)."""
+    run_dir = Path(run_dir)
+    manifest = read_manifest(run_dir)
+    files = sorted((run_dir / "profile").glob("process-*.jsonl"),
+                   key=lambda p: int(p.stem.split("-")[1]))
+    if not files:
+        raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
+    marks: list[dict] = []
+    kinds: dict[str, list[tuple[int, list]]] = {
+        k: [] for k in ("computation", "call", "compile", "compiled", "gaps")}
+    for path in files:
+        process = int(path.stem.split("-")[1])
+        m, rows = _process(_read(path), process)
+        marks.append(m)
+        for kind, got in rows.items():
+            kinds[kind].append((process, got))
+    processes = pd.DataFrame(marks).set_index("process", drop=False)
+    offset = processes["offset_us"].fillna(0).astype("int64")
+    origin = min(int(a) - int(offset[p]) for p, a in processes["attach"].items())
+
+    def seconds(us: float, process: int) -> float:
+        return (us - int(offset[process]) - origin) / 1e6
+
+    for col in ("attach", "process_start", "join_start", "join_end", "end"):
+        if col in processes:
+            processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")
+                              for p, v in processes[col].items()]
+    return Profile(run_dir, manifest, processes,
+                   _computations(kinds["computation"]),
+                   _calls(kinds["call"], kinds["computation"], seconds),
+                   _frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq"],
+                          lambda p, r: {**r, "end": seconds(r["end"], p)}),
+                   _frame(kinds["compiled"], ["id", "seq", "call", "shapes"]),
+                   _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
+                           for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]))
+
+
+def _frame(per_process: list[tuple[int, list]], columns: list[str],
+           convert: Callable[[int, dict], dict] | None = None) -> pd.DataFrame:
+    rows = [{"process": p, **{c: r.get(c) for c in columns},
+             **({k: v for k, v in convert(p, r).items() if k in columns} if convert else {})}
+            for p, got in per_process for r in got]
+    return pd.DataFrame(rows, columns=["process", *columns])
+
+
+def _computations(per_process: list[tuple[int, list]]) -> pd.DataFrame:
+    return _frame(per_process, ["id", "name", "wrapper"])
+
+
+def _calls(per_process: list[tuple[int, list]], comps: list[tuple[int, list]],
+           seconds: Callable[[float, int], float]) -> pd.DataFrame:
+    names = {(p, c["id"]): c["name"] for p, got in comps for c in got}
+    rows = []
+    for p, got in per_process:
+        for cid, seq, d0, d1, ready in got:
+            rows.append((p, cid, names.get((p, cid), f"#{cid}"), seq, seconds(d0, p),
+                         seconds(d1, p), seconds(ready, p) if ready >= 0 else float("nan")))
+    df = pd.DataFrame(rows, columns=["process", "computation", "name", "seq", "dispatch",
+                                     "returned", "ready"])
+    return df.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,89 @@
+"""A profiled run as text (``podscale show``, ``podscale profile``): a heading, the step
+table per process (at most 120 columns), the goodput ledger, and the Findings."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from podscale.analysis.profile.goodput import ORDER
+from podscale.analysis.profile.summary import ProfileSummary, findings
+from podscale.analysis.units import time_h
+
+STEP_COLUMNS = {"process": "process", "steps": "steps", "median": "median", "p90": "p90",
+                "host_gap": "host gap", "late": "late", "lost": "time lost",
+                "straggler": "straggler"}
+
+
+def _text_table(df: pd.DataFrame) -> str:
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.values]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
+    return "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
+
+
+def step_table(s: ProfileSummary) -> str:
+    """Per process: steps, median and p90 step time, host gap per step, steps it was late
+    at, time lost to it and whether that is chronic."""
+    t = s.table[list(STEP_COLUMNS)].copy()
+    for col in ("median", "p90", "host_gap", "lost"):
+        t[col] = t[col].map(time_h)
+    return _text_table(t.rename(columns=STEP_COLUMNS))
+
+
+#: the goodput ledger's parts as table headings (short: the table stays within 120 columns)
+SHORT = {"interpreter": "interp", "other computations": "other", "productive": "product",
+         "anomalous": "anomal", "unattributed": "unattr", "after steps": "after"}
+
+
+def goodput_table(s: ProfileSummary) -> str:
+    """Per process: each part of the wall time that is not zero everywhere, and the wall."""
+    g = s.goodput
+    keep = [c for c in ORDER if (g[c].abs() >= 5e-4).any()]
+    t = g[["process", *keep, "wall"]].copy()
+    for col in [*keep, "wall"]:
+        t[col] = t[col].map(time_h)
+    return _text_table(t.rename(columns=SHORT))
+
+
+def computations_table(s: ProfileSummary) -> str:
+    """Without a step: every computation, its calls per process and median busy time."""
+    c = s.others
+    t = c.assign(busy_median=c["busy_median"].map(time_h)).rename(columns={
+        "name": "computation", "calls_min": "calls (min)", "calls_max": "calls (max)",
+        "busy_median": "median busy"})
+    return _text_table(t)
+
+
+def heading(s: ProfileSummary) -> list[str]:
+    p = s.profile
+    spec, m = p.manifest.spec, p.manifest
+    n = int(p.processes["process"].nunique())
+    script = spec.get("script", "?").rsplit("/", 1)[-1]
+    lines = [f"# podscale profile {m.run_id} ({m.status}): {script} "
+             f"{' '.join(spec.get('args') or [])}".rstrip()]
+    residual = p.clock_residual_s
+    clocks = f", clocks aligned within {time_h(residual)}" if n > 1 and residual == residual \
+        else ""
+    if s.step is None:
+        lines.append(f"# {n} process(es){clocks}; no recurring computation")
+    else:
+        lines.append(f"# {n} process(es), step {s.step} ({s.steps} steps){clocks}")
+    return lines
+
+
+def render(s: ProfileSummary) -> str:
+    out = heading(s)
+    if s.step is not None:
+        out += [step_table(s), "", "# where each process's wall time went", goodput_table(s)]
+    elif len(s.others):
+        out += [computations_table(s)]
+    said = findings(s)
+    if said:
+        out += ["", "Findings:"] + [f"- {line}" for line in said]
+    return "\n".join(out)
+
+
+def export(s: ProfileSummary, fmt: str) -> str:
+    """The per-process step table at full precision, as csv or json."""
+    table = s.table.merge(s.goodput, on="process", how="left") if len(s.table) else s.table
+    return table.to_csv(index=False) if fmt == "csv" else table.to_json(orient="records",
+                                                                         indent=1)

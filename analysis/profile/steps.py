@@ -1,0 +1,139 @@
+"""The step ledger of a profiled program, across processes, and who the job waited for.
+
+Definitions (every time on process 0's clock, :mod:`.load`):
+
+- **The step** is the dominant recurring computation: among those every process called at
+  least ``MIN_CALLS`` times, the one with the most device time in all (``--step NAME``
+  overrides). Step *k* is each process's *k*-th call of it (a multi-controller program
+  calls the same computations in the same order on every process).
+- A process **arrives** at step *k* when its device can start it: the later of the call's
+  dispatch plus what JAX compiled during it and the ready time of the call it dispatched
+  just before (any computation: a device runs one process's calls in order). Its
+  **busy** time is ready minus arrival; its **host gap** is how long the device sat idle
+  before it for reasons other than compiling: Python between steps.
+- **Time lost** to a straggler: for each step, what the job would have saved had the last
+  process arrived with the second-last (last arrival minus second-last), blamed on the
+  last process; summed per process. A process is **late** at a step when it was last by
+  more than ``late_threshold`` (5% of the median step, at least 0.5 ms); **chronic** when
+  late in at least a quarter of the steps (and at least 3), else one-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MIN_CALLS = 3
+
+
+def timeline(calls: pd.DataFrame, compiles: pd.DataFrame) -> pd.DataFrame:
+    """Every call on its process's device timeline: ``compile`` (seconds JAX compiled
+    during the call's dispatch), ``arrival`` (the later of dispatch + compile and the
+    previous call's ready), ``idle`` (the device waiting for the host before it: compile
+    first, then Python) and ``busy`` (arrival to ready)."""
+    c = calls.copy()
+    in_call = compiles.dropna(subset=["seq"])
+    spent = in_call.groupby(["process", "seq"])["seconds"].sum()
+    c["compile"] = [float(spent.get((p, q), 0.0)) for p, q in zip(c["process"], c["seq"])]
+    c["prev_ready"] = c.groupby("process")["ready"].shift(1).fillna(c["dispatch"])
+    c["arrival"] = np.fmax(c["dispatch"] + c["compile"], c["prev_ready"])
+    c["idle"] = (c["arrival"] - c["prev_ready"]).clip(lower=0)
+    c["busy"] = c["ready"] - c["arrival"]
+    return c
+
+
+def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
+    """Every recorded computation but the step, counted apart: calls per process (the
+    minimum and maximum over processes) and the median busy time."""
+    rest = tl[tl["name"] != step]
+    if rest.empty:
+        return pd.DataFrame(columns=["name", "calls_min", "calls_max", "busy_median"])
+    per = rest.groupby(["name", "process"]).agg(calls=("seq", "size"),
+                                                busy=("busy", "median")).reset_index()
+    return per.groupby("name").agg(calls_min=("calls", "min"), calls_max=("calls", "max"),
+                                   busy_median=("busy", "median")).reset_index()
+
+
+def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
+    """The step's name (``named`` if it was called), or None when nothing recurs."""
+    if tl.empty:
+        return None
+    if named is not None:
+        return named if (tl["name"] == named).any() else None
+    counts = tl.groupby(["name", "process"]).size().groupby("name").min()
+    recurring = counts[counts >= MIN_CALLS].index
+    if not len(recurring):
+        return None
+    busy = tl.groupby("name")["busy"].sum()
+    return str(busy.loc[recurring].sort_values(ascending=False, kind="stable").index[0])
+
+
+def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
+    """One row per process and step: its call's timeline columns, the step index, the host
+    gap before it (``idle`` less compile) and the period (ready minus the previous step's
+    ready; the first step: ready minus dispatch)."""
+    s = tl[tl["name"] == step].copy()
+    s["step"] = s.groupby("process").cumcount()
+    s["host_gap"] = (s["idle"] - s["compile"]).clip(lower=0)
+    s["period"] = s["ready"] - s.groupby("process")["ready"].shift(1)
+    s.loc[s["step"] == 0, "period"] = s["ready"] - s["dispatch"]
+    cols = ["process", "step", "seq", "dispatch", "returned", "ready", "prev_ready",
+            "compile", "arrival", "idle", "host_gap", "busy", "period"]
+    return s[cols].reset_index(drop=True)
+
+
+def late_threshold(led: pd.DataFrame) -> float:
+    return max(5e-4, 0.05 * float(led["period"].median()))
+
+
+def stragglers(led: pd.DataFrame) -> pd.DataFrame:
+    """Per step present on at least two processes: the last process, the time lost to it
+    (last arrival minus second-last), the spread of arrivals, and whether it was late."""
+    rows = []
+    threshold = late_threshold(led) if len(led) else 0.0
+    for step, g in led.groupby("step"):
+        if len(g) < 2:
+            continue
+        a = g.sort_values("arrival", kind="stable")
+        lost = float(a["arrival"].iloc[-1] - a["arrival"].iloc[-2])
+        rows.append({"step": int(step), "last": int(a["process"].iloc[-1]),
+                     "second": int(a["process"].iloc[-2]), "lost": lost,
+                     "spread": float(a["arrival"].iloc[-1] - a["arrival"].iloc[0]),
+                     "late": lost > threshold})
+    return pd.DataFrame(rows, columns=["step", "last", "second", "lost", "spread", "late"])
+
+
+def waits(led: pd.DataFrame) -> pd.Series:
+    """Per row of the ledger: how long the process waited for the last arrival."""
+    last = led.groupby("step")["arrival"].transform("max")
+    return (last - led["arrival"]).clip(lower=0)
+
+
+def _streak(steps: list[int]) -> tuple[int, int]:
+    """(first step, length) of the longest run of consecutive steps."""
+    best, start, run = (steps[0], 1), steps[0], 1
+    for a, b in zip(steps, steps[1:]):
+        start, run = (start, run + 1) if b == a + 1 else (b, 1)
+        if run > best[1]:
+            best = (start, run)
+    return best
+
+
+def process_table(led: pd.DataFrame, blame: pd.DataFrame) -> pd.DataFrame:
+    """Per process: steps, median and p90 step time (period), host gap per step, steps
+    late, time lost to it, chronic or one-off, and since which step."""
+    n_steps = int(led["step"].nunique())
+    rows = []
+    for p, g in led.groupby("process"):
+        mine = blame[blame["last"] == p]
+        late = mine[mine["late"]]
+        first, streak = _streak(sorted(late["step"])) if len(late) else (None, 0)
+        chronic = len(late) >= max(3, n_steps / 4)
+        rows.append({"process": int(p), "steps": len(g),
+                     "median": float(g["period"].median()),
+                     "p90": float(g["period"].quantile(0.9)),
+                     "host_gap": float(g["host_gap"].mean()),
+                     "late": len(late), "lost": float(mine["lost"].sum()),
+                     "straggler": "chronic" if chronic else "one-off" if len(late) else "",
+                     "since": first if chronic else None, "streak": streak})
+    return pd.DataFrame(rows)

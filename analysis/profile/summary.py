@@ -1,0 +1,90 @@
+"""Everything derived from a profiled run, once: the step, its ledger across processes,
+who the job waited for, other computations, re-compiles, host frames and the goodput
+ledger; and the Findings they support, as sentences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from podscale.analysis.profile import goodput, steps
+from podscale.analysis.profile.load import Profile, load_profile
+from podscale.analysis.units import time_h
+
+#: re-compiles within the first steps are warm-up (a step's outputs change its inputs'
+#: sharding or layout); later ones are Findings
+WARMUP_STEPS = 2
+#: a host frame is named when it takes at least this share of the median step
+FRAME_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    profile: Profile
+    step: str | None
+    ledger: pd.DataFrame  # steps.ledger
+    blame: pd.DataFrame  # steps.stragglers
+    table: pd.DataFrame  # steps.process_table
+    others: pd.DataFrame  # steps.other_computations
+    recompiles: pd.DataFrame  # goodput.recompiles
+    frames: pd.DataFrame  # goodput.host_frames
+    goodput: pd.DataFrame  # goodput.ledger
+
+    @property
+    def steps(self) -> int:
+        return int(self.ledger["step"].nunique()) if len(self.ledger) else 0
+
+
+def summarize_profile(run: Profile | Path | str, step: str | None = None) -> ProfileSummary:
+    """``step``: the step computation's name (default: the manifest's ``--step``, else the
+    dominant recurring computation)."""
+    profile = run if isinstance(run, Profile) else load_profile(run)
+    named = step or profile.manifest.spec.get("step")
+    tl = steps.timeline(profile.calls, profile.compiles)
+    name = steps.detect(tl, named)
+    if name is None:
+        empty = pd.DataFrame()
+        return ProfileSummary(profile, None, empty, empty, empty,
+                              steps.other_computations(tl, ""), empty, empty, empty)
+    led = steps.ledger(tl, name)
+    blame = steps.stragglers(led)
+    return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
+                          steps.other_computations(tl, name),
+                          goodput.recompiles(profile, led), goodput.host_frames(profile, led),
+                          goodput.ledger(profile, tl, led, name))
+
+
+def _processes(ps: list[int], total: int) -> str:
+    if len(ps) == total and total > 1:
+        return "every process"
+    return ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps))
+
+
+def findings(s: ProfileSummary) -> list[str]:
+    """What a reader should know first, in sentences with their figures."""
+    if s.step is None:
+        return ["no computation recurred (at least 3 calls on every process): no step to "
+                "tabulate"]
+    out = []
+    total = int(s.profile.processes["process"].nunique())
+    for _, r in s.table.sort_values("lost", ascending=False).iterrows():
+        if r["straggler"] == "chronic":
+            since = f" from step {int(r['since'])}" if r["since"] else ""
+            out.append(f"process {r['process']} was last in {r['late']} of {s.steps} steps"
+                       f"{since}, costing the job {time_h(r['lost'])}")
+    late = s.recompiles[s.recompiles["step"] >= WARMUP_STEPS]
+    for (name, step), g in late.groupby(["name", "step"]):
+        out.append(f"recompiled {name} at step {step} on "
+                   f"{_processes(sorted(g['process']), total)}: {time_h(g['seconds'].max())}"
+                   f" (arguments {g['shapes'].iloc[0]})")
+    med = float(s.ledger["period"].median())
+    for _, r in s.frames.iterrows():
+        if r["per_step"] >= FRAME_SHARE * med:
+            out.append(f"between steps process {r['process']} spent "
+                       f"{time_h(r['per_step'])} per step in {r['frame']}")
+    for _, r in s.others.iterrows():
+        out.append(f"{r['name']} ran {r['calls_min']} time(s) per process apart from the step"
+                   f" ({time_h(r['busy_median'])} each)")
+    return out

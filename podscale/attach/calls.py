@@ -1,0 +1,220 @@
+"""Every call of a compiled computation, recorded without editing the program.
+
+``jax.jit``, ``jax.pmap`` and ``jax.stages.Compiled.__call__`` are wrapped before the
+script runs: each top-level call (not one made while JAX traces another function) is
+recorded as a row ``[computation, seq, dispatch_start, dispatch_end, ready]`` in
+microseconds of this process's clock (:mod:`.clock`). The ready time comes from a watcher
+thread that waits on one output of each call in turn, so the program's own step gets no
+added synchronisation; the main thread only reads the clock twice and queues the output.
+A growing compilation cache marks a call that compiled (a new shape, a re-compile)."""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: a call whose output could not be waited on (deleted by donation before the watcher
+#: reached it): its ready time is unknown
+UNKNOWN = -1
+
+
+@dataclass
+class Computation:
+    """One compiled computation the program defined (one ``jax.jit(f)``, ``pmap(f)`` or AOT
+    ``Compiled``): its id in this process's records, name and wrapper."""
+
+    id: int
+    name: str
+    wrapper: str
+    calls: int = 0
+    cache_size: int = 0
+    shapes: list[str] = field(default_factory=list)
+
+
+class CallLog:
+    """The calls of one process. ``emit(obj)`` receives each finished row (from the watcher
+    thread) and each new computation or compile (from the calling thread)."""
+
+    def __init__(self, clock: Callable[[], int], emit: Callable[[dict], None]) -> None:
+        self.clock, self.emit = clock, emit
+        self.computations: list[Computation] = []
+        self.seq = 0
+        #: set while the main thread runs Python between computations (the sampler's gap)
+        self.in_call = False
+        self.last_seq = -1
+        #: calls whose outputs are not ready yet: dispatched (main thread) less readied
+        #: (the watcher), each written by one thread only
+        self.dispatched = self.readied = 0
+        self.current = -1  # the call in progress (for compile events)
+        self._local = threading.local()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._watcher = threading.Thread(target=self._watch, name="podscale-ready",
+                                         daemon=True)
+        self._watcher.start()
+
+    def computation(self, name: str, wrapper: str) -> Computation:
+        with self._lock:
+            comp = Computation(len(self.computations), name, wrapper)
+            self.computations.append(comp)
+        self.emit({"kind": "computation", "id": comp.id, "name": name, "wrapper": wrapper})
+        return comp
+
+    def call(self, comp: Computation, inner: Callable[..., Any], args: tuple,
+             kwargs: dict) -> Any:
+        """Call ``inner`` as the program asked, recording it unless JAX is tracing."""
+        from jax._src import core
+
+        local = self._local
+        if getattr(local, "depth", 0) or not core.trace_state_clean():
+            return inner(*args, **kwargs)
+        local.depth = 1
+        self.in_call = True
+        seq, self.seq = self.seq, self.seq + 1
+        self.current = seq
+        t0 = self.clock()
+        try:
+            out = inner(*args, **kwargs)
+        finally:
+            local.depth = 0
+            self.in_call = False
+        t1 = self.clock()
+        self.last_seq = seq
+        self.dispatched += 1
+        comp.calls += 1
+        size = _cache_size(inner)
+        if size is not None and size != comp.cache_size:
+            comp.cache_size = size
+            self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
+                       "shapes": _shape_key(args, kwargs)})
+        self._queue.put((comp.id, seq, t0, t1, out))
+        return out
+
+    def _watch(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            cid, seq, t0, t1, out = item
+            ready = _wait(out)
+            self.emit({"kind": "call", "row": [cid, seq, t0, t1,
+                                               self.clock() if ready else UNKNOWN]})
+            self.readied += 1
+            del item, out
+
+    def device_busy(self) -> bool:
+        """Whether a call is running (dispatching, or its outputs not ready yet)."""
+        return self.in_call or self.dispatched > self.readied
+
+    def drain(self) -> None:
+        """Wait until every queued call's row is emitted."""
+        self._queue.put(None)
+        self._watcher.join()
+
+
+def _cache_size(inner: Any) -> int | None:
+    size = getattr(inner, "_cache_size", None)
+    try:
+        return int(size()) if callable(size) else None
+    except Exception:  # noqa: BLE001 - a wrapper JAX may change; compiles still come
+        return None    # from the monitoring events
+
+
+def _shape_key(args: tuple, kwargs: dict) -> str:
+    """The arguments' shapes and dtypes, short (only computed when a call compiled)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves((args, kwargs))
+    parts = [f"{getattr(x, 'dtype', type(x).__name__)}{list(getattr(x, 'shape', ()))}"
+             for x in leaves[:8]]
+    return ",".join(parts) + (f",+{len(leaves) - 8}" if len(leaves) > 8 else "")
+
+
+def _wait(out: Any) -> bool:
+    """Block until the call's outputs are ready: one array suffices (a computation's outputs
+    become ready together); the last leaves first, as a donated state usually comes first."""
+    import jax
+
+    for leaf in reversed(jax.tree_util.tree_leaves(out)):
+        wait = getattr(leaf, "block_until_ready", None)
+        if wait is None:
+            continue
+        try:
+            wait()
+            return True
+        except Exception:  # noqa: BLE001 - deleted (donated) meanwhile: try another
+            continue
+    return not jax.tree_util.tree_leaves(out)
+
+
+class Wrapped:
+    """A jitted (or pmapped) function as the program sees it: calls recorded, every other
+    attribute (``lower``, ``trace``, ``eval_shape``, ...) the original's."""
+
+    def __init__(self, inner: Any, comp: Computation, log: CallLog) -> None:
+        self._inner, self._comp, self._log = inner, comp, log
+        functools.update_wrapper(self, inner, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._log.call(self._comp, self._inner, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:  # a jitted method
+        return self if obj is None else functools.partial(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<podscale-recorded {self._inner!r}>"
+
+
+def _name(fun: Any) -> str:
+    base = fun
+    while isinstance(base, functools.partial):
+        base = base.func
+    return getattr(base, "__qualname__", None) or getattr(base, "__name__", None) or \
+        type(base).__name__
+
+
+def install(log: CallLog) -> Callable[[], None]:
+    """Wrap ``jax.jit``, ``jax.pmap`` and ``Compiled.__call__``; returns the undo."""
+    import jax
+    import jax.stages
+
+    jit, pmap, compiled_call = jax.jit, jax.pmap, jax.stages.Compiled.__call__
+
+    def wrap(original: Callable[..., Any], wrapper: str) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def make(fun: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if fun is None:  # jax.jit(static_argnums=...) used as a decorator factory
+                return lambda f: make(f, *args, **kwargs)
+            inner = original(fun, *args, **kwargs)
+            return Wrapped(inner, log.computation(_name(fun), wrapper), log)
+        return make
+
+    aot: dict[int, Computation] = {}
+
+    def call_compiled(self: Any, *args: Any, **kwargs: Any) -> Any:
+        comp = aot.get(id(self))
+        if comp is None:
+            comp = aot[id(self)] = log.computation(_compiled_name(self), "aot")
+        return log.call(comp, functools.partial(compiled_call, self), args, kwargs)
+
+    jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
+    jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]
+
+    def undo() -> None:
+        jax.jit, jax.pmap = jit, pmap
+        jax.stages.Compiled.__call__ = compiled_call  # type: ignore[method-assign]
+    return undo
+
+
+def _compiled_name(compiled: Any) -> str:
+    try:
+        return str(compiled.as_text().split("HloModule ", 1)[1].split(",", 1)[0])
+    except Exception:  # noqa: BLE001 - no text for this backend
+        return "compiled"

@@ -1,0 +1,173 @@
+"""Run a user's script unmodified as ``__main__`` in this process, recorded.
+
+The script sees its own ``sys.argv`` and ``__name__ == "__main__"``; its file is only read.
+Before it runs, JAX's entry points are wrapped (:mod:`.calls`), compile events are taken
+from ``jax.monitoring``, and ``jax.distributed.initialize`` is wrapped so that the
+script's own call joins the job: with no arguments under ``podscale profile`` it gets the
+local coordinator podscale started, under a cluster launcher JAX's auto-detection as
+usual. The script's exit code is returned; a script that raises exits 1 with its
+traceback, as ``python script.py`` would."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from podscale.attach import calls, clock, ledger
+from podscale.attach.sampler import Sampler
+
+END_BARRIER_MS = 60_000
+
+
+def _env_process() -> int:
+    for var in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
+
+
+class Session:
+    """The recording around one run of the script."""
+
+    def __init__(self, run_dir: Path, script: Path, args: list[str]) -> None:
+        from podscale.worker.ledger import process_start
+
+        self.clock = clock.Clock()
+        self.clock.skew_us = clock.planted().get(_env_process(), 0)
+        self.record = ledger.Recorder(run_dir)
+        started = process_start()
+        self.record.add({"kind": "start", "attach": self.clock.now(),
+                         "process_start": None if started is None else
+                         round(started * 1e6) + self.clock.skew_us,
+                         "pid": os.getpid(), "host": os.uname().nodename,
+                         "script": str(script), "argv": args})
+        self.run_dir, self.script, self.args = run_dir, script, args
+        self.drain: ledger.Drain | None = None
+        self.processes = 1
+
+    def install(self) -> None:
+        import jax
+        import jax.monitoring
+
+        cpu = os.environ.get("PODSCALE_CPU_DEVICES")
+        if cpu:
+            jax.config.update("jax_platforms", "cpu")
+            jax.config.update("jax_num_cpu_devices", int(cpu))
+            jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        self.log = calls.CallLog(self.clock.now, self.record.add)
+        self.undo = calls.install(self.log)
+        jax.monitoring.register_event_duration_secs_listener(self._compile_event)
+        self._wrap_initialize(jax)
+        self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
+                               lambda: self.log.last_seq)
+
+    def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
+        if event.startswith("/jax/core/compile/"):
+            self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
+                             "fun": kw.get("fun_name"), "end": self.clock.now(),
+                             "seconds": duration_secs,
+                             "seq": self.log.current if self.log.in_call else None})
+
+    def _wrap_initialize(self, jax: Any) -> None:
+        original = jax.distributed.initialize
+
+        def initialize(*args: Any, **kwargs: Any) -> None:
+            coordinator = os.environ.get("PODSCALE_COORDINATOR")
+            if coordinator and not args and not kwargs.get("coordinator_address"):
+                host = coordinator.rsplit(":", 1)[0]
+                kwargs.update(coordinator_address=coordinator,
+                              num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
+                              process_id=int(os.environ["PODSCALE_PROCESS_ID"]))
+                if host in ("127.0.0.1", "localhost"):
+                    kwargs["coordinator_bind_address"] = coordinator
+            began = self.clock.now()
+            original(*args, **kwargs)
+            self._joined(began)
+
+        jax.distributed.initialize = initialize
+
+    def _joined(self, began: int) -> None:
+        import jax
+
+        from podscale.worker.runtime import coordination_client
+
+        process, self.processes = jax.process_index(), jax.process_count()
+        client = coordination_client() if self.processes > 1 else None
+        self.record.joined(process, client)
+        self.record.add({"kind": "join", "start": began, "end": self.clock.now(),
+                         "process": process, "processes": self.processes,
+                         "local_devices": jax.local_device_count()})
+        if client is None:
+            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
+        elif process == 0:
+            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
+            clock.answer(client, self.processes, self.clock.now)
+            self.drain = ledger.Drain(self.run_dir, client)
+        else:
+            clock.measure(client, process, self.clock.now, lambda off, rtt: self.record.add(
+                {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
+        self.record.flush()
+
+    def run(self) -> int:
+        """The script as ``__main__``; its exit code."""
+        saved = sys.argv, sys.path[0]
+        sys.argv = [str(self.script), *self.args]
+        sys.path[0] = str(self.script.resolve().parent)
+        code, error = 0, None
+        try:
+            runpy.run_path(str(self.script), run_name="__main__")
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except KeyboardInterrupt:
+            self.close(130, "interrupted")
+            raise
+        except BaseException as exc:  # the script's own failure: shown as Python would
+            traceback.print_exception(exc)
+            code, error = 1, f"{type(exc).__name__}: {exc}"
+        finally:
+            sys.argv, sys.path[0] = saved
+        self.close(code, error)
+        return code
+
+    def close(self, code: int, error: str | None) -> None:
+        """Finish the record: rows of every queued call, the sampled gaps, the end; then
+        (a clean exit of a job of several processes) meet the others, and process 0 drains
+        the store once more."""
+        self.undo()
+        self.log.drain()
+        self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
+        if self.record.process is None:  # a one-process script that never joined
+            self.record.joined(0, None)
+            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
+        self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
+                         "error": error, "calls": self.log.seq})
+        self.record.flush()
+        client = self.record.client
+        if client is not None and code == 0:
+            try:
+                client.wait_at_barrier("podscale-attach-end", END_BARRIER_MS)
+            except Exception:  # noqa: BLE001 - a peer failed: its own record says so
+                pass
+        if self.drain is not None:
+            self.drain.stop()
+
+
+def _exit_code(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def attach(run_dir: Path, script: Path, args: list[str]) -> int:
+    """``podscale attach``: record one process's run of ``script`` under ``run_dir``."""
+    session = Session(run_dir, script, args)
+    session.install()
+    return session.run()

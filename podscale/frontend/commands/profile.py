@@ -1,0 +1,55 @@
+"""``podscale profile [options] SCRIPT [ARGS...]``: run your own multi-controller program,
+unmodified, on ``--hosts`` simulated hosts (each a process calling the script's own
+``jax.distributed.initialize()``), record every compiled computation's calls on every
+process, and print the step table: per process, the steps, their median and p90, how
+often it arrived last and the time that cost the job. Options go before SCRIPT;
+everything after it is the script's own. The exit code is the script's."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from podscale.core import defaults
+from podscale.frontend.gridargs import seconds
+
+
+def register(sub) -> None:
+    p = sub.add_parser("profile", help="run your own program unmodified on simulated hosts "
+                                       "and tabulate its steps", description=__doc__)
+    p.add_argument("--hosts", type=int, default=2, help="processes (simulated hosts)")
+    p.add_argument("--devices-per-host", type=int, default=1, help="CPU devices per process")
+    p.add_argument("--out", type=Path, default=defaults.OUT,
+                   help="folder the run directory is made in")
+    p.add_argument("--name", default=None, help="run name (default: the script's stem)")
+    p.add_argument("--step", default=None,
+                   help="the step computation's name (default: the dominant recurring one)")
+    p.add_argument("--timeout", type=seconds, default=defaults.CASE_TIMEOUT,
+                   help="stop every process when none records anything for this long")
+    p.add_argument("--coordinator-port", dest="port", type=int, default=0,
+                   help="the coordinator's port on 127.0.0.1 (0: any free one)")
+    p.add_argument("--force", action="store_true",
+                   help="start even when the processes would not fit in memory")
+    from podscale.frontend.actions import add_format
+
+    add_format(p)
+    p.add_argument("script", type=Path, help="the program (a Python file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.profiling import profile
+
+    run_dir, code = profile(args.script, args.args, hosts=args.hosts,
+                            devices_per_host=args.devices_per_host, out=args.out,
+                            name=args.name, step=args.step, timeout=args.timeout,
+                            port=args.port, force=args.force)
+    from podscale.frontend.actions import show_profile
+    from podscale.frontend.seedcheck import echo_outputs
+
+    if args.format == "text":  # the program's own output first, process by process
+        echo_outputs(run_dir)
+    show_profile(run_dir, args.format, args.step)
+    print(f"# run directory: {run_dir}")
+    return code

@@ -1,0 +1,77 @@
+"""``podscale profile``: a user's program run unmodified on simulated hosts, each process
+under ``podscale attach``, with admission, signals, the lifeline and records as for
+``podscale run``; then its step table."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+from podscale.core.errors import UsageError, WorkerFailed
+
+#: set by ``podscale profile`` for its processes: the front end keeps the manifest, not
+#: process 0's ``podscale attach``
+SUPERVISED = "PODSCALE_PROFILE_SUPERVISED"
+#: a profiled process's memory before the program's own arrays: JAX, the CPU client,
+#: podscale's recorder (a worker's measured footprint, less the checks' buffers)
+PROCESS_MB = 350
+
+
+def check_script(script: Path) -> None:
+    if not script.is_file():
+        raise UsageError(f"{script}: no such program (a Python file to run)")
+    try:
+        compile(script.read_bytes(), str(script), "exec")
+    except SyntaxError as exc:
+        raise UsageError(f"{script}:{exc.lineno}: {exc.msg} (the program does not parse)") \
+            from None
+
+
+def script_spec(script: Path, args: list[str], step: str | None, launcher: str) -> dict:
+    """What the manifest says of the program: its path, hash and arguments."""
+    data = script.read_bytes()
+    return {"mode": "profile", "script": str(script.resolve()),
+            "sha256": hashlib.sha256(data).hexdigest(), "args": list(args), "step": step,
+            "launcher": launcher}
+
+
+def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
+            out: Path, name: str | None = None, step: str | None = None,
+            timeout: float = 300.0, port: int = 0, force: bool = False) -> tuple[Path, int]:
+    """Run ``script`` on ``hosts`` local processes of ``devices_per_host`` CPU devices;
+    the run directory and the program's exit code (the first failing process's)."""
+    from podscale.core.case import Layout
+    from podscale.core.records import Manifest, lifecycle
+    from podscale.launch.admission import admit_processes
+    from podscale.launch.local import run_local
+    from podscale.launch.runner import new_run_dir
+
+    check_script(script)
+    if hosts < 1 or devices_per_host < 1:
+        raise UsageError("--hosts and --devices-per-host must be >= 1")
+    layout = Layout(hosts, devices_per_host)
+    admit_processes(hosts, hosts * PROCESS_MB, force=force,
+                    basis=f"{PROCESS_MB} MB per process before the program's own arrays")
+    run_dir = new_run_dir(out, name or script.stem)
+    spec = {**script_spec(script, args, step, "local"), "hosts": hosts,
+            "devices_per_host": devices_per_host, "case_timeout": timeout}
+    argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
+            str(script.resolve()), *args]
+    watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
+    import os
+
+    os.environ[SUPERVISED] = "1"
+    try:
+        with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
+            run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
+                      case_timeout=timeout, port=port, watched=watched,
+                      label=f"{script.name} on {layout.key}", argv=argv)
+    except WorkerFailed as exc:
+        if exc.code is None or exc.code <= 0:
+            raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
+        print(f"podscale: {exc}", file=sys.stderr)
+        return run_dir, exc.code
+    finally:
+        os.environ.pop(SUPERVISED, None)
+    return run_dir, 0

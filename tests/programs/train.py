@@ -1,0 +1,79 @@
+"""A toy multi-controller training loop that podscale's tests profile and never edit.
+
+Every process joins the job with ``jax.distributed.initialize()`` (no arguments), then runs
+STEPS steps of a jitted step whose loss is a sum over every device of every process (an
+all-reduce), an eval step every 10 steps, and prints the final loss. Planted effects come
+from its own arguments:
+
+  --steps N            steps (default 60)
+  --slow P:FROM:SEC    process P sleeps SEC before each step from step FROM on
+  --loader P:SEC       process P's load_batch sleeps SEC per step
+  --save STEP:SEC      every process's save_checkpoint sleeps SEC after step STEP
+  --reshape STEP       the batch changes shape from step STEP on (a re-compile)
+"""
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+def triple(text):
+    return [float(x) for x in text.split(":")]
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=60)
+parser.add_argument("--slow", type=triple, default=None)
+parser.add_argument("--loader", type=triple, default=None)
+parser.add_argument("--save", type=triple, default=None)
+parser.add_argument("--reshape", type=int, default=None)
+args = parser.parse_args()
+
+jax.distributed.initialize()
+me = jax.process_index()
+mesh = jax.make_mesh((jax.device_count(),), ("d",))
+batch_sharding = NamedSharding(mesh, P("d"))
+ROWS = 256
+
+
+@jax.jit
+def local_step(w, x):
+    loss = jnp.mean((x @ w) ** 2)  # a mean over every device's rows: an all-reduce
+    return w - 0.01 * loss * w, loss
+
+
+@jax.jit
+def eval_step(w):
+    return jnp.sum(w * w)
+
+
+def load_batch(step):
+    if args.loader and me == int(args.loader[0]):
+        time.sleep(args.loader[1])
+    rows = ROWS // 2 if args.reshape is not None and step >= args.reshape else ROWS
+    local = np.random.default_rng(step * 100 + me).standard_normal(
+        (rows * jax.local_device_count(), 32), dtype=np.float32)
+    return jax.make_array_from_process_local_data(batch_sharding, local)
+
+
+def save_checkpoint(w, seconds):
+    np.asarray(w)
+    time.sleep(seconds)
+
+
+w = jnp.ones((32, 8), jnp.float32)
+for step in range(args.steps):
+    if args.slow and me == int(args.slow[0]) and step >= args.slow[1]:
+        time.sleep(args.slow[2])
+    x = load_batch(step)
+    w, loss = local_step(w, x)
+    if step % 10 == 0:
+        eval_step(w)
+    if args.save and step == int(args.save[0]):
+        save_checkpoint(w, args.save[1])
+print(f"process {me}: final loss {float(loss):.6f} after {args.steps} steps", flush=True)

@@ -1,0 +1,162 @@
+"""``podscale profile``: a user's own program (tests/programs/train.py, never edited) run
+unmodified on simulated hosts, its steps found, stragglers costed, clocks aligned, host
+time attributed to frames and a goodput ledger that sums to the wall time. Each test plants
+what it detects through the program's own arguments or podscale's test variables."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from podscale.analysis.profile.load import load_profile
+from podscale.analysis.profile.summary import findings, summarize_profile
+from tests.conftest import ROOT, only_run, podscale
+
+TRAIN = ROOT / "tests" / "programs" / "train.py"
+SKEW = {1: 0.037, 2: -0.052, 3: 0.005}  # planted clock offsets, seconds
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def straggler(tmp_path_factory):
+    """4 processes, 60 steps; process 2 sleeps 80 ms before each of steps 30-59; clocks of
+    processes 1-3 planted off by +37, -52 and +5 ms; an eval step every 10 steps."""
+    out = tmp_path_factory.mktemp("straggler")
+    before = sha(TRAIN)
+    skew = ",".join(f"{p}:{s}" for p, s in SKEW.items())
+    res = podscale("profile", "--hosts", "4", "--out", str(out), str(TRAIN),
+                   "--slow", "2:30:0.08", env={**os.environ, "PODSCALE_CLOCK_SKEW": skew})
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    assert sha(TRAIN) == before  # the program is only read
+    return only_run(out), res
+
+
+def test_straggler_named_and_costed(straggler):
+    run_dir, res = straggler
+    s = summarize_profile(run_dir)
+    assert s.step == "local_step"
+    assert s.ledger.groupby("process").size().to_dict() == {0: 60, 1: 60, 2: 60, 3: 60}
+    late = s.blame[s.blame["step"] >= 30]
+    assert (late["last"] == 2).sum() >= 28, late
+    lost = late.loc[late["last"] == 2, "lost"].sum()
+    assert 2.4 * 0.85 <= lost <= 2.4 * 1.15, lost
+    after_warmup = s.blame[s.blame["step"] >= 2]  # the first steps hold each one's compile
+    for other in (0, 1, 3):
+        assert after_warmup.loc[after_warmup["last"] == other, "lost"].sum() < 0.05 * lost
+    row = s.table.set_index("process").loc[2]
+    # from step 30, or a step or two later where the devices' backlog (the other hosts ran
+    # ahead) hid the first sleeps: the same slack as "last in >= 28 of the 30 steps"
+    assert row["straggler"] == "chronic" and 30 <= row["since"] <= 32
+    said = findings(s)
+    assert any(line.startswith("process 2 was last in") and "from step 3" in line
+               for line in said), said
+    # the eval step every 10 steps is counted apart, not as a step
+    others = s.others.set_index("name")
+    assert others.loc["eval_step", "calls_min"] == others.loc["eval_step", "calls_max"] == 6
+    # the run says which program ran, with what
+    spec = s.profile.manifest.spec
+    assert spec["sha256"] == sha(TRAIN) and spec["args"] == ["--slow", "2:30:0.08"]
+    assert "process 3: final loss" in res.stdout  # the program's own output, per process
+
+
+def test_clock_offsets_recovered(straggler):
+    """The planted offsets are found through the coordination service within 2 ms, and on
+    the merged clock every process's step ends (an all-reduce's: simultaneous) line up."""
+    run_dir, _ = straggler
+    p = load_profile(run_dir)
+    offsets = p.processes["offset_us"] / 1e6
+    for process, planted in SKEW.items():
+        assert abs(offsets[process] - planted) < 0.002, (process, offsets[process])
+    assert p.clock_residual_s < 0.005
+    s = summarize_profile(p)
+    ready = s.ledger.pivot(index="step", columns="process", values="ready")
+    skew = ready.sub(ready[0], axis=0).abs().median()
+    assert (skew < 0.002).all(), skew
+
+
+def test_goodput_ledger_sums_to_wall(straggler):
+    run_dir, _ = straggler
+    g = summarize_profile(run_dir).goodput.set_index("process")
+    parts = g.drop(columns="wall")
+    assert len(g) == 4 and (parts >= -1e-6).all().all(), parts
+    assert ((parts.sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
+    # process 2 spent its sleeps on the host; the others waited for it at the step (it
+    # waited only at the first steps, for the others' compiles)
+    assert 2.0 < g.loc[2, "host"] < 2.8
+    assert all(g.loc[p, "waiting"] > max(2.0, 3 * g.loc[2, "waiting"]) for p in (0, 1, 3))
+
+
+def test_show_prints_the_step_table(straggler):
+    run_dir, _ = straggler
+    res = podscale("show", str(run_dir))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(map(len, lines)) <= 120
+    assert any(line.split()[:2] == ["2", "60"] and "chronic" in line for line in lines)
+    res = podscale("show", str(run_dir), "--format", "json")
+    rows = json.loads(res.stdout)
+    assert [r["process"] for r in rows] == [0, 1, 2, 3] and rows[2]["late"] >= 28
+
+
+def test_host_frames_recompile_and_checkpoint(tmp_path):
+    """Process 1's input function sleeps 40 ms per step, every process saves a checkpoint
+    for 300 ms after step 25, and the batch changes shape at step 30."""
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(TRAIN), "--steps",
+                   "40", "--loader", "1:0.04", "--save", "25:0.3", "--reshape", "30")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    s = summarize_profile(only_run(tmp_path))
+    frames = s.frames.set_index(["process", "frame"])["seconds"]
+    load = frames[1][frames[1].index.str.startswith("load_batch")].sum() / 40
+    assert 0.036 <= load <= 0.044, frames
+    for process in (0, 1):
+        saved = frames[process][frames[process].index.str.startswith("save_checkpoint")].sum()
+        assert 0.255 <= saved <= 0.345, frames
+    re = s.recompiles
+    assert set(re.loc[re["step"] == 30, "process"]) == {0, 1}, re
+    assert set(re.loc[re["step"] == 30, "name"]) == {"local_step"}
+    said = findings(s)
+    assert any("recompiled local_step at step 30 on every process" in x for x in said), said
+    assert any(x.startswith("between steps process 1 spent") and "load_batch" in x
+               for x in said), said
+    g = s.goodput.set_index("process")
+    assert ((g.drop(columns="wall").sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
+
+
+def test_exit_code_is_the_programs(tmp_path):
+    """A program that exits 3 on process 1: the job's exit code is 3, process 1 named, and
+    the records so far kept."""
+    prog = tmp_path / "exits.py"
+    prog.write_text("import sys\nimport jax\nimport jax.numpy as jnp\n\n"
+                    "jax.distributed.initialize()\nstep = jax.jit(lambda x: x + 1)\n"
+                    "x = jnp.zeros(3)\nfor _ in range(5):\n    x = step(x)\n"
+                    "if jax.process_index() == 1:\n    sys.exit(3)\n")
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path / "out"), str(prog))
+    assert res.returncode == 3, res.stderr + res.stdout
+    assert "process 1 exited with code 3" in res.stderr
+    run_dir = only_run(tmp_path / "out")
+    p = load_profile(run_dir)
+    assert p.processes.loc[1, "exit_code"] == 3 and len(p.calls[p.calls["process"] == 1]) == 5
+
+
+@pytest.mark.parametrize("args,message", [
+    (["missing.py"], "missing.py: no such program"),
+    (["--hosts", "0", "examples/reference.py"], "--hosts and --devices-per-host must be"),
+    (["--hosts", "10000", "examples/reference.py"], "10000 processes would need about"),
+])
+def test_profile_refuses_bad_input(args, message):
+    res = podscale("profile", *args)
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_profile_refuses_a_program_that_does_not_parse(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def broken(:\n")
+    res = podscale("profile", str(bad))
+    assert res.returncode == 2 and "bad.py:1:" in res.stderr and "does not parse" in res.stderr
