@@ -104,13 +104,36 @@ def test_show_prints_the_step_table(straggler):
     assert [r["process"] for r in rows] == [0, 1, 2, 3] and rows[2]["late"] >= 28
 
 
-def test_host_frames_recompile_and_checkpoint(tmp_path):
-    """Process 1's input function sleeps 40 ms per step, every process saves a checkpoint
-    for 300 ms after step 25, and the batch changes shape at step 30."""
-    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(TRAIN), "--steps",
-                   "40", "--loader", "1:0.04", "--save", "25:0.3", "--reshape", "30")
+@pytest.fixture(scope="module")
+def loader(tmp_path_factory):
+    """2 processes, 40 steps: process 1's input function sleeps 40 ms per step, every
+    process saves a checkpoint for 300 ms after step 25, the batch changes shape at step
+    30; the profiler captures steps 20-22 on every process."""
+    out = tmp_path_factory.mktemp("loader")
+    res = podscale("profile", "--hosts", "2", "--out", str(out), "--profile-steps", "20:23",
+                   str(TRAIN), "--steps", "40", "--loader", "1:0.04", "--save", "25:0.3",
+                   "--reshape", "30")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
-    s = summarize_profile(only_run(tmp_path))
+    return only_run(out), res
+
+
+def test_capture_window_agreed_by_every_process(loader):
+    """--profile-steps 20:23: each process's trace holds exactly steps 20-22 (its own
+    reduction of it), in one XProf session with one file per process."""
+    run_dir, res = loader
+    c = load_profile(run_dir).captures
+    assert {p: sorted(g["step"]) for p, g in c.groupby("process")} == {0: [20, 21, 22],
+                                                                      1: [20, 21, 22]}
+    assert not c["cut"].any() and (c["collective_us"] > 0).all()  # the step's all-reduce
+    (session,) = (run_dir / "traces" / "plugins" / "profile").iterdir()
+    assert sorted(p.name for p in session.iterdir()) == ["process-0.xplane.pb",
+                                                         "process-1.xplane.pb"]
+    assert "# captured steps 20-22" in res.stdout
+
+
+def test_host_frames_recompile_and_checkpoint(loader):
+    """Process 1's input function, the checkpoint and the shape change, each attributed."""
+    s = summarize_profile(loader[0])
     frames = s.frames.set_index(["process", "frame"])["seconds"]
     load = frames[1][frames[1].index.str.startswith("load_batch")].sum() / 40
     assert 0.036 <= load <= 0.044, frames

@@ -11,6 +11,7 @@ to the steps' span exactly:
 - inside the steps (first step's dispatch to the last step's ready):
   ``compile`` (JAX's trace, lowering and backend compile durations from ``jax.monitoring``
   while the device waited for them; compiling hidden behind device work costs nothing),
+  ``profiler`` (starting and stopping capture windows, and reducing their traces),
   ``waiting`` (at each step, for the last process to arrive), ``host`` (the device idle
   for Python between calls, attributed to frames by the sampler),
   ``other computations`` (busy time of calls other than the step), ``productive`` (each
@@ -29,7 +30,7 @@ import pandas as pd
 from podscale.analysis.profile.load import Profile
 from podscale.analysis.profile.steps import waits
 
-ORDER = ("interpreter", "startup", "join", "setup", "compile", "waiting", "host",
+ORDER = ("interpreter", "startup", "join", "setup", "compile", "profiler", "waiting", "host",
          "other computations", "productive", "anomalous", "unattributed", "after steps")
 
 
@@ -73,12 +74,14 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> 
                  "startup": join_start - float(m["attach"]),
                  "join": join_end - join_start, "setup": first - join_end,
                  "compile": float(compile_.sum()), "waiting": float(g["wait"].sum()),
-                 "host": float((idle - compile_).sum()),
+                 "profiler": min(float(m.get("profiler_s", 0.0)),
+                                 float((idle - compile_).sum())),
                  "other computations": float(busy[~is_step].sum()),
                  "productive": float(np.minimum(own, bound).sum()),
                  "anomalous": float((own - bound).clip(lower=0).sum()),
                  "after steps": end - last}
-        parts["unattributed"] = (last - first) - sum(parts[k] for k in ORDER[4:10])
+        parts["host"] = float((idle - compile_).sum()) - parts["profiler"]
+        parts["unattributed"] = (last - first) - sum(parts[k] for k in ORDER[4:11])
         rows.append({"process": int(p), **{k: parts[k] for k in ORDER}, "wall": end - begin})
     return pd.DataFrame(rows)
 

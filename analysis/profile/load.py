@@ -18,7 +18,8 @@ import pandas as pd
 from podscale.core.errors import UsageError
 from podscale.core.records import Manifest, read_manifest
 
-CALL_COLUMNS = ["process", "computation", "seq", "dispatch", "returned", "ready"]
+CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us", "ops",
+                   "cut", "file"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class Profile:
     compiles: pd.DataFrame  # process, event, fun, end, seconds, seq
     compiled: pd.DataFrame  # process, id, seq, call, shapes (a call that compiled)
     gaps: pd.DataFrame  # process, seq, frame, seconds
+    #: captured steps, from each process's own reduction of its trace: process, first,
+    #: stop (the window), step, devices, busy_us, collective_us, ops, cut, file
+    captures: pd.DataFrame
 
     @property
     def clock_residual_s(self) -> float:
@@ -57,7 +61,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
-                             "gaps": []}
+                             "gaps": [], "capture": []}
+    marks["profiler_s"] = 0.0
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -72,6 +77,11 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
         elif kind == "gaps":
             rows["gaps"].extend(o["rows"])
+        elif kind == "capture":
+            spans = [s for s in (o.get("start"), o.get("stop")) if s]
+            marks["profiler_s"] += sum(b - a for a, b in spans) / 1e6
+            rows["capture"].extend({**r, "first": o["steps"][0], "stop": o["steps"][1],
+                                    "cut": o["cut"], "file": o["file"]} for r in o["rows"])
         elif kind in rows:
             rows[kind].append(o["row"] if kind == "call" else o)
     return marks, rows
@@ -87,7 +97,7 @@ def load_profile(run_dir: Path | str) -> Profile:
         raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
-        k: [] for k in ("computation", "call", "compile", "compiled", "gaps")}
+        k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -112,7 +122,8 @@ def load_profile(run_dir: Path | str) -> Profile:
                           lambda p, r: {**r, "end": seconds(r["end"], p)}),
                    _frame(kinds["compiled"], ["id", "seq", "call", "shapes"]),
                    _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
-                           for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]))
+                           for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
+                   _frame(kinds["capture"], CAPTURE_COLUMNS))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

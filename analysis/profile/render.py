@@ -53,6 +53,29 @@ def computations_table(s: ProfileSummary) -> str:
     return _text_table(t)
 
 
+def captures_table(s: ProfileSummary) -> list[str]:
+    """Captured windows: per window and process, the steps its trace holds, their median
+    busy and collective time (each process's own reduction), and where XProf finds it."""
+    c = s.profile.captures
+    if c.empty:
+        return []
+    out = []
+    for (first, stop), w in c.groupby(["first", "stop"], dropna=False):
+        steps = sorted(set(w["step"]))
+        window = f"{int(first)}-{int(stop) - 1}" if stop == stop else f"{int(first)}-"
+        out.append(f"# captured steps {window} (XProf: tensorboard --logdir "
+                   f"{s.profile.run_dir / 'traces'}): steps {steps[0]}-{steps[-1]} held")
+        t = w.groupby("process").agg(steps=("step", "size"), busy=("busy_us", "median"),
+                                     collective=("collective_us", "median"),
+                                     cut=("cut", "any")).reset_index()
+        t["busy"] = (t["busy"] / 1e6).map(time_h)
+        t["collective"] = (t["collective"] / 1e6).map(time_h)
+        t["cut"] = t["cut"].map({True: "CUT SHORT", False: ""})
+        out.append(_text_table(t.rename(columns={"busy": "median busy",
+                                                 "collective": "median collective"})))
+    return out
+
+
 def heading(s: ProfileSummary) -> list[str]:
     p = s.profile
     spec, m = p.manifest.spec, p.manifest
@@ -74,6 +97,7 @@ def render(s: ProfileSummary) -> str:
     out = heading(s)
     if s.step is not None:
         out += [step_table(s), "", "# where each process's wall time went", goodput_table(s)]
+        out += captures_table(s)
     elif len(s.others):
         out += [computations_table(s)]
     said = findings(s)

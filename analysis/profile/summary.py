@@ -69,6 +69,11 @@ def findings(s: ProfileSummary) -> list[str]:
                 "tabulate"]
     out = []
     total = int(s.profile.processes["process"].nunique())
+    cut = s.profile.captures[s.profile.captures["cut"].astype(bool)] \
+        if len(s.profile.captures) else s.profile.captures
+    for process in sorted(set(cut["process"])) if len(cut) else []:
+        out.append(f"process {process}'s capture was cut short: its trace holds fewer "
+                   "step executions than the window asked (see the table above)")
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""

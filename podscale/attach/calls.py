@@ -50,6 +50,8 @@ class CallLog:
         #: (the watcher), each written by one thread only
         self.dispatched = self.readied = 0
         self.current = -1  # the call in progress (for compile events)
+        #: profiler capture windows (:mod:`.capture`), where asked for
+        self.capture: Any = None
         self._local = threading.local()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -74,6 +76,11 @@ class CallLog:
             return inner(*args, **kwargs)
         local.depth = 1
         self.in_call = True
+        capture = self.capture
+        if capture is not None and not capture.is_step(comp, self.computations):
+            capture = None
+        if capture is not None:  # outside the clocked dispatch
+            capture.before(comp.calls, comp.name)
         seq, self.seq = self.seq, self.seq + 1
         self.current = seq
         t0 = self.clock()
@@ -83,6 +90,8 @@ class CallLog:
             local.depth = 0
             self.in_call = False
         t1 = self.clock()
+        if capture is not None:
+            capture.after(comp.calls, out)
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podscale.attach import calls, clock, ledger
+from podscale.attach.capture import Capture, Windows
 from podscale.attach.sampler import Sampler
 
 END_BARRIER_MS = 60_000
@@ -34,7 +35,8 @@ def _env_process() -> int:
 class Session:
     """The recording around one run of the script."""
 
-    def __init__(self, run_dir: Path, script: Path, args: list[str]) -> None:
+    def __init__(self, run_dir: Path, script: Path, args: list[str],
+                 windows: Windows | None = None, step: str | None = None) -> None:
         from podscale.worker.ledger import process_start
 
         self.clock = clock.Clock()
@@ -47,6 +49,7 @@ class Session:
                          "pid": os.getpid(), "host": os.uname().nodename,
                          "script": str(script), "argv": args})
         self.run_dir, self.script, self.args = run_dir, script, args
+        self.windows, self.step = windows, step
         self.drain: ledger.Drain | None = None
         self.processes = 1
 
@@ -61,6 +64,10 @@ class Session:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
         self.log = calls.CallLog(self.clock.now, self.record.add)
         self.undo = calls.install(self.log)
+        if self.windows is not None:
+            self.log.capture = Capture(self.run_dir, lambda: self.record.process or 0,
+                                       self.windows, self.step, self.record.add,
+                                       self.clock.now)
         jax.monitoring.register_event_duration_secs_listener(self._compile_event)
         self._wrap_initialize(jax)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
@@ -138,6 +145,8 @@ class Session:
         """Finish the record: rows of every queued call, the sampled gaps, the end; then
         (a clean exit of a job of several processes) meet the others, and process 0 drains
         the store once more."""
+        if self.log.capture is not None:
+            self.log.capture.close()
         self.undo()
         self.log.drain()
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
@@ -166,8 +175,11 @@ def _exit_code(code: Any) -> int:
     return 1
 
 
-def attach(run_dir: Path, script: Path, args: list[str]) -> int:
-    """``podscale attach``: record one process's run of ``script`` under ``run_dir``."""
-    session = Session(run_dir, script, args)
+def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None = None,
+           step: str | None = None) -> int:
+    """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
+    ``windows``: the steps the profiler captures; ``step``: the step's computation name
+    (default: the most-called one)."""
+    session = Session(run_dir, script, args, windows, step)
     session.install()
     return session.run()

@@ -4,11 +4,16 @@ under ``podscale attach``, with admission, signals, the lifeline and records as 
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podscale.core.errors import UsageError, WorkerFailed
+
+if TYPE_CHECKING:
+    from podscale.attach.capture import Windows
 
 #: set by ``podscale profile`` for its processes: the front end keeps the manifest, not
 #: process 0's ``podscale attach``
@@ -16,6 +21,36 @@ SUPERVISED = "PODSCALE_PROFILE_SUPERVISED"
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
 PROCESS_MB = 350
+
+
+def add_capture_args(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``profile`` and ``attach``: the step, and capture windows."""
+    p.add_argument("--step", default=None,
+                   help="the step computation's name (default: the dominant recurring one; "
+                        "windows count the most-called computation's calls)")
+    p.add_argument("--profile-steps", default=None, metavar="A:B",
+                   help="capture a profiler trace of steps A to B-1 on every process")
+    p.add_argument("--profile-every", type=int, default=None, metavar="N",
+                   help="capture --profile-length steps every N steps on every process")
+    p.add_argument("--profile-length", type=int, default=2, metavar="K",
+                   help="steps per capture with --profile-every")
+
+
+def windows_of(args: argparse.Namespace) -> Windows | None:
+    """The capture windows the options ask for (refused in one line when malformed)."""
+    from podscale.attach.capture import Windows
+
+    return Windows.parse(args.profile_steps, args.profile_every, args.profile_length)
+
+
+def capture_argv(args: argparse.Namespace) -> list[str]:
+    """The same options again, for ``podscale attach`` on every process."""
+    out = ["--step", args.step] if args.step else []
+    if args.profile_steps:
+        out += ["--profile-steps", args.profile_steps]
+    if args.profile_every:
+        out += ["--profile-every", str(args.profile_every)]
+    return out + ["--profile-length", str(args.profile_length)]
 
 
 def check_script(script: Path) -> None:
@@ -38,9 +73,11 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
 
 def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
             out: Path, name: str | None = None, step: str | None = None,
-            timeout: float = 300.0, port: int = 0, force: bool = False) -> tuple[Path, int]:
+            timeout: float = 300.0, port: int = 0, force: bool = False,
+            attach_args: list[str] | None = None) -> tuple[Path, int]:
     """Run ``script`` on ``hosts`` local processes of ``devices_per_host`` CPU devices;
-    the run directory and the program's exit code (the first failing process's)."""
+    the run directory and the program's exit code (the first failing process's).
+    ``attach_args``: options for ``podscale attach`` on every process (capture windows)."""
     from podscale.core.case import Layout
     from podscale.core.records import Manifest, lifecycle
     from podscale.launch.admission import admit_processes
@@ -57,7 +94,7 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
     spec = {**script_spec(script, args, step, "local"), "hosts": hosts,
             "devices_per_host": devices_per_host, "case_timeout": timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
-            str(script.resolve()), *args]
+            *(attach_args or []), str(script.resolve()), *args]
     watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
     import os
 

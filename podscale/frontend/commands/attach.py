@@ -18,8 +18,9 @@ def register(sub) -> None:
     p.add_argument("--run-dir", type=Path, default=None,
                    help="the run directory, the same on every rank (default: "
                         "results/attach-<script>[-<job id>])")
-    p.add_argument("--step", default=None,
-                   help="the step computation's name (default: the dominant recurring one)")
+    from podscale.frontend.profiling import add_capture_args
+
+    add_capture_args(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     p.set_defaults(func=run)
@@ -34,9 +35,10 @@ def _job_id() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.profiling import SUPERVISED, check_script, script_spec
+    from podscale.frontend.profiling import SUPERVISED, check_script, script_spec, windows_of
 
     check_script(args.script)
+    windows = windows_of(args)
     run_dir = args.run_dir or Path("results") / f"attach-{args.script.stem}{_job_id()}"
     if run_dir.exists() and not run_dir.is_dir():
         from podscale.core.errors import UsageError
@@ -44,10 +46,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--run-dir {run_dir} is a file, not a directory")
     from podscale.attach.session import attach
 
+    def body() -> int:
+        return attach(run_dir, args.script, args.args, windows, args.step)
+
     if os.environ.get(SUPERVISED):
-        return attach(run_dir, args.script, args.args)
-    return _kept(run_dir, script_spec(args.script, args.args, args.step, "attach"),
-                 lambda: attach(run_dir, args.script, args.args))
+        return body()
+    return _kept(run_dir, script_spec(args.script, args.args, args.step, "attach"), body)
 
 
 def _kept(run_dir: Path, spec: dict, body) -> int:

@@ -22,8 +22,6 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, default=defaults.OUT,
                    help="folder the run directory is made in")
     p.add_argument("--name", default=None, help="run name (default: the script's stem)")
-    p.add_argument("--step", default=None,
-                   help="the step computation's name (default: the dominant recurring one)")
     p.add_argument("--timeout", type=seconds, default=defaults.CASE_TIMEOUT,
                    help="stop every process when none records anything for this long")
     p.add_argument("--coordinator-port", dest="port", type=int, default=0,
@@ -31,7 +29,9 @@ def register(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
     from podscale.frontend.actions import add_format
+    from podscale.frontend.profiling import add_capture_args
 
+    add_capture_args(p)
     add_format(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
@@ -39,12 +39,13 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.profiling import profile
+    from podscale.frontend.profiling import capture_argv, profile, windows_of
 
+    windows_of(args)  # malformed windows: refused before any process starts
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
                             name=args.name, step=args.step, timeout=args.timeout,
-                            port=args.port, force=args.force)
+                            port=args.port, force=args.force, attach_args=capture_argv(args))
     from podscale.frontend.actions import show_profile
     from podscale.frontend.seedcheck import echo_outputs
 

@@ -1,0 +1,211 @@
+"""Profiler capture windows every process agrees on without talking: windows are step
+indices (``--profile-steps A:B``, ``--profile-every N``), and step *k* is every process's
+*k*-th call of the step computation, so each process starts its own profiler session
+before step A and stops it once step B-1's outputs are ready.
+
+Each capture is one XProf session for the whole job, one file per process:
+``traces/plugins/profile/<run>-steps-A-B/process-<i>.xplane.pb`` (two processes on one
+host never collide). Right after it, the process reduces its own trace to one row per
+step with ``jax.profiler.ProfileData`` (no pandas, no xprof in the process): each step's
+executions of the step's XLA module per device, their span, busy time (the union of op
+times), collective time and op count. A capture that holds fewer executions than steps
+(a session cut short, the profiler's event limit) says so in its record, never a short
+step."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+COLLECTIVE = re.compile(r"all-reduce|all-gather|reduce-scatter|all-to-all|"
+                        r"collective-permute|psum|allreduce|allgather", re.I)
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Which steps to capture: ``start:stop`` once, or every ``every`` steps for
+    ``length`` steps (starting at step ``every``)."""
+
+    start: int | None = None
+    stop: int | None = None
+    every: int | None = None
+    length: int = 2
+
+    def __post_init__(self) -> None:
+        from podscale.core.errors import UsageError
+
+        if self.start is not None and (self.stop is None or not 0 <= self.start < self.stop):
+            raise UsageError(f"--profile-steps {self.start}:{self.stop}: want A:B with "
+                             "0 <= A < B (steps A to B-1)")
+        if self.every is not None and (self.every < 1 or not 1 <= self.length <= self.every):
+            raise UsageError(f"--profile-every {self.every}: want N >= 1 and a capture "
+                             f"length 1..N (got {self.length})")
+
+    @classmethod
+    def parse(cls, steps: str | None, every: int | None, length: int = 2) -> Windows | None:
+        if steps is None and every is None:
+            return None
+        if steps is not None:
+            a, _, b = steps.partition(":")
+            if not (a.isdigit() and b.isdigit()):
+                from podscale.core.errors import UsageError
+
+                raise UsageError(f"--profile-steps {steps!r}: want A:B (steps A to B-1)")
+            return cls(int(a), int(b), every, length)
+        return cls(every=every, length=length)
+
+    def opens(self, k: int) -> int | None:
+        """The window's end (exclusive) if a capture starts at step ``k``."""
+        if self.start is not None and k == self.start:
+            return self.stop
+        if self.every is not None and k and k % self.every == 0:
+            return k + self.length
+        return None
+
+
+class Capture:
+    """Starts and stops the profiler around windows of the step computation's calls."""
+
+    def __init__(self, run_dir: Path, process: Callable[[], int], windows: Windows,
+                 step: str | None, emit: Callable[[dict], None],
+                 clock: Callable[[], int]) -> None:
+        self.run_dir, self.process, self.windows = run_dir, process, windows
+        self.step, self.emit, self.clock = step, emit, clock
+        self.until: int | None = None  # the open window's end
+        self.began, self.name = 0, step
+        self.opened: list[int] = []
+        self.last: Any = None  # the last captured step's outputs
+
+    def is_step(self, comp: Any, computations: list) -> bool:
+        if self.step is not None:
+            return bool(comp.name == self.step)
+        return comp.calls >= max(c.calls for c in computations)
+
+    def before(self, k: int, name: str) -> None:
+        """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
+        that ends here, open one that starts here."""
+        import jax
+
+        if self.until is not None and k >= self.until:
+            self._stop(k)
+        end = self.windows.opens(k)
+        if self.until is None and end is not None:
+            self.until, self.began, self.name = end, k, name
+            t0 = self.clock()
+            _ready(self.last)  # the devices idle: the session holds steps k.. alone
+            jax.profiler.start_trace(str(self._tmp()))
+            self.opened = [t0, self.clock()]
+
+    def after(self, k: int, out: Any) -> None:
+        """After step ``k`` is dispatched: keep its outputs where the next step opens or
+        continues a window (they are waited on there), else none."""
+        keep = self.until is not None or self.windows.opens(k + 1) is not None
+        self.last = out if keep else None
+
+    def close(self) -> None:
+        """At the script's end: a window still open stops where the steps stopped."""
+        if self.until is not None:
+            self._stop(None)
+
+    def _tmp(self) -> Path:
+        return self.run_dir / "traces" / f".tmp-process-{self.process()}"
+
+    def _stop(self, k: int | None) -> None:
+        import jax
+
+        t0 = self.clock()
+        _ready(self.last)
+        jax.profiler.stop_trace()
+        window = (self.began, self.until if k is not None else None)
+        dest = self._keep(window)
+        started = time.perf_counter()
+        reduced = reduce_steps(dest, self.name, self.began) if dest else []
+        want = (window[1] - window[0]) if window[1] is not None else None
+        self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
+                   "rows": reduced, "start": self.opened, "stop": [t0, self.clock()],
+                   "reduce_s": round(time.perf_counter() - started, 4),
+                   "cut": want is not None and len(reduced) < want})
+        self.until, self.last = None, None
+
+    def _keep(self, window: tuple[int, int | None]) -> Path | None:
+        found = list(self._tmp().glob("plugins/profile/*/*.xplane.pb"))
+        if not found:
+            return None
+        end = window[1] if window[1] is not None else "end"
+        session = self.run_dir / "traces" / "plugins" / "profile" / \
+            f"{self.run_dir.name}-steps-{window[0]}-{end}"
+        session.mkdir(parents=True, exist_ok=True)
+        dest = session / f"process-{self.process()}.xplane.pb"
+        shutil.move(str(found[0]), dest)
+        shutil.rmtree(self._tmp(), ignore_errors=True)
+        return dest
+
+
+def _ready(out: Any) -> None:
+    """Wait for a step's outputs (one donated meanwhile is already consumed: skipped)."""
+    import jax
+
+    for leaf in jax.tree_util.tree_leaves(out):
+        try:
+            leaf.block_until_ready()
+        except Exception:  # noqa: BLE001 - deleted by donation, or not an array
+            continue
+
+
+def _union(spans: list[tuple[int, int]]) -> int:
+    total, end = 0, -1
+    for a, b in sorted(spans):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def reduce_steps(xplane: Path, name: str | None, first: int) -> list[dict]:
+    """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
+    else the module with the most executions) per device, numbered from ``first`` in
+    order of their start: span, busy (union of op time) and collective time, µs."""
+    from jax.profiler import ProfileData
+
+    runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
+    for plane in ProfileData.from_file(str(xplane)).planes:
+        for line in plane.lines:
+            for ev in line.events:
+                stats = dict(ev.stats)
+                module = stats.get("hlo_module")
+                if module is None or ev.name.startswith("end:"):
+                    continue
+                key = (str(module), int(stats.get("device_ordinal", 0)),
+                       int(stats.get("run_id", 0)))
+                start = int(ev.start_ns)
+                runs.setdefault(key, []).append((start, start + int(ev.duration_ns), ev.name))
+    modules: dict[str, int] = {}
+    for module, _, _ in runs:
+        modules[module] = modules.get(module, 0) + 1
+    wanted = f"jit_{name}" if name and f"jit_{name}" in modules else \
+        max(modules, key=lambda m: modules[m], default=None)
+    per_device: dict[int, list[list[tuple[int, int, str]]]] = {}
+    for (module, device, _), ops in runs.items():
+        if module == wanted:
+            per_device.setdefault(device, []).append(sorted(ops))
+    rows: dict[int, dict] = {}
+    for execs in per_device.values():
+        for i, ops in enumerate(sorted(execs, key=lambda o: o[0][0])):
+            row = rows.setdefault(first + i, {"step": first + i, "module": wanted,
+                                              "devices": 0, "start_ns": ops[0][0],
+                                              "end_ns": 0, "busy_us": 0.0,
+                                              "collective_us": 0.0, "ops": 0})
+            spans = [(a, b) for a, b, _ in ops]
+            row["devices"] += 1
+            row["start_ns"] = min(row["start_ns"], ops[0][0])
+            row["end_ns"] = max(row["end_ns"], max(b for _, b in spans))
+            row["busy_us"] = max(row["busy_us"], _union(spans) / 1e3)
+            row["collective_us"] = max(row["collective_us"], _union(
+                [(a, b) for a, b, n in ops if COLLECTIVE.search(n)]) / 1e3)
+            row["ops"] += len(ops)
+    return [rows[k] for k in sorted(rows)]
