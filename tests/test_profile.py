@@ -183,3 +183,37 @@ def test_profile_refuses_a_program_that_does_not_parse(tmp_path):
     bad.write_text("def broken(:\n")
     res = podscale("profile", str(bad))
     assert res.returncode == 2 and "bad.py:1:" in res.stderr and "does not parse" in res.stderr
+
+
+def test_blame_and_partition_on_a_hand_built_timeline():
+    """The definitions on numbers worked by hand: 3 processes, 4 steps of a step that
+    ends when the last process arrives (an all-reduce), process 1 arriving 30 ms late at
+    steps 2 and 3, process 2 compiling 50 ms at step 0."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+
+    rows, compiles = [], []
+    for p in range(3):
+        ready = 0.0
+        for k in range(4):
+            dispatch = ready + (0.030 if p == 1 and k >= 2 else 0.0)
+            compile_ = 0.050 if p == 2 and k == 0 else 0.0
+            end = 0.100 * (k + 1) + 0.030 * max(0, k - 1) + 0.050  # everyone's ready
+            rows.append((p, 0, "step", k, dispatch, dispatch + 1e-4, end))
+            if compile_:
+                compiles.append((p, "backend_compile_duration", "jit(step)", 0.05, 0.05, k))
+            ready = end
+    calls = pd.DataFrame(rows, columns=["process", "computation", "name", "seq", "dispatch",
+                                        "returned", "ready"])
+    comp = pd.DataFrame(compiles, columns=["process", "event", "fun", "end", "seconds", "seq"])
+    tl = steps.timeline(calls, comp)
+    led = steps.ledger(tl, steps.detect(tl))
+    blame = steps.stragglers(led).set_index("step")
+    assert blame.loc[0, "last"] == 2 and abs(blame.loc[0, "lost"] - 0.050) < 1e-9
+    for k in (2, 3):
+        assert blame.loc[k, "last"] == 1 and abs(blame.loc[k, "lost"] - 0.030) < 1e-9
+    table = steps.process_table(led, steps.stragglers(led)).set_index("process")
+    assert abs(table.loc[1, "lost"] - 0.060) < 1e-9 and table.loc[1, "late"] == 2
+    w = steps.waits(led)
+    assert abs(w[(led["process"] == 0) & (led["step"] == 2)].iloc[0] - 0.030) < 1e-9

@@ -75,15 +75,15 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
         elif kind == "end":
             marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
-        elif kind == "gaps":
-            rows["gaps"].extend(o["rows"])
+        elif kind in ("gaps", "calls"):
+            rows["call" if kind == "calls" else "gaps"].extend(o["rows"])
         elif kind == "capture":
             spans = [s for s in (o.get("start"), o.get("stop")) if s]
             marks["profiler_s"] += sum(b - a for a, b in spans) / 1e6
             rows["capture"].extend({**r, "first": o["steps"][0], "stop": o["steps"][1],
                                     "cut": o["cut"], "file": o["file"]} for r in o["rows"])
         elif kind in rows:
-            rows[kind].append(o["row"] if kind == "call" else o)
+            rows[kind].append(o)
     return marks, rows
 
 

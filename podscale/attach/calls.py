@@ -20,6 +20,9 @@ from typing import Any
 #: a call whose output could not be waited on (deleted by donation before the watcher
 #: reached it): its ready time is unknown
 UNKNOWN = -1
+#: rows are emitted in batches of this many calls (one record line each)
+ROWS_PER_RECORD = 32
+_core: Any = None  # jax._src.core, once JAX is imported
 
 
 @dataclass
@@ -52,7 +55,8 @@ class CallLog:
         self.current = -1  # the call in progress (for compile events)
         #: profiler capture windows (:mod:`.capture`), where asked for
         self.capture: Any = None
-        self._local = threading.local()
+        self._owner: int | None = None  # the thread inside a recorded call
+        self._rows: list[list[int]] = []
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._watcher = threading.Thread(target=self._watch, name="podscale-ready",
@@ -69,12 +73,13 @@ class CallLog:
     def call(self, comp: Computation, inner: Callable[..., Any], args: tuple,
              kwargs: dict) -> Any:
         """Call ``inner`` as the program asked, recording it unless JAX is tracing."""
-        from jax._src import core
-
-        local = self._local
-        if getattr(local, "depth", 0) or not core.trace_state_clean():
+        global _core
+        if _core is None:
+            from jax._src import core as _core
+        me = threading.get_ident()
+        if self._owner == me or not _core.trace_state_clean():  # JAX is tracing
             return inner(*args, **kwargs)
-        local.depth = 1
+        self._owner = me
         self.in_call = True
         capture = self.capture
         if capture is not None and not capture.is_step(comp, self.computations):
@@ -87,7 +92,7 @@ class CallLog:
         try:
             out = inner(*args, **kwargs)
         finally:
-            local.depth = 0
+            self._owner = None
             self.in_call = False
         t1 = self.clock()
         if capture is not None:
@@ -110,10 +115,16 @@ class CallLog:
                 return
             cid, seq, t0, t1, out = item
             ready = _wait(out)
-            self.emit({"kind": "call", "row": [cid, seq, t0, t1,
-                                               self.clock() if ready else UNKNOWN]})
+            self._rows.append([cid, seq, t0, t1, self.clock() if ready else UNKNOWN])
             self.readied += 1
             del item, out
+            if len(self._rows) >= ROWS_PER_RECORD:
+                self._emit_rows()
+
+    def _emit_rows(self) -> None:
+        rows, self._rows = self._rows, []
+        if rows:
+            self.emit({"kind": "calls", "rows": rows})
 
     def device_busy(self) -> bool:
         """Whether a call is running (dispatching, or its outputs not ready yet)."""
@@ -123,6 +134,7 @@ class CallLog:
         """Wait until every queued call's row is emitted."""
         self._queue.put(None)
         self._watcher.join()
+        self._emit_rows()
 
 
 def _cache_size(inner: Any) -> int | None:

@@ -5,7 +5,8 @@ multi-process script (:mod:`.baseline`, :mod:`.minimal_script`), sweep turnaroun
 ceiling, scale, the checks' footprint and the default study's ledger (:mod:`.footprint`),
 report load at pod scale (:mod:`.reportstage` on :mod:`.synthetic` runs),
 ``podscale history`` over 1,000 runs (:mod:`.historystage`),
-verdict calibration (:mod:`.verdicts`) and asv's (:mod:`.asvstage`).
+verdict calibration (:mod:`.verdicts`), what ``podscale attach`` costs a program's step
+(:mod:`.attachstage`) and asv's (:mod:`.asvstage`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from podscale.core import defaults
 from podscale.core.errors import UsageError
 
 STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "footprint", "study", "report",
-               "history", "links", "verdicts", "asv", "asv-detect")
+               "history", "links", "verdicts", "attach", "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None) -> int:

@@ -13,6 +13,9 @@
   ledger, prepare + check against the timed iterations (:mod:`podscale.selfbench.footprint`);
 - comparison verdicts: A/A false alarms and a planted 1.5x slowdown's detection, for
   sequential runs and for ``podscale ab`` (:mod:`podscale.selfbench.verdicts`).
+- attach: a program's median step time under ``podscale attach`` against the same loop
+  run plainly, alternating (:mod:`podscale.selfbench.attachstage`; target within
+  max(2%, 50 µs)).
 
 - reports at pod scale: ``podscale report`` of synthetic 256-, 1024- and 4096-process runs
   (:mod:`podscale.selfbench.reportstage`; targets at 4096 processes: <= 10 s warm, <= 30 s cold).
@@ -270,6 +273,12 @@ def _verdicts(work: Path, log: Callable[[str], None], _: int) -> dict:
     return v
 
 
+def _attach(work: Path, log: Callable[[str], None]) -> dict:
+    from podscale.selfbench.attachstage import attach_overhead
+
+    return attach_overhead(work, log=log)
+
+
 def _asv(work: Path, log: Callable[[str], None], _: int, plant: bool = False) -> dict:
     from podscale.selfbench import asvstage
 
@@ -306,6 +315,8 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], 
                        "pairs at 8, wall time", _links),
     "verdicts": ("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), "
                              "A'; podscale ab A/A and A/B (defaults)", _verdicts),
+    "attach": ("attach", "podscale attach's cost: a self-timing loop, plain and attached, "
+                         "alternating, 5 rounds", lambda w, log, n: _attach(w, log)),
     "asv": ("asv", "asv continuous between two commits with no code change (asv-made "
                    "virtualenvs, every benchmark)", _asv),
     "asv-detect": ("asv_detect", "asv continuous between two commits, the second planting a "

@@ -1,0 +1,39 @@
+"""A plain training-style loop that times itself, for the attach overhead stage: run as
+``python loop_script.py STEPS WARMUP`` and as ``podscale attach ... loop_script.py STEPS
+WARMUP`` alike (no podscale import, on purpose). One process (no distributed job: the
+overhead measured is attach's per call); its CPU devices come from
+``JAX_NUM_CPU_DEVICES``. Each step is a jitted matmul whose loss is summed over every
+device (a psum), dispatched and waited for as a loop that logs its loss would; prints one
+JSON line: the per-step seconds after the warm-up."""
+
+import json
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+steps, warmup = int(sys.argv[1]), int(sys.argv[2])
+mesh = jax.make_mesh((jax.device_count(),), ("d",))
+x = jax.device_put(np.ones((128 * jax.device_count(), 128), np.float32),
+                   NamedSharding(mesh, P("d")))
+
+
+@jax.jit
+def step(w, x):
+    loss = jnp.sum(jnp.tanh(x @ w))
+    return w * 0.999, loss
+
+
+w = jnp.ones((128, 128), jnp.float32)
+times = []
+for k in range(warmup + steps):
+    t0 = time.perf_counter()
+    w, loss = step(w, x)
+    loss.block_until_ready()
+    if k >= warmup:
+        times.append(time.perf_counter() - t0)
+print(json.dumps({"step_s": times}), flush=True)
