@@ -34,3 +34,6 @@ def test_accel_check_on_cpu_from_an_uninstalled_checkout(tmp_path):
     assert all(len(r["podscale_s"]) == 10 and len(r["minimal_s"]) == 10 for r in records)
     assert list((out / "trace").rglob("*.xplane.pb"))
     assert (out / "figures.png").stat().st_size > 1000 and (out / "summary.md").exists()
+    # a one-process training loop profiled under podscale attach, from the same copy
+    profile = (out / "profile.txt").read_text()
+    assert "step step (70 steps)" in profile and "# captured steps 10-12" in profile

@@ -14,6 +14,9 @@ process on the first device::
    ``perf_counter``): the harness ratio, per op the median of podscale's time over the
    minimal script's (1.0: no overhead);
 3. traces one case with the JAX profiler (an XProf trace under ``trace/``);
+4. profiles a one-process training loop (``podscale/selfbench/loop_script.py``) under
+   ``podscale attach`` in a process of its own, before this one opens the device (one
+   program at a time may hold a TPU), and keeps its step table (``profile.txt``);
 
 and writes a bundle to ``--out``: ``records.jsonl`` (every raw sample), ``figures.json``
 (per case: time, GB/s, % of the HBM ceiling documented for the detected ``device_kind``,
@@ -104,6 +107,33 @@ def _trace(step, out: Path) -> int:
     return len(list((out / "trace").rglob("*.xplane.pb")))
 
 
+def _profile(out: Path, quick: bool) -> str:
+    """``podscale attach`` of a one-process training loop in its own process; its step
+    table and goodput ledger as text ('' with the reason if it failed)."""
+    import os
+    import subprocess
+
+    loop = ROOT / "podscale" / "selfbench" / "loop_script.py"
+    steps, width = ("60", "128") if quick else ("300", "4096")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    if quick:
+        env["JAX_PLATFORMS"] = "cpu"
+    run_dir = out / "profile"
+    res = subprocess.run([sys.executable, "-m", "podscale", "attach", "--run-dir",
+                          str(run_dir), "--profile-steps", "10:13", str(loop), steps, "10",
+                          width], capture_output=True, text=True, env=env, timeout=600,
+                         cwd=out)
+    if res.returncode:
+        return f"podscale attach failed ({res.returncode}): {res.stderr.strip()[-500:]}"
+    from podscale.analysis.profile.render import render
+    from podscale.analysis.profile.summary import summarize_profile
+
+    text = render(summarize_profile(run_dir))
+    (out / "profile.txt").write_text(text + "\n")
+    return text
+
+
 def _plot(figures: list[dict], out: Path) -> None:
     import matplotlib
 
@@ -121,7 +151,7 @@ def _plot(figures: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
-def _summary(figures: list[dict], traced: int, out: Path) -> str:
+def _summary(figures: list[dict], traced: int, out: Path, profiled: str = "") -> str:
     lines = [f"# accel_check: {figures[0]['device_kind']} ({figures[0]['platform']}), "
              f"jax {figures[0]['jax']}", "",
              "| case | time (us) | GB/s | % of HBM ceiling | harness ratio | wrong |",
@@ -135,6 +165,9 @@ def _summary(figures: list[dict], traced: int, out: Path) -> str:
     lines += ["", f"HBM ceiling: {figures[0]['ceiling']}", f"trace files: {traced} (trace/)",
               f"podscale from: {Path(podscale.__file__).parent}",
               "Reproduce: python tools/accel_check.py --out DIR"]
+    if profiled:
+        lines += ["", "## podscale attach of a one-process training loop", "", "```",
+                  profiled, "```"]
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text)
     return text
@@ -147,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iters", type=int, default=50)
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    args.out.mkdir(parents=True, exist_ok=True)
+    profiled = _profile(args.out.resolve(), args.platform == "cpu")  # before this one holds it
     import jax
 
     if args.platform:
@@ -179,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                 traced = _trace(step, args.out)
     (args.out / "figures.json").write_text(json.dumps(figures, indent=1))
     _plot(figures, args.out)
-    print(_summary(figures, traced, args.out), end="")
+    print(_summary(figures, traced, args.out, profiled), end="")
     return 1 if any(f["wrong"] for f in figures) else 0
 
 

@@ -67,6 +67,7 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> 
         idle = (calls["arrival"] - lo).clip(lower=0)
         compile_ = np.minimum(idle, calls["compile"])
         busy = (calls["ready"] - np.fmax(calls["arrival"], lo)).clip(lower=0)
+        profiler = np.minimum(calls["profiler"], idle - compile_)
         is_step = calls["name"] == step
         own = (g["busy"] - g["wait"]).clip(lower=0)
         bound = ideal_bound(own)
@@ -74,8 +75,7 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> 
                  "startup": join_start - float(m["attach"]),
                  "join": join_end - join_start, "setup": first - join_end,
                  "compile": float(compile_.sum()), "waiting": float(g["wait"].sum()),
-                 "profiler": min(float(m.get("profiler_s", 0.0)),
-                                 float((idle - compile_).sum())),
+                 "profiler": float(profiler.sum()),
                  "other computations": float(busy[~is_step].sum()),
                  "productive": float(np.minimum(own, bound).sum()),
                  "anomalous": float((own - bound).clip(lower=0).sum()),

@@ -38,6 +38,9 @@ class Profile:
     #: captured steps, from each process's own reduction of its trace: process, first,
     #: stop (the window), step, devices, busy_us, collective_us, ops, cut, file
     captures: pd.DataFrame
+    #: one row per capture window and process: process, first, stop, held (steps its trace
+    #: held), cut, reduce_s, file, spans (when the profiler started and stopped, seconds)
+    windows: pd.DataFrame
 
     @property
     def clock_residual_s(self) -> float:
@@ -61,8 +64,7 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
-                             "gaps": [], "capture": []}
-    marks["profiler_s"] = 0.0
+                             "gaps": [], "capture": [], "window": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -79,9 +81,12 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             rows["call" if kind == "calls" else "gaps"].extend(o["rows"])
         elif kind == "capture":
             spans = [s for s in (o.get("start"), o.get("stop")) if s]
-            marks["profiler_s"] += sum(b - a for a, b in spans) / 1e6
             rows["capture"].extend({**r, "first": o["steps"][0], "stop": o["steps"][1],
                                     "cut": o["cut"], "file": o["file"]} for r in o["rows"])
+            rows["window"].append({"first": o["steps"][0], "stop": o["steps"][1],
+                                   "held": len(o["rows"]), "cut": o["cut"],
+                                   "reduce_s": o.get("reduce_s"), "file": o["file"],
+                                   "spans": spans})
         elif kind in rows:
             rows[kind].append(o)
     return marks, rows
@@ -97,7 +102,8 @@ def load_profile(run_dir: Path | str) -> Profile:
         raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
-        k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture")}
+        k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
+                        "window")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -123,7 +129,11 @@ def load_profile(run_dir: Path | str) -> Profile:
                    _frame(kinds["compiled"], ["id", "seq", "call", "shapes"]),
                    _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
-                   _frame(kinds["capture"], CAPTURE_COLUMNS))
+                   _frame(kinds["capture"], CAPTURE_COLUMNS),
+                   _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
+                                            "file", "spans"],
+                          lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
+                                                  for a, b in r["spans"]]}))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

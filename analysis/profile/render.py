@@ -56,15 +56,19 @@ def computations_table(s: ProfileSummary) -> str:
 def captures_table(s: ProfileSummary) -> list[str]:
     """Captured windows: per window and process, the steps its trace holds, their median
     busy and collective time (each process's own reduction), and where XProf finds it."""
-    c = s.profile.captures
-    if c.empty:
+    c, wins = s.profile.captures, s.profile.windows
+    if wins.empty:
         return []
     out = []
-    for (first, stop), w in c.groupby(["first", "stop"], dropna=False):
-        steps = sorted(set(w["step"]))
+    for first, stop in wins[["first", "stop"]].drop_duplicates().itertuples(index=False):
+        w = c[(c["first"] == first) & ((c["stop"] == stop) | (stop != stop))] if len(c) else c
+        steps = sorted(set(w["step"])) if len(w) else []
         window = f"{int(first)}-{int(stop) - 1}" if stop == stop else f"{int(first)}-"
+        held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
         out.append(f"# captured steps {window} (XProf: tensorboard --logdir "
-                   f"{s.profile.run_dir / 'traces'}): steps {steps[0]}-{steps[-1]} held")
+                   f"{s.profile.run_dir / 'traces'}): {held}")
+        if not steps:
+            continue
         t = w.groupby("process").agg(steps=("step", "size"), busy=("busy_us", "median"),
                                      collective=("collective_us", "median"),
                                      cut=("cut", "any")).reset_index()

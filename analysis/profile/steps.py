@@ -26,11 +26,13 @@ import pandas as pd
 MIN_CALLS = 3
 
 
-def timeline(calls: pd.DataFrame, compiles: pd.DataFrame) -> pd.DataFrame:
+def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
+             windows: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every call on its process's device timeline: ``compile`` (seconds JAX compiled
     during the call's dispatch), ``arrival`` (the later of dispatch + compile and the
     previous call's ready), ``idle`` (the device waiting for the host before it: compile
-    first, then Python) and ``busy`` (arrival to ready)."""
+    first, then Python), ``profiler`` (the part of idle spent starting or stopping a
+    capture window) and ``busy`` (arrival to ready)."""
     c = calls.copy()
     in_call = compiles.dropna(subset=["seq"])
     spent = in_call.groupby(["process", "seq"])["seconds"].sum()
@@ -39,6 +41,13 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame) -> pd.DataFrame:
     c["arrival"] = np.fmax(c["dispatch"] + c["compile"], c["prev_ready"])
     c["idle"] = (c["arrival"] - c["prev_ready"]).clip(lower=0)
     c["busy"] = c["ready"] - c["arrival"]
+    c["profiler"] = 0.0
+    for _, w in (windows if windows is not None else pd.DataFrame()).iterrows():
+        mine = c["process"] == w["process"]
+        for a, b in w["spans"]:
+            lo = np.fmax(c.loc[mine, "prev_ready"], a)
+            hi = np.fmin(c.loc[mine, "arrival"], b)
+            c.loc[mine, "profiler"] += (hi - lo).clip(lower=0)
     return c
 
 
@@ -74,7 +83,7 @@ def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     ready; the first step: ready minus dispatch)."""
     s = tl[tl["name"] == step].copy()
     s["step"] = s.groupby("process").cumcount()
-    s["host_gap"] = (s["idle"] - s["compile"]).clip(lower=0)
+    s["host_gap"] = (s["idle"] - s["compile"] - s["profiler"]).clip(lower=0)
     s["period"] = s["ready"] - s.groupby("process")["ready"].shift(1)
     s.loc[s["step"] == 0, "period"] = s["ready"] - s["dispatch"]
     cols = ["process", "step", "seq", "dispatch", "returned", "ready", "prev_ready",

@@ -16,6 +16,8 @@ from podscale.analysis.units import time_h
 #: re-compiles within the first steps are warm-up (a step's outputs change its inputs'
 #: sharding or layout); later ones are Findings
 WARMUP_STEPS = 2
+#: a cache entry added without compiling (a new signature of a compiled program) is none
+MIN_COMPILE_S = 1e-3
 #: a host frame is named when it takes at least this share of the median step
 FRAME_SHARE = 0.1
 
@@ -42,7 +44,7 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     dominant recurring computation)."""
     profile = run if isinstance(run, Profile) else load_profile(run)
     named = step or profile.manifest.spec.get("step")
-    tl = steps.timeline(profile.calls, profile.compiles)
+    tl = steps.timeline(profile.calls, profile.compiles, profile.windows)
     name = steps.detect(tl, named)
     if name is None:
         empty = pd.DataFrame()
@@ -69,17 +71,19 @@ def findings(s: ProfileSummary) -> list[str]:
                 "tabulate"]
     out = []
     total = int(s.profile.processes["process"].nunique())
-    cut = s.profile.captures[s.profile.captures["cut"].astype(bool)] \
-        if len(s.profile.captures) else s.profile.captures
-    for process in sorted(set(cut["process"])) if len(cut) else []:
-        out.append(f"process {process}'s capture was cut short: its trace holds fewer "
-                   "step executions than the window asked (see the table above)")
+    w = s.profile.windows
+    for _, r in (w[w["cut"].astype(bool)] if len(w) else w).iterrows():
+        stop = "" if r["stop"] != r["stop"] or r["stop"] is None else int(r["stop"]) - 1
+        out.append(f"process {r['process']}'s capture of steps {int(r['first'])}-{stop} was "
+                   f"cut short: its trace holds {int(r['held'])} step execution(s), not one "
+                   "per step (a session stopped early, or the profiler's event limit)")
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""
             out.append(f"process {r['process']} was last in {r['late']} of {s.steps} steps"
                        f"{since}, costing the job {time_h(r['lost'])}")
-    late = s.recompiles[s.recompiles["step"] >= WARMUP_STEPS]
+    late = s.recompiles[(s.recompiles["step"] >= WARMUP_STEPS)
+                        & (s.recompiles["seconds"] >= MIN_COMPILE_S)]
     for (name, step), g in late.groupby(["name", "step"]):
         out.append(f"recompiled {name} at step {step} on "
                    f"{_processes(sorted(g['process']), total)}: {time_h(g['seconds'].max())}"

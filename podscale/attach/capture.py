@@ -166,36 +166,58 @@ def _union(spans: list[tuple[int, int]]) -> int:
     return total
 
 
+def _executions(xplane: Path) -> list[tuple[str, str, list[tuple[int, int, str]]]]:
+    """(module, device, ops) of every XLA execution the trace holds: from device planes'
+    ``XLA Modules`` and ``XLA Ops`` lines (TPU, GPU), else from op events that name their
+    ``hlo_module`` (the CPU client: one execution per module, device and ``run_id``)."""
+    from bisect import bisect_left
+
+    from jax.profiler import ProfileData
+
+    execs: list[tuple[str, str, list[tuple[int, int, str]]]] = []
+    runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
+    for plane in ProfileData.from_file(str(xplane)).planes:
+        lines = {line.name: list(line.events) for line in plane.lines}
+        if "XLA Modules" in lines:
+            ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
+                         for e in lines.get("XLA Ops", []))
+            starts = [o[0] for o in ops]
+            for ev in lines["XLA Modules"]:
+                a, b = int(ev.start_ns), int(ev.start_ns + ev.duration_ns)
+                inside = ops[bisect_left(starts, a):bisect_left(starts, b)]
+                execs.append((ev.name.split("(")[0], plane.name, inside or [(a, b, ev.name)]))
+            continue
+        for events in lines.values():
+            for ev in events:
+                stats = dict(ev.stats)
+                if stats.get("hlo_module") is None or ev.name.startswith("end:"):
+                    continue
+                start = int(ev.start_ns)
+                runs.setdefault((str(stats["hlo_module"]), int(stats.get("device_ordinal", 0)),
+                                 int(stats.get("run_id", 0))), []).append(
+                    (start, start + int(ev.duration_ns), ev.name))
+    if not execs:
+        execs = [(m, str(d), sorted(ops)) for (m, d, _), ops in runs.items()]
+    return execs
+
+
 def reduce_steps(xplane: Path, name: str | None, first: int) -> list[dict]:
     """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
     else the module with the most executions) per device, numbered from ``first`` in
     order of their start: span, busy (union of op time) and collective time, µs."""
-    from jax.profiler import ProfileData
-
-    runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
-    for plane in ProfileData.from_file(str(xplane)).planes:
-        for line in plane.lines:
-            for ev in line.events:
-                stats = dict(ev.stats)
-                module = stats.get("hlo_module")
-                if module is None or ev.name.startswith("end:"):
-                    continue
-                key = (str(module), int(stats.get("device_ordinal", 0)),
-                       int(stats.get("run_id", 0)))
-                start = int(ev.start_ns)
-                runs.setdefault(key, []).append((start, start + int(ev.duration_ns), ev.name))
+    execs = _executions(xplane)
     modules: dict[str, int] = {}
-    for module, _, _ in runs:
+    for module, _, _ in execs:
         modules[module] = modules.get(module, 0) + 1
     wanted = f"jit_{name}" if name and f"jit_{name}" in modules else \
         max(modules, key=lambda m: modules[m], default=None)
-    per_device: dict[int, list[list[tuple[int, int, str]]]] = {}
-    for (module, device, _), ops in runs.items():
+    per_device: dict[str, list[list[tuple[int, int, str]]]] = {}
+    for module, device, ops in execs:
         if module == wanted:
-            per_device.setdefault(device, []).append(sorted(ops))
+            per_device.setdefault(device, []).append(ops)
     rows: dict[int, dict] = {}
-    for execs in per_device.values():
-        for i, ops in enumerate(sorted(execs, key=lambda o: o[0][0])):
+    for runs in per_device.values():
+        for i, ops in enumerate(sorted(runs, key=lambda o: o[0][0])):
             row = rows.setdefault(first + i, {"step": first + i, "module": wanted,
                                               "devices": 0, "start_ns": ops[0][0],
                                               "end_ns": 0, "busy_us": 0.0,

@@ -14,6 +14,7 @@ import os
 import runpy
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ from podscale.attach import calls, clock, ledger
 from podscale.attach.capture import Capture, Windows
 from podscale.attach.sampler import Sampler
 
-END_BARRIER_MS = 60_000
+#: how long a process waits at the end for the others to finish their records
+END_WAIT_S = 60.0
+DONE = "podscale/attach/done/"
 
 
 def _env_process() -> int:
@@ -156,14 +159,28 @@ class Session:
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
                          "error": error, "calls": self.log.seq})
         self.record.flush()
-        client = self.record.client
-        if client is not None and code == 0:
-            try:
-                client.wait_at_barrier("podscale-attach-end", END_BARRIER_MS)
-            except Exception:  # noqa: BLE001 - a peer failed: its own record says so
-                pass
+        if self.record.client is not None:
+            self._meet(code)
         if self.drain is not None:
             self.drain.stop()
+
+    def _meet(self, code: int) -> None:
+        """Say this process is done (with its exit code) and wait, at most END_WAIT_S, for
+        every other to say so, or for one to say it failed: then nobody waits on for a peer
+        that will never come, and JAX's own shutdown at exit finds every process there."""
+        client = self.record.client
+        try:
+            client.key_value_set(f"{DONE}{self.record.process}", str(code))
+            if code:
+                return
+            deadline = time.monotonic() + END_WAIT_S
+            while time.monotonic() < deadline:
+                done = client.key_value_dir_get(DONE)
+                if len(done) >= self.processes or any(v != "0" for _, v in done):
+                    return
+                time.sleep(0.05)
+        except Exception:  # noqa: BLE001 - the service gone: the records are written
+            return
 
 
 def _exit_code(code: Any) -> int:
