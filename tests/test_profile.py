@@ -131,6 +131,17 @@ def test_capture_window_agreed_by_every_process(loader):
     assert "# captured steps 20-22" in res.stdout
 
 
+def test_report_of_a_profiled_run(straggler):
+    """podscale report writes a profiled run's Findings, figures and tables."""
+    run_dir, _ = straggler
+    res = podscale("report", str(run_dir))
+    assert res.returncode == 0, res.stderr
+    md = (run_dir / "report" / "summary.md").read_text()
+    assert "- process 2 was last in" in md and "## Steps per process" in md
+    html = (run_dir / "report" / "index.html").read_text()
+    assert html.count("<img") == 3  # step times, the lateness heatmap, the wall time
+
+
 def test_host_frames_recompile_and_checkpoint(loader):
     """Process 1's input function, the checkpoint and the shape change, each attributed."""
     s = summarize_profile(loader[0])

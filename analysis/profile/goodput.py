@@ -82,7 +82,8 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> 
                  "after steps": end - last}
         parts["host"] = float((idle - compile_).sum()) - parts["profiler"]
         parts["unattributed"] = (last - first) - sum(parts[k] for k in ORDER[4:11])
-        rows.append({"process": int(p), **{k: parts[k] for k in ORDER}, "wall": end - begin})
+        rows.append({"process": int(p), **{k: round(parts[k], 9) for k in ORDER},
+                     "wall": end - begin})
     return pd.DataFrame(rows)
 
 

@@ -83,7 +83,7 @@ def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     ready; the first step: ready minus dispatch)."""
     s = tl[tl["name"] == step].copy()
     s["step"] = s.groupby("process").cumcount()
-    s["host_gap"] = (s["idle"] - s["compile"] - s["profiler"]).clip(lower=0)
+    s["host_gap"] = (s["idle"] - s["compile"] - s["profiler"]).clip(lower=0).round(9)
     s["period"] = s["ready"] - s.groupby("process")["ready"].shift(1)
     s.loc[s["step"] == 0, "period"] = s["ready"] - s["dispatch"]
     cols = ["process", "step", "seq", "dispatch", "returned", "ready", "prev_ready",

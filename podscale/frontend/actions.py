@@ -183,6 +183,13 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
     """Write the HTML report and Markdown summary of a run and say where."""
     from podscale.analysis.report import write_report as write
 
+    if isinstance(run, Path) and (run / "profile").is_dir():  # a profiled program
+        from podscale.analysis.profile.report import write_profile_report
+
+        html_path, md_path = write_profile_report(run, out)
+        print(f"# report: {html_path}")
+        print(f"# summary: {md_path}")
+        return 0
     sections = []
     if asv is not None:
         from podscale.analysis.asvresults import history_section

@@ -1,0 +1,120 @@
+"""``podscale report`` of a profiled program: Findings, then per process the step time over
+the steps, how late each process arrived at each step (a heatmap up to 64 processes, the
+late-step table beyond), where each process's wall time went, and the tables behind them
+(HTML with the figures, and a Markdown summary)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from podscale.analysis.profile.goodput import ORDER
+from podscale.analysis.profile.render import STEP_COLUMNS, heading
+from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
+from podscale.analysis.units import time_h
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from podscale.analysis.sections import Doc
+
+HEATMAP_MAX = 64
+
+
+def step_times(s: ProfileSummary) -> Figure:
+    """Each process's step time (the period between its readies) against the step."""
+    from podscale.analysis.plots import plt
+
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    for p, g in s.ledger.groupby("process"):
+        ax.plot(g["step"], g["period"] * 1e3, lw=1, label=f"process {p}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("step time (ms)")
+    ax.set_yscale("log")
+    if s.ledger["process"].nunique() <= 8:
+        ax.legend(fontsize=8, ncol=4)
+    ax.set_title(f"{s.step}: step time per process", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def lateness(s: ProfileSummary) -> Figure:
+    """Arrival after the first process, per process and step (ms), as a heatmap."""
+    import seaborn as sns
+
+    from podscale.analysis.plots import plt
+
+    led = s.ledger.assign(late=(s.ledger["arrival"] - s.ledger.groupby("step")["arrival"]
+                                .transform("min")) * 1e3)
+    m = led.pivot(index="process", columns="step", values="late")
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(m) + 1.5))
+    sns.heatmap(m, ax=ax, cmap="rocket_r", cbar_kws={"label": "arrival after the first (ms)"})
+    ax.set_title("how late each process arrived at each step", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def wall_time(s: ProfileSummary) -> Figure:
+    """Each process's wall time as one stacked bar of the goodput ledger's parts."""
+    from podscale.analysis.plots import plt
+
+    g = s.goodput.set_index("process")[list(ORDER)]
+    g = g.loc[:, (g.abs() >= 5e-4).any()]
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(g) + 1.6))
+    g.plot.barh(stacked=True, ax=ax, width=0.7, colormap="tab20")
+    ax.set_xlabel("seconds")
+    ax.invert_yaxis()
+    ax.legend(fontsize=7, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    ax.set_title("where each process's wall time went", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _timed(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    return df.assign(**{c: df[c].map(time_h) for c in cols})
+
+
+def build(s: ProfileSummary) -> Doc:
+    from podscale.analysis.sections import Doc
+
+    head = heading(s)
+    doc = Doc(head[0].lstrip("# "))
+    doc.heading("Findings", head[1].lstrip("# "))
+    doc.bullets(findings(s))
+    if s.step is None:
+        return doc
+    doc.figure(step_times(s), "step time per process over the steps")
+    if s.ledger["process"].nunique() <= HEATMAP_MAX:
+        doc.figure(lateness(s), "arrival after the first process, per process and step")
+    doc.figure(wall_time(s), "each process's wall time by part")
+    doc.heading("Steps per process", "median and p90 of the step time; host gap: the "
+                "device idle for Python before a step, mean; late: steps it arrived last "
+                "at by more than 5% of the median step; time lost: last arrival minus the "
+                "second-last, summed")
+    doc.table(_timed(s.table[list(STEP_COLUMNS)], ["median", "p90", "host_gap", "lost"])
+              .rename(columns=STEP_COLUMNS))
+    late = s.blame[s.blame["late"]]
+    doc.heading("Late steps", f"{len(late)} of {s.steps} steps")
+    doc.table(_timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
+    doc.heading("Where each process's wall time went")
+    doc.table(_timed(s.goodput, [*ORDER, "wall"]))
+    for title, df, cols in (("Other computations", s.others, ["busy_median"]),
+                            ("Re-compiles", s.recompiles, ["seconds"]),
+                            ("Host time between steps, by frame", s.frames,
+                             ["seconds", "per_step"])):
+        if len(df):
+            doc.heading(title)
+            doc.table(_timed(df, cols))
+    return doc
+
+
+def write_profile_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Path]:
+    """Write ``report/index.html`` and ``report/summary.md`` for a profiled run."""
+    doc = build(summarize_profile(run_dir))
+    out = Path(out) if out else Path(run_dir) / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "index.html").write_text(doc.render(), encoding="utf-8")
+    (out / "summary.md").write_text("\n".join(doc.md) + "\n", encoding="utf-8")
+    return out / "index.html", out / "summary.md"
