@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 
+import numpy as np
 import pytest
 
 from podscale.analysis.profile.load import load_profile
@@ -162,6 +163,20 @@ def test_host_frames_recompile_and_checkpoint(loader):
     assert ((g.drop(columns="wall").sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
 
 
+def test_compare_names_a_straggler_change(loader, tmp_path):
+    """The same program without the slow input function on process 1 (A) against the
+    loader run (B): B is slower, and the change is process 1 straggling."""
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(TRAIN), "--steps",
+                   "40")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    res = podscale("compare", str(only_run(tmp_path)), str(loader[0]))
+    assert res.returncode == 0, res.stderr
+    assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
+    assert "# A and B differ: arguments --steps 40 vs --steps 40 --loader 1:0.04" in res.stdout
+    res = podscale("compare", str(loader[0]), str(only_run(tmp_path)))
+    assert ": faster; a straggler change: process 1" in res.stdout, res.stdout
+
+
 def test_exit_code_is_the_programs(tmp_path):
     """A program that exits 3 on process 1: the job's exit code is 3, process 1 named, and
     the records so far kept."""
@@ -194,6 +209,33 @@ def test_profile_refuses_a_program_that_does_not_parse(tmp_path):
     bad.write_text("def broken(:\n")
     res = podscale("profile", str(bad))
     assert res.returncode == 2 and "bad.py:1:" in res.stderr and "does not parse" in res.stderr
+
+
+def test_a_uniform_slowdown_is_not_a_straggler_change():
+    """Step times that all grow 1.5x with nobody late: slower, uniform."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+    from podscale.analysis.profile.compare import compare_steps
+    from podscale.analysis.profile.summary import ProfileSummary
+
+    def summary(period: float, jitter: float) -> ProfileSummary:
+        rng = np.random.default_rng(0)
+        rows = []
+        for p in range(2):
+            ready = 0.0
+            for k in range(30):
+                rows.append((p, k, ready, ready))
+                ready += period * (1 + jitter * rng.standard_normal())
+        led = pd.DataFrame(rows, columns=["process", "step", "arrival", "ready"])
+        led["period"] = period
+        return ProfileSummary(None, "step", led, steps.stragglers(led), pd.DataFrame(),
+                              pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+
+    v = compare_steps(summary(0.010, 0.01), summary(0.015, 0.01))
+    assert v.verdict == "slower" and v.kind == "uniform" and 1.4 < v.ratio < 1.6
+    v = compare_steps(summary(0.010, 0.01), summary(0.010, 0.01))
+    assert v.verdict == "~" and v.kind == "none"
 
 
 def test_blame_and_partition_on_a_hand_built_timeline():

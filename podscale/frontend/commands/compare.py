@@ -27,6 +27,21 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.actions import Verdict, write_compare
 
     verdict = Verdict.of(args)
+    profiled = [(d / "profile").is_dir() for d in (args.run_a, args.run_b)]
+    if any(profiled):
+        if not all(profiled):
+            from podscale.core.errors import UsageError
+
+            raise UsageError("one run is a profiled program and the other is not: compare "
+                             "two profiles of one program, or two benchmark runs")
+        from podscale.analysis.profile.compare import compare_steps, differences
+        from podscale.analysis.profile.summary import summarize_profile
+
+        sa, sb = summarize_profile(args.run_a), summarize_profile(args.run_b)
+        for line in differences(sa, sb):
+            print(f"# A and B differ: {line}")
+        print(compare_steps(sa, sb, verdict.threshold).sentence())
+        return 0
     a, b = load_run(args.run_a), load_run(args.run_b)
     table, notes = verdict.compare(a, b, force=args.force)
     return write_compare(table, notes, a, b, verdict, args.out)

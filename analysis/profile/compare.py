@@ -1,0 +1,118 @@
+"""Two profiled runs of one program compared (``podscale compare A B`` on profiled runs):
+a verdict on the job's step time with its interval, and whether a change is one process
+straggling or every process alike.
+
+- The job's **step time** at step *k* is the time between the last process's ready of
+  step *k-1* and of step *k* (the job moves at its slowest process); the first
+  ``WARMUP`` steps (compiles) are left out. The verdict compares the medians: their ratio
+  B/A with a 95% bootstrap interval (resampling each run's steps), *slower* or *faster*
+  when the interval leaves [1 - threshold, 1 + threshold] out on one side, else ``~``.
+- The change is a **straggler change** when one process's time lost per step (straggler
+  blame, :mod:`.steps`) moved by at least half the change in the median step time;
+  otherwise **uniform** (every process's own step time moved).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from podscale.analysis.profile.summary import ProfileSummary
+from podscale.analysis.units import time_h
+from podscale.core import defaults
+
+WARMUP = 2
+BOOT = 2000
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    """The step-time verdict of B against A, and what the change is."""
+
+    step: str
+    median_a: float
+    median_b: float
+    ratio: float
+    low: float
+    high: float
+    verdict: str  # slower | faster | ~
+    kind: str  # straggler | uniform | none
+    process: int | None  # the straggler whose blame moved most
+    lost_a: float  # its time lost per step in A and B
+    lost_b: float
+
+    def sentence(self) -> str:
+        change = (f"{self.step}: {time_h(self.median_a)} -> {time_h(self.median_b)} per "
+                  f"step, {self.ratio:.3f}x (95% interval {self.low:.3f}-{self.high:.3f}): "
+                  f"{self.verdict}")
+        if self.kind == "straggler":
+            change += (f"; a straggler change: process {self.process} costs the job "
+                       f"{time_h(self.lost_b)} per step in B against {time_h(self.lost_a)} "
+                       "in A")
+        elif self.kind == "uniform":
+            change += "; uniform: no one process's lateness explains it"
+        return change
+
+
+def job_steps(s: ProfileSummary) -> np.ndarray:
+    """The job's step times after the warm-up steps (seconds)."""
+    last = s.ledger.groupby("step")["ready"].max().sort_index()
+    return last.diff().iloc[WARMUP:].dropna().to_numpy()
+
+
+def _interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    ra = np.median(rng.choice(a, (BOOT, len(a))), axis=1)
+    rb = np.median(rng.choice(b, (BOOT, len(b))), axis=1)
+    low, high = np.quantile(rb / ra, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def lost_per_step(s: ProfileSummary) -> pd.Series:
+    late = s.blame[s.blame["step"] >= WARMUP]
+    steps = max(1, s.steps - WARMUP)
+    return late.groupby("last")["lost"].sum() / steps
+
+
+def differences(a: ProfileSummary, b: ProfileSummary) -> list[str]:
+    """What differs between the two runs besides the time: processes, program, arguments."""
+    out = []
+    na, nb = (int(s.profile.processes["process"].nunique()) for s in (a, b))
+    if na != nb:
+        out.append(f"A ran on {na} process(es), B on {nb}")
+    spec_a, spec_b = a.profile.manifest.spec, b.profile.manifest.spec
+    if spec_a.get("sha256") != spec_b.get("sha256"):
+        out.append("the program's file differs (SHA-256)")
+    if spec_a.get("args") != spec_b.get("args"):
+        out.append(f"arguments {' '.join(spec_a.get('args') or []) or '(none)'} vs "
+                   f"{' '.join(spec_b.get('args') or []) or '(none)'}")
+    return out
+
+
+def compare_steps(a: ProfileSummary, b: ProfileSummary,
+                  threshold: float = defaults.THRESHOLD) -> StepVerdict:
+    """B's step time against A's (:class:`StepVerdict`)."""
+    from podscale.core.errors import UsageError
+
+    if a.step is None or a.step != b.step:
+        raise UsageError(f"the runs' steps differ ({a.step} vs {b.step}): compare profiles "
+                         "of one program (or name it with --step)")
+    sa, sb = job_steps(a), job_steps(b)
+    if len(sa) < 3 or len(sb) < 3:
+        raise UsageError(f"too few steps to compare ({len(sa)} and {len(sb)} after the "
+                         f"first {WARMUP})")
+    ma, mb = float(np.median(sa)), float(np.median(sb))
+    low, high = _interval(sa, sb)
+    verdict = "slower" if low > 1 + threshold else "faster" if high < 1 - threshold else "~"
+    la, lb = lost_per_step(a), lost_per_step(b)
+    moved = lb.subtract(la, fill_value=0.0)
+    process = int(moved.abs().idxmax()) if len(moved) else None
+    kind = "none"
+    if verdict != "~":
+        big = process is not None and abs(moved[process]) >= 0.5 * abs(mb - ma)
+        kind = "straggler" if big else "uniform"
+    return StepVerdict(a.step, ma, mb, mb / ma, low, high, verdict, kind, process,
+                       float(la.get(process, 0.0)) if process is not None else 0.0,
+                       float(lb.get(process, 0.0)) if process is not None else 0.0)
