@@ -8,6 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -191,6 +195,51 @@ def test_exit_code_is_the_programs(tmp_path):
     run_dir = only_run(tmp_path / "out")
     p = load_profile(run_dir)
     assert p.processes.loc[1, "exit_code"] == 3 and len(p.calls[p.calls["process"] == 1]) == 5
+
+
+LONG = """import time
+import jax
+import jax.numpy as jnp
+
+jax.distributed.initialize()
+step = jax.jit(lambda x: x + 1)
+x = jnp.zeros(3)
+for _ in range(100000):
+    x = step(x)
+    time.sleep(0.01)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_front_end_killed_or_signalled_leaves_no_process(tmp_path, sig):
+    """SIGKILL of podscale profile: its processes end within 5 s (they die with it);
+    SIGTERM (a scheduler's): every process stopped, the run interrupted, records kept."""
+    prog = tmp_path / "long.py"
+    prog.write_text(LONG)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "podscale", "profile", "--hosts", "2",
+                             "--out", str(out), str(prog)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        files = sorted(out.glob("*/profile/process-*.jsonl"))
+        if len(files) == 2 and all('"calls"' in f.read_text() for f in files):
+            break
+        time.sleep(0.1)
+    pids = [json.loads(f.read_text().splitlines()[0])["pid"] for f in files]
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
+    deadline = time.monotonic() + 5
+    while any(os.path.exists(f"/proc/{p}") and "Z" not in
+              open(f"/proc/{p}/stat").read().split()[2:3] for p in pids):
+        assert time.monotonic() < deadline, f"process(es) {pids} outlived the front end"
+        time.sleep(0.05)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + sig and "interrupted by SIGTERM" in err, err
+        run_dir = only_run(out)
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+        assert len(load_profile(run_dir).calls) > 0  # the records written are kept
 
 
 @pytest.mark.parametrize("args,message", [

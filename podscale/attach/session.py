@@ -197,6 +197,9 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
     ``windows``: the steps the profiler captures; ``step``: the step's computation name
     (default: the most-called one)."""
+    from podscale.worker.lifeline import hold
+
+    hold()  # started by podscale profile: die with it (under a cluster launcher: nothing)
     session = Session(run_dir, script, args, windows, step)
     session.install()
     return session.run()
