@@ -113,11 +113,12 @@ def test_show_prints_the_step_table(straggler):
 def loader(tmp_path_factory):
     """2 processes, 40 steps: process 1's input function sleeps 40 ms per step, every
     process saves a checkpoint for 300 ms after step 25, the batch changes shape at step
-    30; the profiler captures steps 20-22 on every process."""
+    30; the profiler captures steps 20-22 on every process; each step is the program's own
+    StepTraceAnnotation("train") around two jitted calls."""
     out = tmp_path_factory.mktemp("loader")
     res = podscale("profile", "--hosts", "2", "--out", str(out), "--profile-steps", "20:23",
                    str(TRAIN), "--steps", "40", "--loader", "1:0.04", "--save", "25:0.3",
-                   "--reshape", "30")
+                   "--reshape", "30", "--annotate")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
     return only_run(out), res
 
@@ -148,8 +149,13 @@ def test_report_of_a_profiled_run(straggler):
 
 
 def test_host_frames_recompile_and_checkpoint(loader):
-    """Process 1's input function, the checkpoint and the shape change, each attributed."""
+    """Process 1's input function, the checkpoint and the shape change, each attributed;
+    the step is the program's own annotation (two computations inside), not a detected
+    computation."""
     s = summarize_profile(loader[0])
+    assert s.step == "train" and s.steps == 40
+    assert s.ledger.groupby("process").size().to_dict() == {0: 40, 1: 40}
+    assert "apply_update" not in set(s.others["name"])  # inside the step, not apart
     frames = s.frames.set_index(["process", "frame"])["seconds"]
     load = frames[1][frames[1].index.str.startswith("load_batch")].sum() / 40
     assert 0.036 <= load <= 0.044, frames
@@ -171,12 +177,13 @@ def test_compare_names_a_straggler_change(loader, tmp_path):
     """The same program without the slow input function on process 1 (A) against the
     loader run (B): B is slower, and the change is process 1 straggling."""
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(TRAIN), "--steps",
-                   "40")
+                   "40", "--annotate")
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     res = podscale("compare", str(only_run(tmp_path)), str(loader[0]))
     assert res.returncode == 0, res.stderr
     assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
-    assert "# A and B differ: arguments --steps 40 vs --steps 40 --loader 1:0.04" in res.stdout
+    assert "# A and B differ: arguments --steps 40 --annotate vs --steps 40 --loader" in \
+        res.stdout
     res = podscale("compare", str(loader[0]), str(only_run(tmp_path)))
     assert ": faster; a straggler change: process 1" in res.stdout, res.stdout
 

@@ -41,6 +41,9 @@ class Profile:
     #: one row per capture window and process: process, first, stop, held (steps its trace
     #: held), cut, reduce_s, file, spans (when the profiler started and stopped, seconds)
     windows: pd.DataFrame
+    #: the program's own StepTraceAnnotations: process, name, num, first and end (the
+    #: sequence numbers of the calls inside: first <= seq < end), enter, exit
+    annotations: pd.DataFrame
 
     @property
     def clock_residual_s(self) -> float:
@@ -64,7 +67,7 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
-                             "gaps": [], "capture": [], "window": []}
+                             "gaps": [], "capture": [], "window": [], "step": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -87,6 +90,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                                    "held": len(o["rows"]), "cut": o["cut"],
                                    "reduce_s": o.get("reduce_s"), "file": o["file"],
                                    "spans": spans})
+        elif kind == "step":
+            rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
         elif kind in rows:
             rows[kind].append(o)
     return marks, rows
@@ -103,7 +108,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
         k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window")}
+                        "window", "step")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -133,7 +138,10 @@ def load_profile(run_dir: Path | str) -> Profile:
                    _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
                                             "file", "spans"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
-                                                  for a, b in r["spans"]]}))
+                                                  for a, b in r["spans"]]}),
+                   _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
+                          lambda p, r: {"enter": seconds(r["enter"], p),
+                                        "exit": seconds(r["exit"], p)}))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

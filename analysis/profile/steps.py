@@ -51,6 +51,29 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
     return c
 
 
+def annotated(calls: pd.DataFrame, compiles: pd.DataFrame, annotations: pd.DataFrame,
+              name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The calls with those inside each of the program's ``name`` annotations merged into
+    one call named ``name``: dispatched with the first, returned with the last, ready
+    with the last ready (the step the program marked itself); and the compiles, those
+    inside an annotation moved to its merged call."""
+    marks = annotations[annotations["name"] == name]
+    c, comp = calls.copy(), compiles.copy()
+    c["annotation"] = -1
+    for i, m in enumerate(marks.itertuples(index=False)):
+        inside = (c["process"] == m.process) & c["seq"].between(m.first, m.end - 1)
+        c.loc[inside, "annotation"] = i
+        moved = (comp["process"] == m.process) & comp["seq"].between(m.first, m.end - 1)
+        comp.loc[moved, "seq"] = m.first
+    alone = c[c["annotation"] < 0]
+    merged = c[c["annotation"] >= 0].groupby("annotation").agg(
+        process=("process", "first"), computation=("computation", "first"),
+        seq=("seq", "min"), dispatch=("dispatch", "min"), returned=("returned", "max"),
+        ready=("ready", "max")).assign(name=name)
+    out = pd.concat([alone.drop(columns="annotation"), merged], ignore_index=True)
+    return out.sort_values(["process", "seq"], kind="stable").reset_index(drop=True), comp
+
+
 def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     """Every recorded computation but the step, counted apart: calls per process (the
     minimum and maximum over processes) and the median busy time."""

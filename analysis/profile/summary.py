@@ -44,7 +44,12 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     dominant recurring computation)."""
     profile = run if isinstance(run, Profile) else load_profile(run)
     named = step or profile.manifest.spec.get("step")
-    tl = steps.timeline(profile.calls, profile.compiles, profile.windows)
+    calls, compiles = profile.calls, profile.compiles
+    marked = set(profile.annotations["name"])
+    if marked and (named is None or named in marked):  # the program's own step wins
+        named = named or str(profile.annotations["name"].value_counts().index[0])
+        calls, compiles = steps.annotated(calls, compiles, profile.annotations, named)
+    tl = steps.timeline(calls, compiles, profile.windows)
     name = steps.detect(tl, named)
     if name is None:
         empty = pd.DataFrame()

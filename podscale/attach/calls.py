@@ -201,12 +201,40 @@ def _name(fun: Any) -> str:
         type(base).__name__
 
 
+def _annotations(log: CallLog, base: type) -> type:
+    """``jax.profiler.StepTraceAnnotation`` as the program sees it: the same annotation,
+    and each step's name, number and the calls made inside it recorded (a step the
+    program marks itself wins over detection)."""
+
+    class RecordedStep(base):
+        def __init__(self, name: str, **kwargs: Any) -> None:
+            super().__init__(name, **kwargs)
+            self._step = (name, kwargs.get("step_num"))
+
+        def __enter__(self) -> Any:
+            self._began = (log.seq, log.clock())
+            return super().__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            out = super().__exit__(*exc)
+            log.emit({"kind": "step", "name": self._step[0], "num": self._step[1],
+                      "seqs": [self._began[0], log.seq], "enter": self._began[1],
+                      "exit": log.clock()})
+            return out
+
+    RecordedStep.__name__ = RecordedStep.__qualname__ = "StepTraceAnnotation"
+    return RecordedStep
+
+
 def install(log: CallLog) -> Callable[[], None]:
-    """Wrap ``jax.jit``, ``jax.pmap`` and ``Compiled.__call__``; returns the undo."""
+    """Wrap ``jax.jit``, ``jax.pmap``, ``Compiled.__call__`` and
+    ``jax.profiler.StepTraceAnnotation``; returns the undo."""
     import jax
+    import jax.profiler
     import jax.stages
 
     jit, pmap, compiled_call = jax.jit, jax.pmap, jax.stages.Compiled.__call__
+    annotation = jax.profiler.StepTraceAnnotation
 
     def wrap(original: Callable[..., Any], wrapper: str) -> Callable[..., Any]:
         @functools.wraps(original)
@@ -227,9 +255,11 @@ def install(log: CallLog) -> Callable[[], None]:
 
     jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
     jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]
+    jax.profiler.StepTraceAnnotation = _annotations(log, annotation)  # type: ignore[misc, assignment]
 
     def undo() -> None:
         jax.jit, jax.pmap = jit, pmap
+        jax.profiler.StepTraceAnnotation = annotation  # type: ignore[misc]
         jax.stages.Compiled.__call__ = compiled_call  # type: ignore[method-assign]
     return undo
 

@@ -10,6 +10,8 @@ from its own arguments:
   --loader P:SEC       process P's load_batch sleeps SEC per step
   --save STEP:SEC      every process's save_checkpoint sleeps SEC after step STEP
   --reshape STEP       the batch changes shape from step STEP on (a re-compile)
+  --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
+                       apply the update in a second jitted function inside it
 """
 
 import argparse
@@ -32,6 +34,7 @@ parser.add_argument("--slow", type=triple, default=None)
 parser.add_argument("--loader", type=triple, default=None)
 parser.add_argument("--save", type=triple, default=None)
 parser.add_argument("--reshape", type=int, default=None)
+parser.add_argument("--annotate", action="store_true")
 args = parser.parse_args()
 
 jax.distributed.initialize()
@@ -45,6 +48,11 @@ ROWS = 256
 def local_step(w, x):
     loss = jnp.mean((x @ w) ** 2)  # a mean over every device's rows: an all-reduce
     return w - 0.01 * loss * w, loss
+
+
+@jax.jit
+def apply_update(w):
+    return w * 0.999
 
 
 @jax.jit
@@ -71,7 +79,12 @@ for step in range(args.steps):
     if args.slow and me == int(args.slow[0]) and step >= args.slow[1]:
         time.sleep(args.slow[2])
     x = load_batch(step)
-    w, loss = local_step(w, x)
+    if args.annotate:
+        with jax.profiler.StepTraceAnnotation("train", step_num=step):
+            w, loss = local_step(w, x)
+            w = apply_update(w)
+    else:
+        w, loss = local_step(w, x)
     if step % 10 == 0:
         eval_step(w)
     if args.save and step == int(args.save[0]):
