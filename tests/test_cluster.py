@@ -299,3 +299,27 @@ def test_mpirun_attach_names_the_straggler(tmp_path):
     assert (late["last"] == 2).sum() >= 28, late
     assert 2.4 * 0.85 <= late.loc[late["last"] == 2, "lost"].sum() <= 2.4 * 1.15
     assert s.table.set_index("process").loc[2, "straggler"] == "chronic"
+
+
+def test_generated_sbatch_script_attaches_a_program(slurm, tmp_path):
+    """podscale sbatch --program: srun podscale attach runs the user's program on every
+    node of the allocation (JAX's Slurm detection joins the job), then its report."""
+    program = ROOT / "tests" / "programs" / "train.py"
+    res = podscale("sbatch", "--nodes", "1", "--time", "00:10:00", "--program", str(program),
+                   "--run-dir", str(tmp_path / "run"), "--", "--steps", "12")
+    assert res.returncode == 0, res.stderr
+    assert "srun podscale attach --run-dir \"$RUN\"" in res.stdout
+    script = tmp_path / "job.sh"
+    script.write_text(res.stdout)
+    sub = subprocess.run(["sbatch", "--wait", f"--chdir={tmp_path}", str(script)],
+                         capture_output=True, text=True, timeout=300,
+                         env=env(**slurm, JAX_PLATFORMS="cpu"))
+    logs = "".join(p.read_text() for p in tmp_path.glob("podscale-*.out"))
+    assert sub.returncode == 0, sub.stderr + logs
+    from podscale.analysis.profile.summary import summarize_profile
+
+    (run_dir,) = tmp_path.glob("run-*")
+    s = summarize_profile(run_dir)
+    assert s.profile.manifest.status == "complete" and s.step == "local_step" and s.steps == 12
+    assert "process 0: final loss" in logs
+    assert (run_dir / "report" / "summary.md").exists()

@@ -16,7 +16,7 @@ import yaml
 
 from podscale.analysis import load_run
 from podscale.launch.local import free_port
-from tests.conftest import podscale
+from tests.conftest import ROOT, podscale
 
 pytestmark = pytest.mark.cluster
 
@@ -116,3 +116,37 @@ def test_k8s_job_with_a_claim_mounts_it():
     cmd = container["command"]
     assert cmd[cmd.index("--run-dir") + 1] == "/results/ps" and "--gather" in cmd
     assert "--print-run" not in cmd
+
+
+def test_pods_run_a_users_program_under_attach(tmp_path):
+    """--program: every TPU VM (gcloud ssh) or pod runs podscale attach on the user's
+    program, its words quoted; on Kubernetes the records need the claim."""
+    res = podscale("tpu", "--tpu", "pod", "--zone", "z", "--run-dir", "/tmp/r", "--out",
+                   str(tmp_path), "--dry-run", "--program", "train.py", "--", "--lr", "3; x")
+    assert res.returncode == 0, res.stderr
+    ssh = shlex.split(res.stdout.splitlines()[0])
+    assert shlex.split(ssh[-1].removeprefix("--command=")) == [
+        "podscale", "attach", "--run-dir", "/tmp/r", "train.py", "--lr", "3; x"]
+    res = podscale("k8s", "--hosts", "2", "--image", "img", "--program", "/app/train.py")
+    assert res.returncode == 2 and "--program needs --results-pvc" in res.stderr
+    program = str(ROOT / "tests" / "programs" / "train.py")
+    res = podscale("k8s", "--hosts", "2", "--image", "img", "--results-pvc", "claim",
+                   "--name", "ps", "--run-dir", "run", "--program", program, "--",
+                   "--steps", "12")
+    assert res.returncode == 0, res.stderr
+    _, job = yaml.safe_load_all(res.stdout)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["podscale", "attach", "--run-dir", "run", program,
+                                    "--steps", "12"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["PODSCALE_NUM_PROCESSES"] == "2"  # what attach's initialize() joins with
+    # the pods' part for real, each process in its own folder (no shared filesystem):
+    # process 1's record reaches process 0's run directory through the key-value store
+    hosts_run(container["command"], 2, tmp_path / "pods", env={"JAX_PLATFORMS": "cpu"})
+    run = tmp_path / "pods" / "host-0" / "run"
+    assert not (tmp_path / "pods" / "host-1" / "run" / "run.json").exists()
+    from podscale.analysis.profile.summary import summarize_profile
+
+    s = summarize_profile(run)
+    assert s.ledger.groupby("process").size().to_dict() == {0: 12, 1: 12}
+    assert s.profile.manifest.status == "complete"

@@ -85,8 +85,9 @@ def build(s: ProfileSummary) -> Doc:
     doc.bullets(findings(s))
     if s.step is None:
         return doc
+    processes = s.ledger["process"].nunique()
     doc.figure(step_times(s), "step time per process over the steps")
-    if s.ledger["process"].nunique() <= HEATMAP_MAX:
+    if 1 < processes <= HEATMAP_MAX:
         doc.figure(lateness(s), "arrival after the first process, per process and step")
     doc.figure(wall_time(s), "each process's wall time by part")
     doc.heading("Steps per process", "median and p90 of the step time; host gap: the "
@@ -95,9 +96,10 @@ def build(s: ProfileSummary) -> Doc:
                 "second-last, summed")
     doc.table(_timed(s.table[list(STEP_COLUMNS)], ["median", "p90", "host_gap", "lost"])
               .rename(columns=STEP_COLUMNS))
-    late = s.blame[s.blame["late"]]
-    doc.heading("Late steps", f"{len(late)} of {s.steps} steps")
-    doc.table(_timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
+    if processes > 1:
+        late = s.blame[s.blame["late"].astype(bool)]
+        doc.heading("Late steps", f"{len(late)} of {s.steps} steps")
+        doc.table(_timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
     doc.heading("Where each process's wall time went")
     doc.table(_timed(s.goodput, [*ORDER, "wall"]))
     for title, df, cols in (("Other computations", s.others, ["busy_median"]),

@@ -63,14 +63,25 @@ def validated(command: str, words: list[str], hosts: int | None = None,
 
 
 def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
-           partition: str | None = None, gpus_per_node: int | None = None) -> int:
-    """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes."""
+           partition: str | None = None, gpus_per_node: int | None = None,
+           program: str | None = None, run_dir: str | None = None) -> int:
+    """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes, or with
+    ``program`` for ``podscale attach PROGRAM RUN_ARGS`` on every node."""
     from podscale.launch.generators import sbatch_script
 
     if nodes < 1:
         raise UsageError("--nodes must be >= 1")
     if gpus_per_node is not None and gpus_per_node < 0:
         raise UsageError("--gpus-per-node must be >= 0")
+    if program is not None:
+        from podscale.frontend.profiling import check_script
+
+        check_script(Path(program))  # the batch script runs where it is submitted from
+        base = run_dir or str(defaults.OUT / f"{Path(program).stem}-slurm")
+        print(sbatch_script(nodes, _rest(run_args), time_limit=time_limit,
+                            partition=partition, devices_per_host=gpus_per_node,
+                            program=(program, base)), end="")
+        return 0
     words = validated("run", run_args, nodes=nodes)
     print(sbatch_script(nodes, words, time_limit=time_limit, partition=partition,
                         devices_per_host=gpus_per_node), end="")
@@ -79,31 +90,38 @@ def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
 
 def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
         namespace: str = "default", run_dir: str | None = None,
-        results_pvc: str | None = None, gpus_per_host: int = 0) -> int:
-    """Print the Service and Indexed Job running ``podscale worker WORKER_ARGS``."""
+        results_pvc: str | None = None, gpus_per_host: int = 0,
+        program: str | None = None) -> int:
+    """Print the Service and Indexed Job running ``podscale worker WORKER_ARGS``, or with
+    ``program`` (a path in the image) ``podscale attach PROGRAM WORKER_ARGS``."""
     from podscale.launch.generators import k8s_manifest
 
     if hosts < 1:
         raise UsageError("--hosts must be >= 1")
     if gpus_per_host < 0:
         raise UsageError("--gpus-per-host must be >= 0")
-    words = validated("worker", worker_args, hosts=hosts)
+    if program is not None and not results_pvc:
+        raise UsageError("--program needs --results-pvc: a profiled program's records come "
+                         "home on the claim, not through the log")
+    words = _rest(worker_args) if program else validated("worker", worker_args, hosts=hosts)
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
-                       namespace=namespace, resources=res), end="")
+                       namespace=namespace, resources=res, program=program), end="")
     return 0
 
 
 def tpu(name: str, zone: str, worker_args: list[str], *, project: str | None = None,
         run_dir: str | None = None, out: str = str(defaults.OUT), setup: str | None = None,
-        dry_run: bool = False) -> int:
+        dry_run: bool = False, program: str | None = None) -> int:
     """Run, copy back, report; a failed step stops the rest (exit 3), but a failed run is
-    still copied back: the records it kept come home too."""
+    still copied back: the records it kept come home too. With ``program`` (a path on the
+    VMs), every VM runs it under ``podscale attach`` with ``worker_args``."""
     from podscale.frontend.actions import write_report
-    from podscale.launch.generators import tpu_commands
+    from podscale.launch.generators import attach_words, tpu_commands, worker_words
 
     run_dir = run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
-    words = validated("worker", worker_args)
+    words = attach_words(run_dir, program, _rest(worker_args)) if program else \
+        worker_words(run_dir, validated("worker", worker_args))
     ssh, scp, report = tpu_commands(name, zone, project, run_dir, words, out, setup)
     if dry_run:
         for argv in (ssh, ["mkdir", "-p", out], scp, report):
@@ -118,8 +136,8 @@ def tpu(name: str, zone: str, worker_args: list[str], *, project: str | None = N
     if ran:  # the first step that failed is the one named
         back = f"the records they kept were copied to {local}" if not copied else \
             f"copying them back failed too ({shlex.join(scp)})"
-        raise WorkerFailed(f"step 1 of 3 (podscale worker on every VM, gcloud ssh) failed "
-                           f"with exit code {ran}; {back}")
+        raise WorkerFailed(f"step 1 of 3 ({words[0]} {words[1]} on every VM, gcloud ssh) "
+                           f"failed with exit code {ran}; {back}")
     if copied:
         raise WorkerFailed(f"step 2 of 3 (copying {name}:{run_dir} back, gcloud scp) "
                            f"failed with exit code {copied}: {shlex.join(scp)}")

@@ -1,8 +1,9 @@
 """Job definitions for clusters podscale does not drive itself.
 
-Each runs ``podscale worker`` on every host: the same program everywhere, joining with
-``jax.distributed.initialize()`` (auto-detected on TPU VMs and under Slurm; explicit
-coordinator variables on Kubernetes). Every word taken from the user is quoted.
+Each runs ``podscale worker`` (or, for a user's own program, ``podscale attach``) on every
+host: the same program everywhere, joining with ``jax.distributed.initialize()``
+(auto-detected on TPU VMs and under Slurm; explicit coordinator variables on Kubernetes).
+Every word taken from the user is quoted.
 """
 
 from __future__ import annotations
@@ -22,13 +23,20 @@ def worker_words(run_dir: str, args: Sequence[str], *, gather: bool = True,
     return [*words, *args]
 
 
+def attach_words(run_dir: str, program: str, args: Sequence[str]) -> list[str]:
+    """``podscale attach`` as every host runs it: the program's records batched through
+    the coordination service to process 0, which keeps them under ``run_dir``."""
+    return ["podscale", "attach", "--run-dir", run_dir, program, *args]
+
+
 def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
-                 args: Sequence[str], out: str, setup: str | None = None) -> list[list[str]]:
-    """The three steps of a TPU pod study, as argv: run ``podscale worker`` on every VM
-    (``gcloud ... ssh --worker=all``), copy process 0's gathered run directory back
-    (``gcloud ... scp --recurse --worker=0``) into ``out``, and write its report here."""
+                 words: Sequence[str], out: str, setup: str | None = None) -> list[list[str]]:
+    """The three steps of a TPU pod study, as argv: run ``words`` (``podscale worker`` or
+    ``podscale attach``) on every VM (``gcloud ... ssh --worker=all``), copy process 0's
+    run directory back (``gcloud ... scp --recurse --worker=0``) into ``out``, and write its
+    report here."""
     where = [f"--zone={zone}", *([f"--project={project}"] if project else [])]
-    remote = shlex.join(worker_words(run_dir, args))
+    remote = shlex.join(words)
     if setup:
         remote = f"{setup} && {remote}"
     vm = ["gcloud", "compute", "tpus", "tpu-vm"]
@@ -39,10 +47,13 @@ def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
 
 def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podscale",
                   time_limit: str = "01:00:00", partition: str | None = None,
-                  devices_per_host: int | None = None) -> str:
+                  devices_per_host: int | None = None,
+                  program: tuple[str, str] | None = None) -> str:
     """An sbatch script: one task per node; ``podscale run --launcher srun --report``
     inside the allocation supervises one ``srun`` per layout (host counts up to ``hosts``)
-    on the cluster's shared filesystem, then writes the report next to the run."""
+    on the cluster's shared filesystem, then writes the report next to the run. With
+    ``program`` (its path and the run directory's base), ``srun podscale attach`` runs that
+    program with ``run_args`` on every node into ``BASE-$SLURM_JOB_ID``, then its report."""
     lines = ["#!/bin/bash", f"#SBATCH --job-name={shlex.quote(job_name)}",
              f"#SBATCH --nodes={hosts}", "#SBATCH --ntasks-per-node=1",
              f"#SBATCH --time={shlex.quote(time_limit)}", "#SBATCH --output=podscale-%j.out"]
@@ -50,19 +61,29 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
         lines.append(f"#SBATCH --partition={shlex.quote(partition)}")
     if devices_per_host:
         lines.append(f"#SBATCH --gpus-per-node={devices_per_host}")
+    lines.append("set -euo pipefail")
+    if program is not None:
+        script, base = program
+        lines += [f'RUN={shlex.quote(base)}-"$SLURM_JOB_ID"',
+                  'srun ' + shlex.join(attach_words("RUNDIR", script, run_args)).replace(
+                      "RUNDIR", '"$RUN"', 1),
+                  'podscale report "$RUN"', ""]
+        return "\n".join(lines)
     run = ["podscale", "run", *run_args, "--launcher", "srun", "--report"]
-    lines += ["set -euo pipefail", shlex.join(run), ""]
+    lines += [shlex.join(run), ""]
     return "\n".join(lines)
 
 
 def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
                  run_dir: str | None = None, results_pvc: str | None = None,
                  port: int = 8476, namespace: str = "default",
-                 resources: dict | None = None) -> str:
+                 resources: dict | None = None, program: str | None = None) -> str:
     """A headless Service and an Indexed Job of ``hosts`` pods; pod 0 is the coordinator.
     With ``results_pvc`` the claim is mounted at /results and process 0 writes the
     gathered run there; without, process 0 prints it at the end of its log (collect it
-    with ``podscale collect``). Rendered as YAML whose every scalar is a JSON string."""
+    with ``podscale collect``). With ``program`` (a path in the image), every pod runs it
+    under ``podscale attach`` with ``args`` (the claim is then required). Rendered as YAML
+    whose every scalar is a JSON string."""
     q = json.dumps
     run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
     env = {
@@ -71,7 +92,8 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
-    words = worker_words(run_dir, args, print_run=not results_pvc)
+    words = attach_words(run_dir, program, args) if program else \
+        worker_words(run_dir, args, print_run=not results_pvc)
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
     res = f"          resources:\n            limits:\n{limits}" if limits else ""

@@ -22,6 +22,10 @@ def register(sub) -> None:
                         "(podscale collect LOG)")
     p.add_argument("--gpus-per-host", type=int, default=0,
                    help="nvidia.com/gpu resources per pod (0: none requested)")
+    p.add_argument("--program", default=None, metavar="SCRIPT",
+                   help="run this program of yours under podscale attach on every pod (a "
+                        "path in the image; needs --results-pvc) instead of podscale "
+                        "worker; the words after -- are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (workloads, grid options)")
     p.set_defaults(func=run)
@@ -32,4 +36,4 @@ def run(args: argparse.Namespace) -> int:
 
     return k8s(args.name, args.image, args.hosts, args.worker_args, namespace=args.namespace,
                run_dir=args.run_dir, results_pvc=args.results_pvc,
-               gpus_per_host=args.gpus_per_host)
+               gpus_per_host=args.gpus_per_host, program=args.program)

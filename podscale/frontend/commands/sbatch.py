@@ -14,6 +14,12 @@ def register(sub) -> None:
     p.add_argument("--partition", default=None, help="Slurm partition (default: Slurm's)")
     p.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs per node to request (default: none requested)")
+    p.add_argument("--program", default=None, metavar="SCRIPT",
+                   help="run this program of yours under podscale attach on every node "
+                        "instead of podscale run; the words after -- are its own")
+    p.add_argument("--run-dir", default=None,
+                   help="with --program: the run directory's base on the shared filesystem "
+                        "(default: results/<script>-slurm; the job id is appended)")
     p.add_argument("run_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale run (workloads, grid options)")
     p.set_defaults(func=run)
@@ -23,4 +29,5 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.pods import sbatch
 
     return sbatch(args.nodes, args.run_args, time_limit=args.time, partition=args.partition,
-                  gpus_per_node=args.gpus_per_node)
+                  gpus_per_node=args.gpus_per_node, program=args.program,
+                  run_dir=args.run_dir)

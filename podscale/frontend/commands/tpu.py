@@ -23,6 +23,10 @@ def register(sub) -> None:
                    help="shell command run first on each worker, e.g. 'cd ~/podscale'")
     p.add_argument("--dry-run", action="store_true",
                    help="print every command it would run (quoted), run none")
+    p.add_argument("--program", default=None, metavar="SCRIPT",
+                   help="run this program of yours under podscale attach on every VM (a "
+                        "path on the VMs) instead of podscale worker; the words after -- "
+                        "are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (grid options)")
     p.set_defaults(func=run)
@@ -32,4 +36,5 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.pods import tpu
 
     return tpu(args.tpu, args.zone, args.worker_args, project=args.project,
-               run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run)
+               run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run,
+               program=args.program)
