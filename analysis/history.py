@@ -48,7 +48,7 @@ def run_summary(run_dir: Path) -> dict:
     """The run's store (``meta``, ``columns``, ``rows``: one per case), built from its
     records when missing or stale."""
     store = run_dir / cache.NAME / STORE
-    key = cache.key(cache.record_files(run_dir), run_dir)
+    key = _key(run_dir)
     try:
         data = json.loads(store.read_text(encoding="utf-8"))
         if data["key"] == key and data["columns"] == KEEP:
@@ -62,13 +62,34 @@ def write_summary(run_dir: Path, key: str | None = None, run=None) -> dict:
     """Build and keep the run's store (podscale run does at its end, with its ``run``)."""
     from podscale.analysis.run import load_run
 
+    if (run_dir / "profile").is_dir():  # a profiled program: its step is the one case
+        return _write(run_dir, key, *_profiled(run_dir))
     run = load_run(run_dir) if run is None else run
     summary = run.summary() if len(run.cases) else pd.DataFrame(columns=KEEP)
     rows = summary.reindex(columns=KEEP)
-    if key is None:
-        key = cache.key(cache.record_files(run_dir), run_dir)
-    payload = {"key": key, "meta": _meta(run), "columns": KEEP,
-               "rows": json.loads(rows.to_json(orient="values"))}
+    return _write(run_dir, key, _meta(run), json.loads(rows.to_json(orient="values")))
+
+
+def _profiled(run_dir: Path) -> tuple[dict, list[list]]:
+    from podscale.analysis.profile.compare import history_row
+    from podscale.analysis.profile.summary import summarize_profile
+
+    s = summarize_profile(run_dir)
+    row = history_row(s)
+    m = s.profile.manifest
+    meta = {"run_id": m.run_id, "created": m.created, "hardware": row.pop("hardware"),
+            "host": m.environment.get("hostname", ""), "status": m.status}
+    return meta, [[row[k] for k in KEEP]] if row["time_s"] is not None else []
+
+
+def _key(run_dir: Path) -> str:
+    """The store's key: its record files (a profiled program's, or a run's) as they are."""
+    profiled = sorted((run_dir / "profile").glob("process-*.jsonl"))
+    return cache.key(profiled or cache.record_files(run_dir), run_dir)
+
+
+def _write(run_dir: Path, key: str | None, meta: dict, rows: list[list]) -> dict:
+    payload = {"key": key or _key(run_dir), "meta": meta, "columns": KEEP, "rows": rows}
     try:
         (run_dir / cache.NAME).mkdir(exist_ok=True)
         (run_dir / cache.NAME / STORE).write_text(json.dumps(payload), encoding="utf-8")

@@ -188,6 +188,34 @@ def test_compare_names_a_straggler_change(loader, tmp_path):
     assert ": faster; a straggler change: process 1" in res.stdout, res.stdout
 
 
+def _stretched_copy(src, dest, created: str, factor: float) -> None:
+    """A copy of a profiled run whose calls all take ``factor`` times as long."""
+    import shutil
+
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("cache", "report"))
+    manifest = json.loads((dest / "run.json").read_text())
+    (dest / "run.json").write_text(json.dumps({**manifest, "created": created}))
+    for f in (dest / "profile").glob("process-*.jsonl"):
+        objs = [json.loads(line) for line in f.read_text().splitlines()]
+        base = next(o["rows"][0][2] for o in objs if o["kind"] == "calls")
+        for o in objs:
+            if o["kind"] == "calls":
+                o["rows"] = [[c, q, *(base + round(factor * (t - base)) if t >= 0 else t
+                                      for t in times)] for c, q, *times in o["rows"]]
+        f.write_text("".join(json.dumps(o) + "\n" for o in objs))
+
+
+def test_history_of_profiled_runs_finds_a_planted_change(loader, tmp_path):
+    """Eight runs of one program, the last four with every call 1.5x as long: history
+    keeps the program's step as a case and finds the change at run 4."""
+    for i in range(8):
+        _stretched_copy(loader[0], tmp_path / f"run-{i}", f"2026-12-0{1 + i // 4}T0{i}:00:00",
+                        1.5 if i >= 4 else 1.0)
+    res = podscale("history", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert "1 cases" in res.stdout and "from run 4 (run-4): every case x1.50" in res.stdout
+
+
 def test_exit_code_is_the_programs(tmp_path):
     """A program that exits 3 on process 1: the job's exit code is 3, process 1 named, and
     the records so far kept."""

@@ -70,6 +70,23 @@ def _interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float
     return float(low), float(high)
 
 
+def history_row(s: ProfileSummary) -> dict:
+    """The run as ``podscale history`` keeps it: one case, the program's step, whose time
+    is the job's median step time after the warm-up steps."""
+    p = s.profile
+    n = int(p.processes["process"].nunique())
+    script = str(p.manifest.spec.get("script", "?")).rsplit("/", 1)[-1]
+    times = job_steps(s) if s.step is not None else np.array([])
+    procs = p.processes
+    hardware = f"{procs['platform'].iloc[0]}:{procs['device_kind'].iloc[0]}" \
+        if "platform" in procs and len(procs) else ":"
+    return {"case_id": f"{script}:{s.step}@h{n}", "workload": script, "variant": "profile",
+            "dtype": "", "layout": f"h{n}",
+            "time_s": float(np.median(times)) if len(times) else None, "round_cv": None,
+            "rounds": 1, "busbw": None, "iters": len(times), "warmup": WARMUP, "sync": "",
+            "hardware": hardware}
+
+
 def lost_per_step(s: ProfileSummary) -> pd.Series:
     late = s.blame[s.blame["step"] >= WARMUP]
     steps = max(1, s.steps - WARMUP)

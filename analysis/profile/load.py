@@ -75,7 +75,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                          pid=o.get("pid"), host=o.get("host"))
         elif kind == "join":
             marks.update(join_start=o["start"], join_end=o["end"],
-                         processes=o.get("processes"))
+                         processes=o.get("processes"), platform=o.get("platform", ""),
+                         device_kind=o.get("device_kind", ""))
         elif kind == "offset":
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
         elif kind == "end":

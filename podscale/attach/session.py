@@ -109,9 +109,11 @@ class Session:
         process, self.processes = jax.process_index(), jax.process_count()
         client = coordination_client() if self.processes > 1 else None
         self.record.joined(process, client)
+        device = jax.local_devices()[0]
         self.record.add({"kind": "join", "start": began, "end": self.clock.now(),
                          "process": process, "processes": self.processes,
-                         "local_devices": jax.local_device_count()})
+                         "local_devices": jax.local_device_count(),
+                         "platform": device.platform, "device_kind": device.device_kind})
         if client is None:
             self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
         elif process == 0:
