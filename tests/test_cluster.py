@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,41 @@ def test_generated_sbatch_script_attaches_a_program(slurm, tmp_path):
     assert s.profile.manifest.status == "complete" and s.step == "local_step" and s.steps == 12
     assert "process 0: final loss" in logs
     assert (run_dir / "report" / "summary.md").exists()
+
+
+@needs_mpirun
+def test_attach_names_the_process_that_stopped(tmp_path):
+    """Under mpirun, no podscale front end: every process pauses 5 s together at step 2
+    (no alarm: an idle pause of all is not a hang), then process 1 stops before step 5
+    and stays alive. With --hang-timeout 3 every process is gone promptly, the job exits
+    non-zero, and the verdict names process 1 at the program's own line and the others
+    inside step 5's computation; every process's stacks are kept."""
+    program = ROOT / "tests" / "programs" / "hangs.py"
+    run_dir = tmp_path / "run"
+    cmd = ["mpirun", "-np", "3", sys.executable, "-m", "podscale", "attach", "--run-dir",
+           str(run_dir), "--hang-timeout", "3", str(program), "5"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=env(**MPI_ENV))
+    assert res.returncode != 0, res.stdout[-2000:]
+    verdict = next(line for line in res.stderr.splitlines()
+                   if line.startswith("podscale: hang: no progress for 3s"))
+    assert "process 1 at hangs.py:" in verdict and "time.sleep(3600)" in verdict, verdict
+    assert "in Python after local_step #4" in verdict, verdict
+    assert "processes 0, 2 inside local_step #5" in verdict, verdict
+    assert "Traceback" not in res.stderr
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "failed" and manifest["error"].startswith("hang: ")
+    assert "hangs.py" in (run_dir / "hang" / "process-1.txt").read_text()
+    pids = [json.loads(p.read_text().splitlines()[0])["pid"]
+            for p in (run_dir / "profile").glob("process-*.jsonl")]
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except (FileNotFoundError, IndexError):
+            return False
+
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids):
+        assert len(pids) == 3 and time.monotonic() < deadline, f"left running: {pids}"
+        time.sleep(0.05)

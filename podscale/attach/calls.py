@@ -49,6 +49,11 @@ class CallLog:
         #: set while the main thread runs Python between computations (the sampler's gap)
         self.in_call = False
         self.last_seq = -1
+        #: for the hang roll-call, as "name #k" (k: the computation's call index): the
+        #: call being dispatched, the last one dispatched, the oldest one awaited
+        self.calling: str | None = None
+        self.last_call: str | None = None
+        self.waiting_for: str | None = None
         #: calls whose outputs are not ready yet: dispatched (main thread) less readied
         #: (the watcher), each written by one thread only
         self.dispatched = self.readied = 0
@@ -87,7 +92,7 @@ class CallLog:
         if capture is not None:  # outside the clocked dispatch
             capture.before(comp.calls, comp.name)
         seq, self.seq = self.seq, self.seq + 1
-        self.current = seq
+        self.current, self.calling = seq, f"{comp.name} #{comp.calls}"
         t0 = self.clock()
         try:
             out = inner(*args, **kwargs)
@@ -105,7 +110,8 @@ class CallLog:
             comp.cache_size = size
             self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
                        "shapes": _shape_key(args, kwargs)})
-        self._queue.put((comp.id, seq, t0, t1, out))
+        self.last_call = self.calling
+        self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
         return out
 
     def _watch(self) -> None:
@@ -113,7 +119,8 @@ class CallLog:
             item = self._queue.get()
             if item is None:
                 return
-            cid, seq, t0, t1, out = item
+            cid, seq, t0, t1, out, call = item
+            self.waiting_for = call
             ready = _wait(out)
             self._rows.append([cid, seq, t0, t1, self.clock() if ready else UNKNOWN])
             self.readied += 1

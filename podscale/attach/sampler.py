@@ -45,7 +45,8 @@ class Sampler:
                                         daemon=True)
         self._thread.start()
 
-    def _user(self, filename: str) -> bool:
+    def user(self, filename: str) -> bool:
+        """Whether a frame's file is the program's own (not a library's or podscale's)."""
         own = self._own.get(filename)
         if own is None:
             real = os.path.realpath(filename)
@@ -59,7 +60,7 @@ class Sampler:
         frame = sys._current_frames().get(self.main)
         while frame is not None:
             code = frame.f_code
-            if self._user(code.co_filename):
+            if self.user(code.co_filename):
                 line = frame.f_lineno if code.co_name == "<module>" else code.co_firstlineno
                 return f"{code.co_name} ({os.path.basename(code.co_filename)}:{line})"
             frame = frame.f_back

@@ -39,7 +39,8 @@ class Session:
     """The recording around one run of the script."""
 
     def __init__(self, run_dir: Path, script: Path, args: list[str],
-                 windows: Windows | None = None, step: str | None = None) -> None:
+                 windows: Windows | None = None, step: str | None = None,
+                 hang_timeout: float | None = None) -> None:
         from podscale.worker.ledger import process_start
 
         self.clock = clock.Clock()
@@ -52,7 +53,7 @@ class Session:
                          "pid": os.getpid(), "host": os.uname().nodename,
                          "script": str(script), "argv": args})
         self.run_dir, self.script, self.args = run_dir, script, args
-        self.windows, self.step = windows, step
+        self.windows, self.step, self.hang_timeout = windows, step, hang_timeout
         self.drain: ledger.Drain | None = None
         self.processes = 1
 
@@ -123,6 +124,12 @@ class Session:
         else:
             clock.measure(client, process, self.clock.now, lambda off, rtt: self.record.add(
                 {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
+        if client is not None and self.hang_timeout:
+            from podscale.attach.hang import RollCall, main_thread_at
+
+            RollCall(self.log, self.record, self.run_dir, process, self.processes, client,
+                     self.hang_timeout, lambda: main_thread_at(self.sampler.user),
+                     keeps_manifest=not os.environ.get("PODSCALE_PROFILE_SUPERVISED"))
         self.record.flush()
 
     def run(self) -> int:
@@ -139,6 +146,7 @@ class Session:
             self.close(130, "interrupted")
             raise
         except BaseException as exc:  # the script's own failure: shown as Python would
+            _unless_ending()
             traceback.print_exception(exc)
             code, error = 1, f"{type(exc).__name__}: {exc}"
         finally:
@@ -185,6 +193,15 @@ class Session:
             return
 
 
+def _unless_ending() -> None:
+    """Once the hang roll-call ends the job, the main thread's error is its consequence:
+    wait for the roll-call to exit the process with its verdict."""
+    from podscale.attach.hang import ENDING
+
+    if ENDING.is_set():
+        time.sleep(60)
+
+
 def _exit_code(code: Any) -> int:
     if code is None:
         return 0
@@ -195,13 +212,14 @@ def _exit_code(code: Any) -> int:
 
 
 def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None = None,
-           step: str | None = None) -> int:
+           step: str | None = None, hang_timeout: float | None = None) -> int:
     """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
     ``windows``: the steps the profiler captures; ``step``: the step's computation name
-    (default: the most-called one)."""
+    (default: the most-called one); ``hang_timeout``: seconds without a completed call
+    (while not every process runs Python) before the hang roll-call ends the job."""
     from podscale.worker.lifeline import hold
 
     hold()  # started by podscale profile: die with it (under a cluster launcher: nothing)
-    session = Session(run_dir, script, args, windows, step)
+    session = Session(run_dir, script, args, windows, step, hang_timeout)
     session.install()
     return session.run()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podscale.core.errors import UsageError, WorkerFailed
+from podscale.frontend.gridargs import seconds
 
 if TYPE_CHECKING:
     from podscale.attach.capture import Windows
@@ -24,7 +25,7 @@ PROCESS_MB = 350
 
 
 def add_capture_args(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``profile`` and ``attach``: the step, and capture windows."""
+    """Options shared by ``profile`` and ``attach``: the step, capture windows, hangs."""
     p.add_argument("--step", default=None,
                    help="the step computation's name (default: the dominant recurring one; "
                         "windows count the most-called computation's calls)")
@@ -34,6 +35,9 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
                    help="capture --profile-length steps every N steps on every process")
     p.add_argument("--profile-length", type=int, default=2, metavar="K",
                    help="steps per capture with --profile-every")
+    p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
+                   help="end the job, naming who stopped where, when no process completes "
+                        "a call for S seconds while some wait (default: never)")
 
 
 def windows_of(args: argparse.Namespace) -> Windows | None:
@@ -50,6 +54,8 @@ def capture_argv(args: argparse.Namespace) -> list[str]:
         out += ["--profile-steps", args.profile_steps]
     if args.profile_every:
         out += ["--profile-every", str(args.profile_every)]
+    if args.hang_timeout:
+        out += ["--hang-timeout", str(args.hang_timeout)]
     return out + ["--profile-length", str(args.profile_length)]
 
 

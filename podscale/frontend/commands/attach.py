@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from podscale.attach.session import attach
 
     def body() -> int:
-        return attach(run_dir, args.script, args.args, windows, args.step)
+        return attach(run_dir, args.script, args.args, windows, args.step, args.hang_timeout)
 
     if os.environ.get(SUPERVISED):
         return body()

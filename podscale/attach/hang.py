@@ -1,0 +1,173 @@
+"""A hang roll-call for an attached program (``--hang-timeout S``), living in every process
+so it holds under any launcher: a process that stops while the others wait for it in a
+collective is named, with where it stands, and the job ends.
+
+Every ``BEAT_S`` each process publishes a heartbeat to the coordination service's
+key-value store: how many of its calls have completed, the oldest one it waits for
+(``local_step #5``), its last call, and whether it is dispatching, waiting for a result or
+running Python. Process 0 watches them: when no process has completed a call for the
+timeout and not every process is in Python (an idle pause of all together is not a hang),
+it calls the roll: every process writes all its threads' Python stacks (``faulthandler``)
+to ``hang/process-<i>.txt`` under the run directory and publishes where its main thread
+stands in the program's own code (file:line and the line's text). Process 0 groups the
+processes by what they wait for, names the odd ones — "process 1 at train.py:57
+(time.sleep(3600)) in Python after local_step #4; processes 0, 2 waiting for local_step
+#5 since 14:02:11" — and publishes the verdict; every process prints it and exits with
+``EXIT_HANG``, process 0 last (it holds the coordination service), having written the
+verdict to the manifest when it keeps one.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import linecache
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+#: set once the roll is called: an error the main thread meets from then on (a peer gone
+#: from a collective) is a consequence, neither shown nor recorded (:mod:`.session`)
+ENDING = threading.Event()
+BEAT_S = 1.0
+PREFIX = "podscale/attach/hang/"
+EXIT_HANG = 5
+ROLL_WAIT_S = 5.0
+
+
+class RollCall:
+    """The heartbeat and, on process 0, the watch."""
+
+    def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
+                 client: Any, timeout: float, where: Any, keeps_manifest: bool) -> None:
+        self.log, self.record, self.run_dir = log, record, run_dir
+        self.process, self.processes, self.client = process, processes, client
+        self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
+        self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
+        threading.Thread(target=self._run, name="podscale-rollcall", daemon=True).start()
+
+    def _state(self) -> dict:
+        log = self.log
+        state = "dispatching" if log.in_call else \
+            "waiting" if log.dispatched > log.readied else "python"
+        return {"completed": log.readied, "state": state, "waiting_for": log.waiting_for,
+                "last": log.last_call, "calling": log.calling, "t": time.time()}
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(BEAT_S)
+            try:
+                self.client.key_value_set(f"{PREFIX}beat/{self.process}",
+                                          json.dumps(self._state()), allow_overwrite=True)
+                if self.process == 0:
+                    self._watch()
+                self.client.key_value_try_get(f"{PREFIX}roll")
+            except Exception:  # noqa: BLE001 - no roll called (or the service is gone)
+                continue
+            self._answer()
+            return
+
+    def _watch(self) -> None:
+        beats = {int(k.rsplit("/", 1)[1]): json.loads(v)
+                 for k, v in self.client.key_value_dir_get(f"{PREFIX}beat/")}
+        now = time.time()
+        for p, b in beats.items():
+            if self._seen.get(p, (-1, 0.0))[0] != b["completed"]:
+                self._seen[p] = (b["completed"], now)
+        if len(beats) < self.processes or not self._seen:
+            return
+        since = max(t for _, t in self._seen.values())
+        stuck = now - since > self.timeout
+        if stuck and any(b["state"] != "python" for b in beats.values()):
+            self.client.key_value_set(f"{PREFIX}roll", str(since))
+
+    def _answer(self) -> None:
+        """Dump this process's stacks, say where it stands, then leave with the verdict."""
+        ENDING.set()
+        folder = self.run_dir / "hang"
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / f"process-{self.process}.txt").open("w") as fh:
+            faulthandler.dump_traceback(file=fh, all_threads=True)
+        state = {**self._state(), "at": self.where()}
+        self.client.key_value_set(f"{PREFIX}stack/{self.process}", json.dumps(state))
+        if self.process == 0:
+            since = float(self.client.key_value_try_get(f"{PREFIX}roll"))
+            verdict = self._verdict(since)
+            self.client.key_value_set(f"{PREFIX}verdict", verdict)
+        else:
+            try:
+                verdict = self.client.blocking_key_value_get(f"{PREFIX}verdict",
+                                                             int(ROLL_WAIT_S * 2000))
+            except Exception:  # noqa: BLE001 - process 0 is gone: say what this one knows
+                verdict = f"no progress for {self.timeout:g}s; process 0 did not answer"
+        self._leave(verdict)
+
+    def _verdict(self, since: float) -> str:
+        deadline = time.time() + ROLL_WAIT_S
+        stacks: dict[int, dict] = {}
+        while time.time() < deadline and len(stacks) < self.processes:
+            stacks = {int(k.rsplit("/", 1)[1]): json.loads(v)
+                      for k, v in self.client.key_value_dir_get(f"{PREFIX}stack/")}
+            time.sleep(0.05)
+        return verdict_text(stacks, self.processes, self.timeout, since)
+
+    def _leave(self, verdict: str) -> None:
+        print(f"podscale: hang: {verdict}", file=sys.stderr, flush=True)
+        self.record.add({"kind": "hang", "verdict": verdict})
+        self.record.flush()
+        if self.process == 0:
+            if self.keeps_manifest:
+                from dataclasses import replace
+
+                from podscale.core.records import now, read_manifest, write_manifest
+
+                m = read_manifest(self.run_dir)
+                write_manifest(self.run_dir, replace(m, status="failed",
+                                                     error=f"hang: {verdict}", finished=now()))
+            time.sleep(1.0)  # the others read the verdict from the service this one holds
+        os._exit(EXIT_HANG)
+
+
+def _where(s: dict) -> tuple[str, str]:
+    if s["state"] == "python":
+        return "python", f"in Python after {s['last']}" if s["last"] else "in Python"
+    if s["state"] == "dispatching":
+        return "dispatching", f"inside {s['calling']} (dispatching)"
+    return "waiting", f"waiting for {s['waiting_for']}"
+
+
+def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
+                 since: float) -> str:
+    """The roll-call's one line: the odd processes first, with where they stand."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for p in sorted(stacks):
+        groups.setdefault(_where(stacks[p]), []).append(p)
+    common = Counter({k: len(v) for k, v in groups.items()}).most_common(1)[0][0] \
+        if groups else None
+    parts = []
+    for key, ps in sorted(groups.items(), key=lambda kv: (kv[0] == common, kv[1])):
+        who = ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps))
+        at = f" at {stacks[ps[0]]['at']}" if key != common or len(groups) == 1 else ""
+        parts.append(f"{who}{at} {key[1]}")
+    missing = sorted(set(range(processes)) - set(stacks))
+    if missing:
+        parts.append(f"no answer from process(es) {', '.join(map(str, missing))}")
+    when = datetime.fromtimestamp(since).strftime("%H:%M:%S")
+    return f"no progress for {timeout:g}s (since {when}): " + "; ".join(parts)
+
+
+def main_thread_at(user: Any) -> str:
+    """Where the main thread stands in the program's own code: file:line (the line)."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    while frame is not None and not user(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return "(no frame of the program's own)"
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return f"{os.path.basename(code.co_filename)}:{frame.f_lineno} ({text})"
