@@ -49,11 +49,12 @@ class CallLog:
         #: set while the main thread runs Python between computations (the sampler's gap)
         self.in_call = False
         self.last_seq = -1
-        #: for the hang roll-call, as "name #k" (k: the computation's call index): the
-        #: call being dispatched, the last one dispatched, the oldest one awaited
-        self.calling: str | None = None
-        self.last_call: str | None = None
-        self.waiting_for: str | None = None
+        #: for the hang roll-call, as (name, k) with k the computation's call index (a
+        #: label only when asked: :func:`label`): the call being dispatched, the last one
+        #: dispatched, the oldest one awaited
+        self.calling: tuple[str, int] | None = None
+        self.last_call: tuple[str, int] | None = None
+        self.waiting_for: tuple[str, int] | None = None
         #: calls whose outputs are not ready yet: dispatched (main thread) less readied
         #: (the watcher), each written by one thread only
         self.dispatched = self.readied = 0
@@ -92,7 +93,7 @@ class CallLog:
         if capture is not None:  # outside the clocked dispatch
             capture.before(comp.calls, comp.name)
         seq, self.seq = self.seq, self.seq + 1
-        self.current, self.calling = seq, f"{comp.name} #{comp.calls}"
+        self.current, self.calling = seq, (comp.name, comp.calls)
         t0 = self.clock()
         try:
             out = inner(*args, **kwargs)
@@ -142,6 +143,11 @@ class CallLog:
         self._queue.put(None)
         self._watcher.join()
         self._emit_rows()
+
+
+def label(call: tuple[str, int] | None) -> str | None:
+    """A call as the roll-call names it: ``local_step #5``."""
+    return None if call is None else f"{call[0]} #{call[1]}"
 
 
 def _cache_size(inner: Any) -> int | None:

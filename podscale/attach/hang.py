@@ -55,8 +55,11 @@ class RollCall:
         log = self.log
         state = "dispatching" if log.in_call else \
             "waiting" if log.dispatched > log.readied else "python"
-        return {"completed": log.readied, "state": state, "waiting_for": log.waiting_for,
-                "last": log.last_call, "calling": log.calling, "t": time.time()}
+        from podscale.attach.calls import label
+
+        return {"completed": log.readied, "state": state,
+                "waiting_for": label(log.waiting_for), "last": label(log.last_call),
+                "calling": label(log.calling), "t": time.time()}
 
     def _run(self) -> None:
         while True:
