@@ -90,6 +90,10 @@ def heading(s: ProfileSummary) -> list[str]:
     residual = p.clock_residual_s
     clocks = f", clocks aligned within {time_h(residual)}" if n > 1 and residual == residual \
         else ""
+    unknown = sorted(p.processes.index[p.processes["offset_us"].isna()])
+    if n > 1 and unknown:
+        clocks += (f" (no clock offset for process(es) {', '.join(map(str, unknown))}: "
+                   "their times are their own clock's)")
     if s.step is None:
         lines.append(f"# {n} process(es){clocks}; no recurring computation")
     else:

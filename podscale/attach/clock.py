@@ -5,7 +5,8 @@ across hosts only once each process's offset from process 0 is known. The offset
 estimated as NTP does, through the key-value store: the process writes its clock reading,
 process 0 answers with its own, and the round with the shortest round trip gives
 ``offset = (t_sent + t_back) / 2 - t_process0`` within ± half that round trip (the stated
-residual). Process 0 answers in a background thread, so neither side's program waits.
+residual). Process 0 answers in a background thread, so neither side's program waits;
+a peer spaces its ``ROUNDS`` rounds by ``SPACING_S``.
 
 ``PODSCALE_CLOCK_SKEW=P:SECONDS,...`` (tests) plants an offset into process P's clock.
 """
@@ -18,7 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-ROUNDS = 8
+ROUNDS = 16
+#: between a peer's rounds: the rounds sample different moments of a busy start-up (the
+#: shortest round trip is the one kept)
+SPACING_S = 0.005
 TIMEOUT_MS = 60_000
 
 
@@ -85,6 +89,7 @@ def measure(client: Any, process: int, now: Callable[[], int],
                 rtt, offset = back - sent, (sent + back) // 2 - theirs
                 if best is None or rtt < best[1]:
                     best = (offset, rtt)
+                time.sleep(SPACING_S)
         except Exception:  # noqa: BLE001 - process 0 gone: keep the best round so far
             pass
         if best is not None:

@@ -25,6 +25,9 @@ from podscale.attach.sampler import Sampler
 
 #: how long a process waits at the end for the others to finish their records
 END_WAIT_S = 60.0
+#: how long a short script's end waits for its clock offset (process 0 answers the peers'
+#: round trips one peer after another)
+CLOCK_WAIT_S = 30.0
 DONE = "podscale/attach/done/"
 
 
@@ -55,6 +58,7 @@ class Session:
         self.run_dir, self.script, self.args = run_dir, script, args
         self.windows, self.step, self.hang_timeout = windows, step, hang_timeout
         self.drain: ledger.Drain | None = None
+        self.measuring: threading.Thread | None = None  # this process's clock offset
         self.processes = 1
 
     def install(self) -> None:
@@ -122,8 +126,9 @@ class Session:
             clock.answer(client, self.processes, self.clock.now)
             self.drain = ledger.Drain(self.run_dir, client)
         else:
-            clock.measure(client, process, self.clock.now, lambda off, rtt: self.record.add(
-                {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
+            self.measuring = clock.measure(
+                client, process, self.clock.now, lambda off, rtt: self.record.add(
+                    {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
         if client is not None and self.hang_timeout:
             from podscale.attach.hang import RollCall, main_thread_at
 
@@ -168,6 +173,8 @@ class Session:
             self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
                          "error": error, "calls": self.log.seq})
+        if self.measuring is not None and code == 0:  # a short script: its offset first
+            self.measuring.join(timeout=CLOCK_WAIT_S)
         self.record.flush()
         if self.record.client is not None:
             self._meet(code)
