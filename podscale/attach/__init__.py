@@ -10,3 +10,7 @@ podscale's core only (no pandas), like a worker.
 - :mod:`.ledger`: the per-process record file and its batches through the store;
 - :mod:`.session`: running the script as ``__main__`` and closing the record.
 """
+
+#: set by ``podscale profile`` for its processes: the front end keeps the manifest, not
+#: process 0's ``podscale attach``
+SUPERVISED = "PODSCALE_PROFILE_SUPERVISED"

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from podscale.attach import calls, clock, ledger
+from podscale.attach import SUPERVISED, calls, clock, ledger
 from podscale.attach.capture import Capture, Windows
 from podscale.attach.sampler import Sampler
 
@@ -29,13 +29,14 @@ END_WAIT_S = 60.0
 #: round trips one peer after another)
 CLOCK_WAIT_S = 30.0
 DONE = "podscale/attach/done/"
+ZERO_OFFSET = {"kind": "offset", "offset_us": 0, "rtt_us": 0}
 
 
 def _env_process() -> int:
-    for var in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var])
-    return 0
+    """This process's index as its launcher gave it (0 where none did)."""
+    from podscale.worker.faults import launcher_rank
+
+    return launcher_rank() or 0
 
 
 class Session:
@@ -65,11 +66,9 @@ class Session:
         import jax
         import jax.monitoring
 
-        cpu = os.environ.get("PODSCALE_CPU_DEVICES")
-        if cpu:
-            jax.config.update("jax_platforms", "cpu")
-            jax.config.update("jax_num_cpu_devices", int(cpu))
-            jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        from podscale.worker.runtime import simulate_cpu
+
+        simulate_cpu(jax)
         self.log = calls.CallLog(self.clock.now, self.record.add)
         self.undo = calls.install(self.log)
         if self.windows is not None:
@@ -89,17 +88,14 @@ class Session:
                              "seq": self.log.current if self.log.in_call else None})
 
     def _wrap_initialize(self, jax: Any) -> None:
+        from podscale.worker.runtime import local_join
+
         original = jax.distributed.initialize
 
         def initialize(*args: Any, **kwargs: Any) -> None:
-            coordinator = os.environ.get("PODSCALE_COORDINATOR")
-            if coordinator and not args and not kwargs.get("coordinator_address"):
-                host = coordinator.rsplit(":", 1)[0]
-                kwargs.update(coordinator_address=coordinator,
-                              num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
-                              process_id=int(os.environ["PODSCALE_PROCESS_ID"]))
-                if host in ("127.0.0.1", "localhost"):
-                    kwargs["coordinator_bind_address"] = coordinator
+            join = local_join()
+            if join and not args and not kwargs.get("coordinator_address"):
+                kwargs.update(join)
             began = self.clock.now()
             original(*args, **kwargs)
             self._joined(began)
@@ -119,13 +115,12 @@ class Session:
                          "process": process, "processes": self.processes,
                          "local_devices": jax.local_device_count(),
                          "platform": device.platform, "device_kind": device.device_kind})
-        if client is None:
-            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
-        elif process == 0:
-            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
+        if client is None or process == 0:  # process 0's clock is the job's
+            self.record.add(ZERO_OFFSET)
+        if client is not None and process == 0:
             clock.answer(client, self.processes, self.clock.now)
             self.drain = ledger.Drain(self.run_dir, client)
-        else:
+        elif client is not None:
             self.measuring = clock.measure(
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
                     {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
@@ -134,7 +129,7 @@ class Session:
 
             RollCall(self.log, self.record, self.run_dir, process, self.processes, client,
                      self.hang_timeout, lambda: main_thread_at(self.sampler.user),
-                     keeps_manifest=not os.environ.get("PODSCALE_PROFILE_SUPERVISED"))
+                     keeps_manifest=not os.environ.get(SUPERVISED))
         self.record.flush()
 
     def run(self) -> int:
@@ -170,7 +165,7 @@ class Session:
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
         if self.record.process is None:  # a one-process script that never joined
             self.record.joined(0, None)
-            self.record.add({"kind": "offset", "offset_us": 0, "rtt_us": 0})
+            self.record.add(ZERO_OFFSET)
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
                          "error": error, "calls": self.log.seq})
         if self.measuring is not None and code == 0:  # a short script: its offset first

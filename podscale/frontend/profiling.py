@@ -10,15 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from podscale.attach import SUPERVISED
 from podscale.core.errors import UsageError, WorkerFailed
 from podscale.frontend.gridargs import seconds
 
 if TYPE_CHECKING:
     from podscale.attach.capture import Windows
 
-#: set by ``podscale profile`` for its processes: the front end keeps the manifest, not
-#: process 0's ``podscale attach``
-SUPERVISED = "PODSCALE_PROFILE_SUPERVISED"
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
 PROCESS_MB = 350

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from podscale.attach import SUPERVISED
 from podscale.core.errors import PodscaleError
 
 SCRIPT = Path(__file__).with_name("loop_script.py")
@@ -22,7 +23,7 @@ SCRIPT = Path(__file__).with_name("loop_script.py")
 
 def _run(argv: list[str], cwd: Path) -> float:
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAX_NUM_CPU_DEVICES": "2",
-           "PODSCALE_PROFILE_SUPERVISED": "1"}  # attach: no manifest of its own
+           SUPERVISED: "1"}  # attach: no manifest of its own
     res = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=cwd,
                          env=env, timeout=300)
     if res.returncode:

@@ -91,7 +91,7 @@ def from_env() -> Fault | None:
 
 def launcher_rank() -> int | None:
     """This process's index as its launcher gave it, before JAX knows it."""
-    for name in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"):
+    for name in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
     return None

@@ -89,6 +89,30 @@ def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
                         f"{reason[:300]}")
 
 
+def simulate_cpu(jax: Any) -> None:
+    """``PODSCALE_CPU_DEVICES``: this many CPU devices per process, with gloo collectives."""
+    cpu_devices = os.environ.get("PODSCALE_CPU_DEVICES")
+    if cpu_devices:
+        jax.config.update("jax_platforms", "cpu")
+        jax.config.update("jax_num_cpu_devices", int(cpu_devices))
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+
+
+def local_join() -> dict[str, Any] | None:
+    """``jax.distributed.initialize``'s arguments for the coordinator podscale's local
+    launcher named (``PODSCALE_COORDINATOR`` and friends), or None where it named none:
+    simulated hosts bind to loopback only, real hosts as JAX does by default."""
+    coordinator = os.environ.get("PODSCALE_COORDINATOR")
+    if not coordinator:
+        return None
+    host = coordinator.rsplit(":", 1)[0]
+    return {"coordinator_address": coordinator,
+            "coordinator_bind_address": coordinator if host in ("127.0.0.1", "localhost")
+            else None,
+            "num_processes": int(os.environ["PODSCALE_NUM_PROCESSES"]),
+            "process_id": int(os.environ["PODSCALE_PROCESS_ID"])}
+
+
 def start() -> Runtime:
     """Configure JAX from the environment and join the distributed job (the ledger marks
     when JAX was imported, when joining began and when it ended)."""
@@ -100,27 +124,15 @@ def start() -> Runtime:
     ledger.mark("imported")
     faults.before_join(faults.from_env())
     ledger.mark("init_start")
-    cpu_devices = os.environ.get("PODSCALE_CPU_DEVICES")
-    if cpu_devices:
-        jax.config.update("jax_platforms", "cpu")
-        jax.config.update("jax_num_cpu_devices", int(cpu_devices))
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    coordinator = os.environ.get("PODSCALE_COORDINATOR")
-    if coordinator:
-        host = coordinator.rsplit(":", 1)[0]
-        process, timeout = int(os.environ["PODSCALE_PROCESS_ID"]), int(
-            os.environ.get("PODSCALE_INIT_TIMEOUT", "120"))
+    simulate_cpu(jax)
+    join = local_join()
+    if join:
+        timeout = int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120"))
         began = time.monotonic()
         try:
-            jax.distributed.initialize(
-                coordinator_address=coordinator,
-                # simulated hosts: bind to loopback only; real hosts: JAX's default
-                coordinator_bind_address=coordinator if host in ("127.0.0.1", "localhost")
-                else None,
-                num_processes=int(os.environ["PODSCALE_NUM_PROCESSES"]),
-                process_id=process, initialization_timeout=timeout)
+            jax.distributed.initialize(**join, initialization_timeout=timeout)
         except Exception as exc:  # a peer never came, or the coordinator is unreachable
-            raise join_failed(process, coordinator, timeout, exc,
+            raise join_failed(join["process_id"], join["coordinator_address"], timeout, exc,
                               time.monotonic() - began) from None
     elif os.environ.get("PODSCALE_CLUSTER") == "auto":
         try:
