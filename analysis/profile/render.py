@@ -20,13 +20,20 @@ def _text_table(df: pd.DataFrame) -> str:
     return "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
 
 
-def step_table(s: ProfileSummary) -> str:
+def timed(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """``df`` with the seconds in ``cols`` as people read them (µs, ms, s)."""
+    return df.assign(**{c: df[c].map(time_h) for c in cols})
+
+
+def step_frame(s: ProfileSummary) -> pd.DataFrame:
     """Per process: steps, median and p90 step time, host gap per step, steps it was late
-    at, time lost to it and whether that is chronic."""
-    t = s.table[list(STEP_COLUMNS)].copy()
-    for col in ("median", "p90", "host_gap", "lost"):
-        t[col] = t[col].map(time_h)
-    return _text_table(t.rename(columns=STEP_COLUMNS))
+    at, time lost to it and whether that is chronic; as shown (text and report)."""
+    return timed(s.table[list(STEP_COLUMNS)], ["median", "p90", "host_gap", "lost"]) \
+        .rename(columns=STEP_COLUMNS)
+
+
+def step_table(s: ProfileSummary) -> str:
+    return _text_table(step_frame(s))
 
 
 #: the goodput ledger's parts as table headings (short: the table stays within 120 columns)
@@ -38,16 +45,14 @@ def goodput_table(s: ProfileSummary) -> str:
     """Per process: each part of the wall time that is not zero everywhere, and the wall."""
     g = s.goodput
     keep = [c for c in ORDER if (g[c].abs() >= 5e-4).any()]
-    t = g[["process", *keep, "wall"]].copy()
-    for col in [*keep, "wall"]:
-        t[col] = t[col].map(time_h)
-    return _text_table(t.rename(columns=SHORT))
+    return _text_table(timed(g[["process", *keep, "wall"]], [*keep, "wall"])
+                       .rename(columns=SHORT))
 
 
 def computations_table(s: ProfileSummary) -> str:
     """Without a step: every computation, its calls per process and median busy time."""
     c = s.others
-    t = c.assign(busy_median=c["busy_median"].map(time_h)).rename(columns={
+    t = timed(c, ["busy_median"]).rename(columns={
         "name": "computation", "calls_min": "calls (min)", "calls_max": "calls (max)",
         "busy_median": "median busy"})
     return _text_table(t)

@@ -8,12 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from podscale.analysis.profile.goodput import ORDER
-from podscale.analysis.profile.render import STEP_COLUMNS, heading
+from podscale.analysis.profile.render import heading, step_frame, timed
 from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
-from podscale.analysis.units import time_h
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -72,10 +69,6 @@ def wall_time(s: ProfileSummary) -> Figure:
     return fig
 
 
-def _timed(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
-    return df.assign(**{c: df[c].map(time_h) for c in cols})
-
-
 def build(s: ProfileSummary) -> Doc:
     from podscale.analysis.sections import Doc
 
@@ -94,21 +87,20 @@ def build(s: ProfileSummary) -> Doc:
                 "device idle for Python before a step, mean; late: steps it arrived last "
                 "at by more than 5% of the median step; time lost: last arrival minus the "
                 "second-last, summed")
-    doc.table(_timed(s.table[list(STEP_COLUMNS)], ["median", "p90", "host_gap", "lost"])
-              .rename(columns=STEP_COLUMNS))
+    doc.table(step_frame(s))
     if processes > 1:
         late = s.blame[s.blame["late"].astype(bool)]
         doc.heading("Late steps", f"{len(late)} of {s.steps} steps")
-        doc.table(_timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
+        doc.table(timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
     doc.heading("Where each process's wall time went")
-    doc.table(_timed(s.goodput, [*ORDER, "wall"]))
+    doc.table(timed(s.goodput, [*ORDER, "wall"]))
     for title, df, cols in (("Other computations", s.others, ["busy_median"]),
                             ("Re-compiles", s.recompiles, ["seconds"]),
                             ("Host time between steps, by frame", s.frames,
                              ["seconds", "per_step"])):
         if len(df):
             doc.heading(title)
-            doc.table(_timed(df, cols))
+            doc.table(timed(df, cols))
     return doc
 
 
