@@ -20,8 +20,8 @@ from typing import Any
 #: a call whose output could not be waited on (deleted by donation before the watcher
 #: reached it): its ready time is unknown
 UNKNOWN = -1
-#: rows are emitted in batches of this many calls (one record line each)
-ROWS_PER_RECORD = 32
+#: rows are emitted in batches of this many calls (one record line each, under 1 KB)
+ROWS_PER_RECORD = 16
 _core: Any = None  # jax._src.core, once JAX is imported
 
 

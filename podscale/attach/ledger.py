@@ -1,12 +1,12 @@
 """The per-process record of an attached program: ``profile/process-<i>.jsonl`` under the
 run directory, one JSON object a line (``start``, ``join``, ``offset``, ``computation``,
-``calls``, ``compile``, ``compiled``, ``gaps``, ``end``).
+``calls``, ``compile``, ``compiled``, ``step``, ``capture``, ``gaps``, ``hang``, ``end``).
 
-Lines are kept in memory until a batch of about ``BATCH_BYTES`` is ready, then appended to
-the process's file and published to the coordination service's key-value store
-(``podscale/attach/batch/<process>/<n>``). Process 0 drains the store every few seconds
-(so it never holds more than a few batches per process) into the files of processes
-whose file it cannot see: hosts without a shared filesystem still leave one complete
+Lines are kept in memory until the next would take the batch past ``BATCH_BYTES``; the
+batch is then appended to the process's file and published to the coordination service's
+key-value store (``podscale/attach/batch/<process>/<n>``). Process 0 drains the store
+every few seconds (so it never holds more than a few batches per process) into the files
+of processes whose file it cannot see: hosts without a shared filesystem still leave one complete
 record per process in process 0's run directory."""
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ class Recorder:
         path_of(self.run_dir, process).parent.mkdir(parents=True, exist_ok=True)
 
     def add(self, obj: dict) -> None:
+        """Keep a line; a batch goes out before it would pass ``BATCH_BYTES`` (a line
+        larger than that alone goes in a batch of its own)."""
         line = json.dumps(obj, separators=(",", ":"))
+        if self.process is not None and self._size + len(line) + 1 > BATCH_BYTES:
+            self.flush()
         with self._lock:
             self._lines.append(line)
             self._size += len(line) + 1
-            full = self._size >= BATCH_BYTES
-        if full and self.process is not None:
-            self.flush()
 
     def flush(self) -> None:
         if self.process is None:
