@@ -189,15 +189,18 @@ def test_compare_names_a_straggler_change(loader, tmp_path):
 
 
 def _stretched_copy(src, dest, created: str, factor: float) -> None:
-    """A copy of a profiled run whose calls all take ``factor`` times as long."""
+    """A copy of a profiled run whose calls all take ``factor`` times as long (every
+    process's times stretched from one instant: the processes keep their order)."""
     import shutil
 
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("cache", "report"))
     manifest = json.loads((dest / "run.json").read_text())
     (dest / "run.json").write_text(json.dumps({**manifest, "created": created}))
-    for f in (dest / "profile").glob("process-*.jsonl"):
-        objs = [json.loads(line) for line in f.read_text().splitlines()]
-        base = next(o["rows"][0][2] for o in objs if o["kind"] == "calls")
+    files = {f: [json.loads(line) for line in f.read_text().splitlines()]
+             for f in (dest / "profile").glob("process-*.jsonl")}
+    base = min(o["rows"][0][2] for objs in files.values() for o in objs
+               if o["kind"] == "calls")
+    for f, objs in files.items():
         for o in objs:
             if o["kind"] == "calls":
                 o["rows"] = [[c, q, *(base + round(factor * (t - base)) if t >= 0 else t

@@ -6,7 +6,9 @@ estimated as NTP does, through the key-value store: the process writes its clock
 process 0 answers with its own, and the round with the shortest round trip gives
 ``offset = (t_sent + t_back) / 2 - t_process0`` within ± half that round trip (the stated
 residual). Process 0 answers in a background thread, so neither side's program waits;
-a peer spaces its ``ROUNDS`` rounds by ``SPACING_S``.
+a peer spaces its ``ROUNDS`` rounds by ``SPACING_S``. Both threads wait on the store in
+short polls and stop when asked: a thread still inside a blocking call as the interpreter
+exits is killed in C++ and aborts the process (``FATAL: exception not rethrown``).
 
 ``PODSCALE_CLOCK_SKEW=P:SECONDS,...`` (tests) plants an offset into process P's clock.
 """
@@ -24,6 +26,8 @@ ROUNDS = 16
 #: shortest round trip is the one kept)
 SPACING_S = 0.005
 TIMEOUT_MS = 60_000
+#: one blocking wait on the store, between looks at the stop event
+POLL_MS = 200
 
 
 def planted(spec: str | None = None) -> dict[int, int]:
@@ -56,17 +60,33 @@ def _key(process: int, round_: int, what: str) -> str:
     return f"podscale/attach/clock/{process}/{round_}/{what}"
 
 
-def answer(client: Any, processes: int, now: Callable[[], int]) -> threading.Thread:
-    """Process 0: answer every peer's rounds, peer by peer, in a background thread."""
+def _wait_for(client: Any, key: str, stop: threading.Event) -> str:
+    """The key's value once set; raises once ``TIMEOUT_MS`` pass, the store fails or
+    ``stop`` is set."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not stop.is_set():
+        try:
+            return client.blocking_key_value_get(key, POLL_MS)
+        except Exception as exc:  # noqa: BLE001 - JAX's runtime error: a timeout or worse
+            if "DEADLINE_EXCEEDED" not in str(exc) or time.monotonic() > deadline:
+                raise
+    raise TimeoutError(key)
+
+
+def answer(client: Any, processes: int, now: Callable[[], int],
+           stop: threading.Event) -> threading.Thread:
+    """Process 0: answer every peer's rounds, peer by peer, in a background thread (a peer
+    that stops asking is passed over: its offset stays unknown, the next peer's is not)."""
 
     def serve() -> None:
-        try:
-            for peer in range(1, processes):
+        for peer in range(1, processes):
+            try:
                 for r in range(ROUNDS):
-                    client.blocking_key_value_get(_key(peer, r, "ask"), TIMEOUT_MS)
+                    _wait_for(client, _key(peer, r, "ask"), stop)
                     client.key_value_set(_key(peer, r, "answer"), str(now()))
-        except Exception:  # noqa: BLE001 - a peer gone: its offset stays unknown
-            return
+            except Exception:  # noqa: BLE001 - a peer gone, or the end
+                if stop.is_set():
+                    return
 
     thread = threading.Thread(target=serve, name="podscale-clock", daemon=True)
     thread.start()
@@ -74,7 +94,7 @@ def answer(client: Any, processes: int, now: Callable[[], int]) -> threading.Thr
 
 
 def measure(client: Any, process: int, now: Callable[[], int],
-            done: Callable[[int, int], None]) -> threading.Thread:
+            done: Callable[[int, int], None], stop: threading.Event) -> threading.Thread:
     """A peer: estimate the offset in a background thread; ``done(offset_us, rtt_us)``."""
 
     def rounds() -> None:
@@ -83,13 +103,13 @@ def measure(client: Any, process: int, now: Callable[[], int],
             for r in range(ROUNDS):
                 sent = now()
                 client.key_value_set(_key(process, r, "ask"), str(sent))
-                theirs = int(client.blocking_key_value_get(_key(process, r, "answer"),
-                                                           TIMEOUT_MS))
+                theirs = int(_wait_for(client, _key(process, r, "answer"), stop))
                 back = now()
                 rtt, offset = back - sent, (sent + back) // 2 - theirs
                 if best is None or rtt < best[1]:
                     best = (offset, rtt)
-                time.sleep(SPACING_S)
+                if stop.wait(SPACING_S):
+                    break
         except Exception:  # noqa: BLE001 - process 0 gone: keep the best round so far
             pass
         if best is not None:

@@ -44,12 +44,16 @@ class RollCall:
     """The heartbeat and, on process 0, the watch."""
 
     def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
-                 client: Any, timeout: float, where: Any, keeps_manifest: bool) -> None:
+                 client: Any, timeout: float, where: Any, keeps_manifest: bool,
+                 stop: threading.Event) -> None:
         self.log, self.record, self.run_dir = log, record, run_dir
         self.process, self.processes, self.client = process, processes, client
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
         self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
-        threading.Thread(target=self._run, name="podscale-rollcall", daemon=True).start()
+        self._stop = stop  # set at the program's end: no roll is called after it
+        self.thread = threading.Thread(target=self._run, name="podscale-rollcall",
+                                       daemon=True)
+        self.thread.start()
 
     def _state(self) -> dict:
         log = self.log
@@ -62,8 +66,7 @@ class RollCall:
                 "calling": label(log.calling), "t": time.time()}
 
     def _run(self) -> None:
-        while True:
-            time.sleep(BEAT_S)
+        while not self._stop.wait(BEAT_S):
             try:
                 self.client.key_value_set(f"{PREFIX}beat/{self.process}",
                                           json.dumps(self._state()), allow_overwrite=True)

@@ -28,6 +28,9 @@ END_WAIT_S = 60.0
 #: how long a short script's end waits for its clock offset (process 0 answers the peers'
 #: round trips one peer after another)
 CLOCK_WAIT_S = 30.0
+#: how long the end waits for each background thread to leave the coordination service
+#: (a poll of it lasts clock.POLL_MS)
+STOP_WAIT_S = 5.0
 DONE = "podscale/attach/done/"
 ZERO_OFFSET = {"kind": "offset", "offset_us": 0, "rtt_us": 0}
 
@@ -60,6 +63,10 @@ class Session:
         self.windows, self.step, self.hang_timeout = windows, step, hang_timeout
         self.drain: ledger.Drain | None = None
         self.measuring: threading.Thread | None = None  # this process's clock offset
+        #: the threads that talk to the coordination service, stopped and joined at the
+        #: end (one left inside a blocking call as the interpreter exits aborts it)
+        self.talking: list[threading.Thread] = []
+        self.stop = threading.Event()
         self.processes = 1
 
     def install(self) -> None:
@@ -118,18 +125,21 @@ class Session:
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
         if client is not None and process == 0:
-            clock.answer(client, self.processes, self.clock.now)
+            self.talking.append(clock.answer(client, self.processes, self.clock.now,
+                                             self.stop))
             self.drain = ledger.Drain(self.run_dir, client)
         elif client is not None:
             self.measuring = clock.measure(
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
-                    {"kind": "offset", "offset_us": off, "rtt_us": rtt}))
+                    {"kind": "offset", "offset_us": off, "rtt_us": rtt}), self.stop)
+            self.talking.append(self.measuring)
         if client is not None and self.hang_timeout:
             from podscale.attach.hang import RollCall, main_thread_at
 
-            RollCall(self.log, self.record, self.run_dir, process, self.processes, client,
-                     self.hang_timeout, lambda: main_thread_at(self.sampler.user),
-                     keeps_manifest=not os.environ.get(SUPERVISED))
+            self.talking.append(RollCall(
+                self.log, self.record, self.run_dir, process, self.processes, client,
+                self.hang_timeout, lambda: main_thread_at(self.sampler.user),
+                keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop).thread)
         self.record.flush()
 
     def run(self) -> int:
@@ -173,6 +183,9 @@ class Session:
         self.record.flush()
         if self.record.client is not None:
             self._meet(code)
+        self.stop.set()
+        for thread in self.talking:
+            thread.join(timeout=STOP_WAIT_S)
         if self.drain is not None:
             self.drain.stop()
 
