@@ -38,10 +38,10 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     asv("machine", "--yes", "--machine", "podscale-ci", "--config", str(conf), cwd=tmp_path)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                           text=True).stdout.strip()
-    # every benchmark function; of the time_* grids, the smallest and largest size on 1
-    # and 4 devices (asv matches --bench against "name(param, ...)")
+    # every benchmark function; of the time_* grids, the smallest size on 1 and 4 devices
+    # (asv matches --bench against "name(param, ...)"; each runs in a process of its own)
     args = ["run", "--python=same", "--quick", "--machine", "podscale-ci", "--config", str(conf),
-            "--bench", r"time_(dot|psum)\((4096|1048576), (1|4),", "--bench", "Track"]
+            "--bench", r"time_(dot|psum)\(4096, (1|4),", "--bench", "Track"]
     if head:
         args += ["--set-commit-hash", head]
     res = asv(*args, cwd=tmp_path)
@@ -57,7 +57,7 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     # track_* values reach asv as samples (one per launch), so its statistics apply
     assert (df[df.benchmark.str.contains(".track_")].samples == 1).all()
     dot = df[df.benchmark.str.endswith("time_dot")]
-    assert dot.value.notna().sum() == 2 * 2 * 2 and (dot.dropna(subset=["value"]).value > 0).all()
+    assert dot.value.notna().sum() == 2 * 2 and (dot.dropna(subset=["value"]).value > 0).all()
     busbw = df[df.benchmark.str.endswith("TrackCollectives.track_busbw")]
     assert len(busbw) == 6 * 3 and (busbw.value > 0).all() and set(busbw.unit) == {"GB/s"}
     # the compiled program rides along: a regression can be tied to a changed program
