@@ -10,19 +10,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from podscale.core.attribution import COLLECTIVE
+from podscale.core.attribution import union as _union
 from podscale.core.records import SYNC_MARK
 
-COLLECTIVE = re.compile(
-    r"all[-_]?reduce|psum|all[-_]?gather|reduce[-_]scatter|all[-_]to[-_]all|"
-    r"collective[-_]permute|ppermute|allreduce|send|recv",
-    re.IGNORECASE,
-)
 STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us",
                 "collective_us", "overlap_us", "host_us", "ops", "collective_start_us",
                 "devices", "device_max_us", "device_min_us"]
@@ -64,15 +60,6 @@ def events(trace: dict) -> pd.DataFrame:
         for e in trace.get("traceEvents", []) if e.get("ph") == "X" and "ts" in e
     ]
     return pd.DataFrame(rows, columns=["pid", "tid", "name", "ts", "dur", "args", "thread"])
-
-
-def _union(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, -np.inf
-    for a, b in sorted(intervals):
-        if b > end:
-            total += b - max(a, end)
-            end = b
-    return total
 
 
 def _is_op(args: dict, name: str) -> bool:

@@ -114,11 +114,12 @@ def loader(tmp_path_factory):
     """2 processes, 40 steps: process 1's input function sleeps 40 ms per step, every
     process saves a checkpoint for 300 ms after step 25, the batch changes shape at step
     30; the profiler captures steps 20-22 on every process; each step is the program's own
-    StepTraceAnnotation("train") around two jitted calls."""
+    StepTraceAnnotation("train") around two jitted calls; process 1 launches eval_step
+    once more before step 7 (a desync)."""
     out = tmp_path_factory.mktemp("loader")
     res = podscale("profile", "--hosts", "2", "--out", str(out), "--profile-steps", "20:23",
                    str(TRAIN), "--steps", "40", "--loader", "1:0.04", "--save", "25:0.3",
-                   "--reshape", "30", "--annotate")
+                   "--reshape", "30", "--annotate", "--desync", "1:7")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
     return only_run(out), res
 
@@ -173,12 +174,24 @@ def test_host_frames_recompile_and_checkpoint(loader):
     assert ((g.drop(columns="wall").sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
 
 
+def test_desync_named_at_its_launch(loader):
+    """Process 1's extra eval_step before step 7: launch #15 (steps 0-6 launched 15 times:
+    two computations a step and the eval at step 0) differs, and the Findings say so first
+    (the clean run's absence of it is checked by the compare test)."""
+    s = summarize_profile(loader[0])
+    assert s.desync is not None and s.desync.launch == 15
+    assert s.desync.text() == ("desync at launch #15: process 1 launched eval_step where "
+                               "process 0 launched local_step")
+    assert findings(s)[0].startswith(s.desync.text())
+
+
 def test_compare_names_a_straggler_change(loader, tmp_path):
     """The same program without the slow input function on process 1 (A) against the
     loader run (B): B is slower, and the change is process 1 straggling."""
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(TRAIN), "--steps",
                    "40", "--annotate")
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert summarize_profile(only_run(tmp_path)).desync is None
     res = podscale("compare", str(only_run(tmp_path)), str(loader[0]))
     assert res.returncode == 0, res.stderr
     assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
@@ -357,3 +370,29 @@ def test_blame_and_partition_on_a_hand_built_timeline():
     assert abs(table.loc[1, "lost"] - 0.060) < 1e-9 and table.loc[1, "late"] == 2
     w = steps.waits(led)
     assert abs(w[(led["process"] == 0) & (led["step"] == 2)].iloc[0] - 0.030) < 1e-9
+
+
+def test_host_callback_seen_inside_the_step(tmp_path):
+    """tests/programs/callback.py: a host callback inside shard_map sleeps 30 ms on process 1
+    only, before the step's all-reduce. In the captured steps process 1's time is in the
+    callback, process 0 waits it out in the all-reduce (exposed), the op diff's top row
+    is the callback, and the report shows the parts."""
+    prog = ROOT / "tests" / "programs" / "callback.py"
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), "--profile-steps",
+                   "5:8", str(prog), "10", "1", "0.03")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    s = summarize_profile(only_run(tmp_path))
+    a = s.inside.set_index("process")
+    assert list(a["steps"]) == [3, 3]
+    assert 0.024 <= a.loc[1, "callback"] <= 0.036 and a.loc[0, "callback"] < 0.005, a
+    assert 0.024 <= a.loc[0, "exposed"] <= 0.036 and a.loc[1, "exposed"] < 0.005, a
+    from podscale.analysis.profile.inside import op_diff
+
+    slow, median, ops = op_diff(s.profile, s.inside)
+    assert (slow, median) == (1, 0) and ops.iloc[0]["op"].startswith("pure_callback"), ops
+    said = findings(s)
+    assert any(x.startswith("in the captured steps process 1 spends") and "host callback"
+               in x and "process(es) 0 wait" in x for x in said), said
+    assert podscale("report", str(only_run(tmp_path))).returncode == 0
+    md = (only_run(tmp_path) / "report" / "summary.md").read_text()
+    assert "## Inside the captured steps" in md and "pure_callback" in md

@@ -19,7 +19,8 @@ from podscale.core.errors import UsageError
 from podscale.core.records import Manifest, read_manifest
 
 CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us", "ops",
-                   "cut", "file"]
+                   "cut", "file", "span_us", "compute_us", "callback_us", "exposed_us",
+                   "hidden_us", "idle_us"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class Profile:
     #: the program's own StepTraceAnnotations: process, name, num, first and end (the
     #: sequence numbers of the calls inside: first <= seq < end), enter, exit
     annotations: pd.DataFrame
+    #: per capture window and process, each op of the step's program (those with the most
+    #: time): process, first (the window), steps (held), op, count, us (in all)
+    capture_ops: pd.DataFrame
 
     @property
     def clock_residual_s(self) -> float:
@@ -67,7 +71,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
-                             "gaps": [], "capture": [], "window": [], "step": []}
+                             "gaps": [], "capture": [], "window": [], "step": [],
+                             "capture_ops": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -91,6 +96,9 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                                    "held": len(o["rows"]), "cut": o["cut"],
                                    "reduce_s": o.get("reduce_s"), "file": o["file"],
                                    "spans": spans})
+            rows["capture_ops"].extend(
+                {"first": o["steps"][0], "steps": len(o["rows"]), "op": op, "count": c,
+                 "us": us} for op, (c, us) in (o.get("ops") or {}).items())
         elif kind == "step":
             rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
         elif kind in rows:
@@ -109,7 +117,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
         k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window", "step")}
+                        "window", "step", "capture_ops")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -142,7 +150,8 @@ def load_profile(run_dir: Path | str) -> Profile:
                                                   for a, b in r["spans"]]}),
                    _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
                           lambda p, r: {"enter": seconds(r["enter"], p),
-                                        "exit": seconds(r["exit"], p)}))
+                                        "exit": seconds(r["exit"], p)}),
+                   _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

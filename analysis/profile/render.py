@@ -59,8 +59,9 @@ def computations_table(s: ProfileSummary) -> str:
 
 
 def captures_table(s: ProfileSummary) -> list[str]:
-    """Captured windows: per window and process, the steps its trace holds, their median
-    busy and collective time (each process's own reduction), and where XProf finds it."""
+    """Captured windows: per window and process, the steps its trace holds and the median
+    per step of their span and its parts (each process's own reduction: compute, host
+    callback, exposed and hidden collective, idle), and where XProf finds them."""
     c, wins = s.profile.captures, s.profile.windows
     if wins.empty:
         return []
@@ -72,17 +73,20 @@ def captures_table(s: ProfileSummary) -> list[str]:
         held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
         out.append(f"# captured steps {window} (XProf: tensorboard --logdir "
                    f"{s.profile.run_dir / 'traces'}): {held}")
-        if not steps:
-            continue
-        t = w.groupby("process").agg(steps=("step", "size"), busy=("busy_us", "median"),
-                                     collective=("collective_us", "median"),
-                                     cut=("cut", "any")).reset_index()
-        t["busy"] = (t["busy"] / 1e6).map(time_h)
-        t["collective"] = (t["collective"] / 1e6).map(time_h)
-        t["cut"] = t["cut"].map({True: "CUT SHORT", False: ""})
-        out.append(_text_table(t.rename(columns={"busy": "median busy",
-                                                 "collective": "median collective"})))
+        if steps:
+            out.append(_text_table(capture_frame(w)))
     return out
+
+
+def capture_frame(w: pd.DataFrame) -> pd.DataFrame:
+    """Per process: captured steps, medians per step (as people read them), cut short."""
+    parts = ["span", "compute", "callback", "exposed", "hidden", "idle"]
+    t = w.groupby("process").agg(steps=("step", "size"), cut=("cut", "any"),
+                                 **{k: (f"{k}_us", "median") for k in parts})
+    for k in parts:
+        t[k] = (t[k].astype(float) / 1e6).map(lambda v: "" if v != v else time_h(v))
+    t["cut"] = t["cut"].map({True: "CUT SHORT", False: ""})
+    return t.reset_index()[["process", "steps", *parts, "cut"]]
 
 
 def heading(s: ProfileSummary) -> list[str]:

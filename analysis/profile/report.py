@@ -1,15 +1,17 @@
 """``podscale report`` of a profiled program: Findings, then per process the step time over
 the steps, how late each process arrived at each step (a heatmap up to 64 processes, the
-late-step table beyond), where each process's wall time went, and the tables behind them
-(HTML with the figures, and a Markdown summary)."""
+late-step table beyond), where each process's wall time went, inside the captured steps
+(each process's device time by part, and the slowest process's ops against the median
+one's), and the tables behind them (HTML with the figures, and a Markdown summary)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from podscale.analysis.profile import inside
 from podscale.analysis.profile.goodput import ORDER
-from podscale.analysis.profile.render import heading, step_frame, timed
+from podscale.analysis.profile.render import capture_frame, heading, step_frame, timed
 from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
 
 if TYPE_CHECKING:
@@ -69,6 +71,40 @@ def wall_time(s: ProfileSummary) -> Figure:
     return fig
 
 
+def device_time(s: ProfileSummary) -> Figure:
+    """Each process's median captured step as one stacked bar of its parts."""
+    from podscale.analysis.plots import plt
+
+    a = s.inside.set_index("process")[inside.PARTS] * 1e3
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(a) + 1.6))
+    a.plot.barh(stacked=True, ax=ax, width=0.7,
+                color=["#4c72b0", "#dd8452", "#c44e52", "#55a868", "#bbbbbb"])
+    ax.set_xlabel("ms per captured step (median)")
+    ax.invert_yaxis()
+    ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    ax.set_title("inside the captured steps: each process's device time", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _inside(doc: Doc, s: ProfileSummary) -> None:
+    """The captured steps' parts per process, and the op diff."""
+    if s.inside.empty:
+        return
+    doc.heading("Inside the captured steps", "per process, the median captured step's "
+                "span and its parts: compute, host callback, collective exposed and hidden "
+                "behind other ops, idle (docs/profiling-programs.md defines them)")
+    doc.figure(device_time(s), "each process's captured step by part")
+    doc.table(capture_frame(s.profile.captures.dropna(subset=["compute_us"])))
+    found = inside.op_diff(s.profile, s.inside)
+    if found is not None:
+        slow, median, t = found
+        doc.heading("Ops: the slowest process against the median one",
+                    f"process {slow} (most compute and callback time per step) against "
+                    f"process {median}: count and time per captured step")
+        doc.table(timed(t.head(20), ["seconds_slow", "seconds_median", "diff"]))
+
+
 def build(s: ProfileSummary) -> Doc:
     from podscale.analysis.sections import Doc
 
@@ -94,6 +130,7 @@ def build(s: ProfileSummary) -> Doc:
         doc.table(timed(late, ["lost", "spread"]), collapsed=f"{len(late)} late steps")
     doc.heading("Where each process's wall time went")
     doc.table(timed(s.goodput, [*ORDER, "wall"]))
+    _inside(doc, s)
     for title, df, cols in (("Other computations", s.others, ["busy_median"]),
                             ("Re-compiles", s.recompiles, ["seconds"]),
                             ("Host time between steps, by frame", s.frames,

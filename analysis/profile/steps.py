@@ -16,12 +16,16 @@ Definitions (every time on process 0's clock, :mod:`.load`):
   last process; summed per process. A process is **late** at a step when it was last by
   more than ``late_threshold`` (5% of the median step, at least 0.5 ms); **chronic** when
   late in at least a quarter of the steps (and at least 3), else one-off.
+- A **desync** is the first launch number (the ledger's ``seq``) at which processes
+  launched different computations (:mod:`podscale.core.desync`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from podscale.core import desync as _desync
 
 MIN_CALLS = 3
 
@@ -169,3 +173,16 @@ def process_table(led: pd.DataFrame, blame: pd.DataFrame) -> pd.DataFrame:
                      "straggler": "chronic" if chronic else "one-off" if len(late) else "",
                      "since": first if chronic else None, "streak": streak})
     return pd.DataFrame(rows)
+
+
+def desync(calls: pd.DataFrame) -> _desync.Desync | None:
+    """The first launch number every process reached at which they launched different
+    computations (the recorded calls, before any annotation merges them)."""
+    if calls.empty or calls["process"].nunique() < 2:
+        return None
+    names = calls.pivot(index="seq", columns="process", values="name").dropna()
+    split = names.nunique(axis=1) > 1
+    if not split.any():
+        return None
+    seq = split.idxmax()
+    return _desync.at(int(seq), {int(p): str(n) for p, n in names.loc[seq].items()})

@@ -4,14 +4,15 @@ ledger; and the Findings they support, as sentences."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.profile import goodput, steps
+from podscale.analysis.profile import goodput, inside, steps
 from podscale.analysis.profile.load import Profile, load_profile
 from podscale.analysis.units import time_h
+from podscale.core.desync import Desync
 
 #: re-compiles within the first steps are warm-up (a step's outputs change its inputs'
 #: sharding or layout); later ones are Findings
@@ -33,6 +34,8 @@ class ProfileSummary:
     recompiles: pd.DataFrame  # goodput.recompiles
     frames: pd.DataFrame  # goodput.host_frames
     goodput: pd.DataFrame  # goodput.ledger
+    desync: Desync | None = None  # steps.desync
+    inside: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.attribution
 
     @property
     def steps(self) -> int:
@@ -51,16 +54,19 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
         calls, compiles = steps.annotated(calls, compiles, profile.annotations, named)
     tl = steps.timeline(calls, compiles, profile.windows)
     name = steps.detect(tl, named)
+    split = steps.desync(profile.calls)
     if name is None:
         empty = pd.DataFrame()
         return ProfileSummary(profile, None, empty, empty, empty,
-                              steps.other_computations(tl, ""), empty, empty, empty)
+                              steps.other_computations(tl, ""), empty, empty, empty, split,
+                              inside.attribution(profile))
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
                           goodput.recompiles(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name))
+                          goodput.ledger(profile, tl, led, name), split,
+                          inside.attribution(profile))
 
 
 def _processes(ps: list[int], total: int) -> str:
@@ -71,10 +77,13 @@ def _processes(ps: list[int], total: int) -> str:
 
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
+    out = [] if s.desync is None else [
+        f"{s.desync.text()}: every launch from there on may pair collectives with the "
+        "wrong peers (a multi-controller program must launch the same computations in "
+        "the same order on every process)"]
     if s.step is None:
-        return ["no computation recurred (at least 3 calls on every process): no step to "
-                "tabulate"]
-    out = []
+        return [*out, "no computation recurred (at least 3 calls on every process): no "
+                "step to tabulate"]
     total = int(s.profile.processes["process"].nunique())
     w = s.profile.windows
     for _, r in (w[w["cut"].astype(bool)] if len(w) else w).iterrows():
@@ -82,6 +91,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"process {r['process']}'s capture of steps {int(r['first'])}-{stop} was "
                    f"cut short: its trace holds {int(r['held'])} step execution(s), not one "
                    "per step (a session stopped early, or the profiler's event limit)")
+    out += inside.findings(s.profile, s.inside)
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""

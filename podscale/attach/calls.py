@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 UNKNOWN = -1
 #: rows are emitted in batches of this many calls (one record line each, under 1 KB)
 ROWS_PER_RECORD = 16
+#: launches each process keeps for the roll-call's desync check
+RECENT = 64
 _core: Any = None  # jax._src.core, once JAX is imported
 
 
@@ -59,6 +62,9 @@ class CallLog:
         #: (the watcher), each written by one thread only
         self.dispatched = self.readied = 0
         self.current = -1  # the call in progress (for compile events)
+        #: the last launches, (seq, computation name): the roll-call compares them across
+        #: processes (a desync, :mod:`podscale.core.desync`)
+        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT)
         #: profiler capture windows (:mod:`.capture`), where asked for
         self.capture: Any = None
         self._owner: int | None = None  # the thread inside a recorded call
@@ -94,6 +100,7 @@ class CallLog:
             capture.before(comp.calls, comp.name)
         seq, self.seq = self.seq, self.seq + 1
         self.current, self.calling = seq, (comp.name, comp.calls)
+        self.recent.append((seq, comp.name))
         t0 = self.clock()
         try:
             out = inner(*args, **kwargs)

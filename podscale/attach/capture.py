@@ -8,13 +8,14 @@ Each capture is one XProf session for the whole job, one file per process:
 host never collide). Right after it, the process reduces its own trace to one row per
 step with ``jax.profiler.ProfileData`` (no pandas, no xprof in the process): each step's
 executions of the step's XLA module per device, their span, busy time (the union of op
-times), collective time and op count. A capture that holds fewer executions than steps
-(a session cut short, the profiler's event limit) says so in its record, never a short
-step."""
+times), collective time and op count, and the parts of :mod:`podscale.core.attribution` (compute,
+callback, exposed and hidden collective, idle) of the device whose execution ended last;
+and, for the window, each op's count and time (the ``OPS_KEPT`` with the most). A
+capture that holds fewer executions than steps (a session cut short, the profiler's event
+limit) says so in its record, never a short step."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -22,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-COLLECTIVE = re.compile(r"all-reduce|all-gather|reduce-scatter|all-to-all|"
-                        r"collective-permute|psum|allreduce|allgather", re.I)
+from podscale.core.attribution import COLLECTIVE, attribute, op_totals, union
+
+#: ops per capture window whose counts and times the record keeps (most time first)
+OPS_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -124,10 +127,11 @@ class Capture:
         window = (self.began, self.until if k is not None else None)
         dest = self._keep(window)
         started = time.perf_counter()
-        reduced = reduce_steps(dest, self.name, self.began) if dest else []
+        reduced, ops = reduce_steps(dest, self.name, self.began) if dest else ([], {})
         want = (window[1] - window[0]) if window[1] is not None else None
         self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
-                   "rows": reduced, "start": self.opened, "stop": [t0, self.clock()],
+                   "rows": reduced, "ops": ops, "start": self.opened,
+                   "stop": [t0, self.clock()],
                    "reduce_s": round(time.perf_counter() - started, 4),
                    "cut": want is not None and len(reduced) < want})
         self.until, self.last = None, None
@@ -155,15 +159,6 @@ def _ready(out: Any) -> None:
             leaf.block_until_ready()
         except Exception:  # noqa: BLE001 - deleted by donation, or not an array
             continue
-
-
-def _union(spans: list[tuple[int, int]]) -> int:
-    total, end = 0, -1
-    for a, b in sorted(spans):
-        if b > end:
-            total += b - max(a, end)
-            end = b
-    return total
 
 
 def _executions(xplane: Path) -> list[tuple[str, str, list[tuple[int, int, str]]]]:
@@ -201,10 +196,12 @@ def _executions(xplane: Path) -> list[tuple[str, str, list[tuple[int, int, str]]
     return execs
 
 
-def reduce_steps(xplane: Path, name: str | None, first: int) -> list[dict]:
+def reduce_steps(xplane: Path, name: str | None,
+                 first: int) -> tuple[list[dict], dict[str, list[float]]]:
     """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
     else the module with the most executions) per device, numbered from ``first`` in
-    order of their start: span, busy (union of op time) and collective time, µs."""
+    order of their start: span, busy (union of op time), collective time and the parts
+    (µs); and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
     execs = _executions(xplane)
     modules: dict[str, int] = {}
     for module, _, _ in execs:
@@ -223,11 +220,17 @@ def reduce_steps(xplane: Path, name: str | None, first: int) -> list[dict]:
                                               "end_ns": 0, "busy_us": 0.0,
                                               "collective_us": 0.0, "ops": 0})
             spans = [(a, b) for a, b, _ in ops]
+            end = max(b for _, b in spans)
             row["devices"] += 1
             row["start_ns"] = min(row["start_ns"], ops[0][0])
-            row["end_ns"] = max(row["end_ns"], max(b for _, b in spans))
-            row["busy_us"] = max(row["busy_us"], _union(spans) / 1e3)
-            row["collective_us"] = max(row["collective_us"], _union(
+            row["busy_us"] = max(row["busy_us"], union(spans) / 1e3)
+            row["collective_us"] = max(row["collective_us"], union(
                 [(a, b) for a, b, n in ops if COLLECTIVE.search(n)]) / 1e3)
             row["ops"] += len(ops)
-    return [rows[k] for k in sorted(rows)]
+            if end > row["end_ns"]:  # the device that ended last: its parts
+                parts = attribute(ops)
+                row.update({k: round(v, 3) for k, v in parts.items()
+                            if k not in ("busy_us", "collective_us")})
+                row["end_ns"] = end
+    return [rows[k] for k in sorted(rows)], \
+        op_totals([ops for runs in per_device.values() for ops in runs], OPS_KEPT)

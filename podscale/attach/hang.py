@@ -14,7 +14,9 @@ processes by what they wait for, names the odd ones — "process 1 at train.py:5
 (time.sleep(3600)) in Python after local_step #4; processes 0, 2 waiting for local_step
 #5 since 14:02:11" — and publishes the verdict; every process prints it and exits with
 ``EXIT_HANG``, process 0 last (it holds the coordination service), having written the
-verdict to the manifest when it keeps one.
+verdict to the manifest when it keeps one. Each process also sends its last launches
+(:data:`podscale.attach.calls.RECENT`): where processes launched different computations
+at one launch number, the verdict names that desync too (:mod:`podscale.core.desync`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from podscale.core.desync import first
 
 #: set once the roll is called: an error the main thread meets from then on (a peer gone
 #: from a collective) is a consequence, neither shown nor recorded (:mod:`.session`)
@@ -99,7 +103,7 @@ class RollCall:
         folder.mkdir(parents=True, exist_ok=True)
         with (folder / f"process-{self.process}.txt").open("w") as fh:
             faulthandler.dump_traceback(file=fh, all_threads=True)
-        state = {**self._state(), "at": self.where()}
+        state = {**self._state(), "at": self.where(), "recent": list(self.log.recent)}
         self.client.key_value_set(f"{PREFIX}stack/{self.process}", json.dumps(state))
         if self.process == 0:
             since = float(self.client.key_value_try_get(f"{PREFIX}roll"))
@@ -163,6 +167,9 @@ def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
     missing = sorted(set(range(processes)) - set(stacks))
     if missing:
         parts.append(f"no answer from process(es) {', '.join(map(str, missing))}")
+    desync = first({p: s.get("recent", ()) for p, s in stacks.items()})
+    if desync is not None:
+        parts.append(desync.text())
     when = datetime.fromtimestamp(since).strftime("%H:%M:%S")
     return f"no progress for {timeout:g}s (since {when}): " + "; ".join(parts)
 

@@ -10,6 +10,8 @@ from its own arguments:
   --loader P:SEC       process P's load_batch sleeps SEC per step
   --save STEP:SEC      every process's save_checkpoint sleeps SEC after step STEP
   --reshape STEP       the batch changes shape from step STEP on (a re-compile)
+  --desync P:STEP      process P launches eval_step once more, before step STEP (its
+                       launch sequence parts from the others')
   --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
                        apply the update in a second jitted function inside it
 """
@@ -34,6 +36,7 @@ parser.add_argument("--slow", type=triple, default=None)
 parser.add_argument("--loader", type=triple, default=None)
 parser.add_argument("--save", type=triple, default=None)
 parser.add_argument("--reshape", type=int, default=None)
+parser.add_argument("--desync", type=triple, default=None)
 parser.add_argument("--annotate", action="store_true")
 args = parser.parse_args()
 
@@ -79,6 +82,8 @@ for step in range(args.steps):
     if args.slow and me == int(args.slow[0]) and step >= args.slow[1]:
         time.sleep(args.slow[2])
     x = load_batch(step)
+    if args.desync and me == int(args.desync[0]) and step == int(args.desync[1]):
+        eval_step(w)
     if args.annotate:
         with jax.profiler.StepTraceAnnotation("train", step_num=step):
             w, loss = local_step(w, x)

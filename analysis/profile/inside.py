@@ -1,0 +1,90 @@
+"""Inside the captured steps: where each process's device time went, and what the slowest
+process ran that the median process did not.
+
+Each process reduced its own trace (:mod:`podscale.core.attribution` defines the parts:
+compute, host callback, collective exposed and hidden behind other ops, idle). Here, per
+process, the median of each part over its captured steps, and the **overlap**: hidden over
+collective time. A process that arrives early at a collective waits inside it, so on the
+others the slow process's extra work shows as exposed collective time.
+
+The **op diff** (the TraceDiff idea) takes the process with the most work per captured
+step (compute plus callback: what is not waiting) against the median process (the lower
+median), and lists each op's count and time per step on both, largest difference first.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from podscale.analysis.profile.load import Profile
+from podscale.analysis.units import time_h
+from podscale.core.attribution import kind
+
+PARTS = ["compute", "callback", "exposed", "hidden", "idle"]
+#: an op difference is a Finding when it is at least this share of the median span
+DIFF_SHARE = 0.1
+
+
+def attribution(p: Profile) -> pd.DataFrame:
+    """Per process: captured steps, and the median span, parts and collective time per
+    step (seconds); overlap = hidden / collective (NaN without collective time)."""
+    cols = ["process", "steps", "span", *PARTS, "collective", "overlap"]
+    c = p.captures
+    if c.empty or c["compute_us"].isna().all():
+        return pd.DataFrame(columns=cols)
+    c = c.dropna(subset=["compute_us"])
+    g = c.groupby("process").agg(
+        steps=("step", "size"), span=("span_us", "median"),
+        **{k: (f"{k}_us", "median") for k in PARTS}, collective=("collective_us", "median"))
+    for k in ["span", *PARTS, "collective"]:
+        g[k] = g[k].astype(float) / 1e6
+    g["overlap"] = (g["hidden"] / g["collective"]).where(g["collective"] > 0)
+    return g.reset_index()[cols]
+
+
+def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | None:
+    """(slowest process, median process, per op: count and seconds per step on each, and
+    the difference), largest absolute difference first; None with fewer than 2 processes
+    or no op records."""
+    ops = p.capture_ops
+    if ops.empty or len(att) < 2:
+        return None
+    work = (att.set_index("process")["compute"] + att.set_index("process")["callback"])
+    order = work.sort_values(kind="stable")
+    slow, median = int(order.index[-1]), int(order.index[(len(order) - 1) // 2])
+    if slow == median:
+        return None
+    steps = ops.drop_duplicates(["process", "first"]).groupby("process")["steps"].sum()
+
+    def per_step(process: int) -> pd.DataFrame:
+        mine = ops[ops["process"] == process].groupby("op")[["count", "us"]].sum()
+        n = max(1, int(steps.get(process, 0)))
+        return pd.DataFrame({"count": mine["count"] / n, "seconds": mine["us"] / n / 1e6})
+
+    t = per_step(slow).add_suffix("_slow").join(per_step(median).add_suffix("_median"),
+                                                how="outer").fillna(0.0)
+    t["diff"] = t["seconds_slow"] - t["seconds_median"]
+    t = t.reindex(t["diff"].abs().sort_values(ascending=False, kind="stable").index)
+    return slow, median, t.reset_index()
+
+
+def findings(p: Profile, att: pd.DataFrame) -> list[str]:
+    """The op that sets the slowest process apart, and who waits for it."""
+    found = op_diff(p, att)
+    if found is None:
+        return []
+    slow, median, t = found
+    span = float(att["span"].median())
+    top = t.iloc[0]
+    if top["diff"] < DIFF_SHARE * span:
+        return []
+    what = {"callback": " (a host callback)", "collective": " (a collective)"}.get(
+        kind(str(top["op"])), "")
+    line = (f"in the captured steps process {slow} spends {time_h(top['diff'])} more per "
+            f"step than process {median} (the median) in {top['op']}{what}")
+    waits = att[(att["process"] != slow) & (att["exposed"] >= 0.5 * top["diff"])]
+    if len(waits):
+        who = ", ".join(map(str, waits["process"]))
+        line += (f"; process(es) {who} wait {time_h(float(waits['exposed'].median()))} per "
+                 "step in exposed collective time")
+    return [line]

@@ -1,0 +1,52 @@
+"""A desync (processes launching different computations at one launch number) found on
+hand-built launch windows, and named in the hang roll-call's verdict. The finished-run
+case runs for real in tests/test_profile.py (the loader run's planted extra launch)."""
+
+from __future__ import annotations
+
+from podscale.attach.hang import verdict_text
+from podscale.core.desync import first
+
+STEP = [(n, "local_step") for n in range(40, 48)]
+
+
+def test_the_odd_process_named_at_the_first_differing_launch():
+    windows = {0: STEP, 2: STEP, 3: STEP,
+               1: [(n, "eval_step" if n == 41 else "local_step") for n in range(38, 46)]}
+    d = first(windows)
+    assert d is not None and d.launch == 41 and d.odd == (1,)
+    assert d.text() == ("desync at launch #41: process 1 launched eval_step where "
+                        "processes 0, 2, 3 launched local_step")
+
+
+def test_only_launches_every_window_holds_are_compared():
+    # process 1 far behind: its window of other computations shares no launch number
+    behind = [(n, "eval_step") for n in range(30, 38)]
+    assert first({0: STEP, 1: behind}) is None
+    assert first({0: STEP, 1: behind + [(40, "eval_step")]}) is not None
+    # a process that stopped early is no desync either
+    assert first({0: STEP, 1: STEP[:3]}) is None
+    assert first({0: STEP}) is None and first({}) is None
+
+
+def test_three_computations_and_a_tie():
+    w = {p: [(7, name)] for p, name in enumerate(["a", "b", "b", "c", "a"])}
+    d = first(w)
+    # the largest group with the lowest process wins a tie: a (0, 4) before b (1, 2)
+    assert d is not None and d.groups == (("a", (0, 4)), ("b", (1, 2)), ("c", (3,)))
+    assert d.text() == ("desync at launch #7: processes 1, 2 launched b, process 3 "
+                        "launched c where processes 0, 4 launched a")
+
+
+def test_the_roll_call_verdict_names_a_desync():
+    def at(state, recent, last="local_step #3"):
+        return {"state": state, "waiting_for": "local_step #4", "last": last,
+                "calling": None, "at": "train.py:57 (x = step(x))", "recent": recent}
+
+    odd = [(n, "other" if n == 44 else "local_step") for n in range(40, 48)]
+    stacks = {0: at("waiting", STEP), 1: at("waiting", odd), 2: at("waiting", STEP)}
+    text = verdict_text(stacks, 3, 20.0, 0.0)
+    assert text.endswith("desync at launch #44: process 1 launched other where processes "
+                         "0, 2 launched local_step"), text
+    clean = verdict_text({p: at("waiting", STEP) for p in range(3)}, 3, 20.0, 0.0)
+    assert "desync" not in clean
