@@ -374,25 +374,36 @@ def test_blame_and_partition_on_a_hand_built_timeline():
 
 def test_host_callback_seen_inside_the_step(tmp_path):
     """tests/programs/callback.py: a host callback inside shard_map sleeps 30 ms on process 1
-    only, before the step's all-reduce. In the captured steps process 1's time is in the
-    callback, process 0 waits it out in the all-reduce (exposed), the op diff's top row
-    is the callback, and the report shows the parts."""
+    only, before the step's all-reduce; process 1's clock is planted 50 ms off. In the
+    captured steps process 1's time is in the callback, process 0 waits it out in the
+    all-reduce (exposed), process 1 arrives there 30 ms after it on the aligned clocks,
+    the op diff's top row is the callback, and the report shows the parts."""
     prog = ROOT / "tests" / "programs" / "callback.py"
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), "--profile-steps",
-                   "5:8", str(prog), "10", "1", "0.03")
+                   "5:8", str(prog), "10", "1", "0.03",
+                   env={**os.environ, "PODSCALE_CLOCK_SKEW": "1:0.05"})
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     s = summarize_profile(only_run(tmp_path))
     a = s.inside.set_index("process")
     assert list(a["steps"]) == [3, 3]
     assert 0.024 <= a.loc[1, "callback"] <= 0.036 and a.loc[0, "callback"] < 0.005, a
     assert 0.024 <= a.loc[0, "exposed"] <= 0.036 and a.loc[1, "exposed"] < 0.005, a
-    from podscale.analysis.profile.inside import op_diff
+    from podscale.analysis.profile.inside import collective_table, op_diff, wait_matrix, waits
 
+    w = waits(s.profile)
+    (op,) = set(w["op"])
+    assert op.startswith("psum") and len(w) == 2 * 3  # one all-reduce a step, 3 steps
+    m = wait_matrix(w)[op]
+    assert 0.024 <= m[0] <= 0.036 and m[1] < 0.003, m  # the planted 50 ms taken out
+    assert collective_table(w).set_index("op").loc[op, "last"] == 1
     slow, median, ops = op_diff(s.profile, s.inside)
     assert (slow, median) == (1, 0) and ops.iloc[0]["op"].startswith("pure_callback"), ops
+    assert ops.iloc[-1]["op"] == op  # process 0's wait for it, last
     said = findings(s)
     assert any(x.startswith("in the captured steps process 1 spends") and "host callback"
                in x and "process(es) 0 wait" in x for x in said), said
+    assert any(x.startswith(f"at {op} process 1 arrives last") for x in said), said
     assert podscale("report", str(only_run(tmp_path))).returncode == 0
     md = (only_run(tmp_path) / "report" / "summary.md").read_text()
     assert "## Inside the captured steps" in md and "pure_callback" in md
+    assert "## Arrivals at each collective" in md

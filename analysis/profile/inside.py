@@ -7,9 +7,15 @@ process, the median of each part over its captured steps, and the **overlap**: h
 collective time. A process that arrives early at a collective waits inside it, so on the
 others the slow process's extra work shows as exposed collective time.
 
+Per collective instance (the *k*-th op of a name in a captured step) every process's
+**arrival** is its op's start on process 0's clock: its **skew** is the arrival after the
+first process's, its **wait** the last process's arrival after its own (the time it spends
+inside the collective for the others, had the transfer no cost).
+
 The **op diff** (the TraceDiff idea) takes the process with the most work per captured
 step (compute plus callback: what is not waiting) against the median process (the lower
-median), and lists each op's count and time per step on both, largest difference first.
+median), and lists each op's count and time per step on both, what the slowest process
+spends more on first.
 """
 
 from __future__ import annotations
@@ -44,8 +50,9 @@ def attribution(p: Profile) -> pd.DataFrame:
 
 def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | None:
     """(slowest process, median process, per op: count and seconds per step on each, and
-    the difference), largest absolute difference first; None with fewer than 2 processes
-    or no op records."""
+    the difference), what the slowest process spends more on first (its extra time shows
+    on the median process as waiting in a collective: that op comes last); None with fewer
+    than 2 processes or no op records."""
     ops = p.capture_ops
     if ops.empty or len(att) < 2:
         return None
@@ -64,27 +71,75 @@ def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | No
     t = per_step(slow).add_suffix("_slow").join(per_step(median).add_suffix("_median"),
                                                 how="outer").fillna(0.0)
     t["diff"] = t["seconds_slow"] - t["seconds_median"]
-    t = t.reindex(t["diff"].abs().sort_values(ascending=False, kind="stable").index)
+    t = t.sort_values("diff", ascending=False, kind="stable")
     return slow, median, t.reset_index()
 
 
 def findings(p: Profile, att: pd.DataFrame) -> list[str]:
-    """The op that sets the slowest process apart, and who waits for it."""
+    """The op that sets the slowest process apart, who waits for it, and where."""
     found = op_diff(p, att)
     if found is None:
         return []
     slow, median, t = found
     span = float(att["span"].median())
     top = t.iloc[0]
+    late = arrival_findings(waits(p), span)
     if top["diff"] < DIFF_SHARE * span:
-        return []
+        return late
     what = {"callback": " (a host callback)", "collective": " (a collective)"}.get(
         kind(str(top["op"])), "")
     line = (f"in the captured steps process {slow} spends {time_h(top['diff'])} more per "
             f"step than process {median} (the median) in {top['op']}{what}")
-    waits = att[(att["process"] != slow) & (att["exposed"] >= 0.5 * top["diff"])]
-    if len(waits):
-        who = ", ".join(map(str, waits["process"]))
-        line += (f"; process(es) {who} wait {time_h(float(waits['exposed'].median()))} per "
-                 "step in exposed collective time")
-    return [line]
+    waiting = att[(att["process"] != slow) & (att["exposed"] >= 0.5 * top["diff"])]
+    if len(waiting):
+        who = ", ".join(map(str, waiting["process"]))
+        line += (f"; process(es) {who} wait {time_h(float(waiting['exposed'].median()))} "
+                 "per step in exposed collective time")
+    return [line, *late]
+
+
+def waits(p: Profile) -> pd.DataFrame:
+    """Per collective instance (step, op, k) and process: arrival (seconds), skew and wait;
+    only instances every capturing process holds."""
+    c = p.collectives
+    cols = ["process", "step", "op", "k", "start", "dur", "skew", "wait"]
+    if c.empty or c["process"].nunique() < 2:
+        return pd.DataFrame(columns=cols)
+    key = ["step", "op", "k"]
+    c = c[c.groupby(key)["process"].transform("size") == c["process"].nunique()]
+    g = c.groupby(key)["start"]
+    return c.assign(skew=c["start"] - g.transform("min"),
+                    wait=g.transform("max") - c["start"])[cols]
+
+
+def wait_matrix(w: pd.DataFrame) -> pd.DataFrame:
+    """Median wait per process (rows) and collective op (columns), seconds."""
+    return w.pivot_table(index="process", columns="op", values="wait", aggfunc="median")
+
+
+def collective_table(w: pd.DataFrame) -> pd.DataFrame:
+    """Per collective op: instances, the process most often last, the median spread of
+    arrivals (last minus first) and the median duration on the last process to arrive
+    (the collective's own time: it waited for nobody)."""
+    last = w[w["wait"] == 0]
+    key = ["step", "op", "k"]
+    spread = w.groupby(key)["skew"].max().groupby(level="op").median()
+    return pd.DataFrame({
+        "instances": last.groupby("op").size(),
+        "last": last.groupby("op")["process"].agg(lambda s: int(s.mode().iloc[0])),
+        "spread": spread, "own": last.groupby("op")["dur"].median()}).reset_index()
+
+
+def arrival_findings(w: pd.DataFrame, span: float, most: int = 3) -> list[str]:
+    """The ops at which one process arrives last by at least ``DIFF_SHARE`` of the span."""
+    if w.empty:
+        return []
+    med = w.groupby(["op", "process"])["skew"].median()
+    out = []
+    for op, late in med.groupby(level="op"):
+        process, skew = late.idxmax()[1], float(late.max())
+        if skew >= DIFF_SHARE * span:
+            out.append((skew, f"at {op} process {process} arrives last, {time_h(skew)} "
+                        "after the first (median over the captured steps): the others wait "
+                        "for it inside the collective"))
+    return [line for _, line in sorted(out, reverse=True)[:most]]

@@ -48,6 +48,9 @@ class Profile:
     #: per capture window and process, each op of the step's program (those with the most
     #: time): process, first (the window), steps (held), op, count, us (in all)
     capture_ops: pd.DataFrame
+    #: each captured step's collective ops on the device that ended last: process, step,
+    #: op, k (its occurrence in the step), start (seconds, process 0's clock), dur (s)
+    collectives: pd.DataFrame
 
     @property
     def clock_residual_s(self) -> float:
@@ -72,7 +75,7 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
                              "gaps": [], "capture": [], "window": [], "step": [],
-                             "capture_ops": []}
+                             "capture_ops": [], "collectives": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -96,6 +99,13 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                                    "held": len(o["rows"]), "cut": o["cut"],
                                    "reduce_s": o.get("reduce_s"), "file": o["file"],
                                    "spans": spans})
+            for r in o["rows"]:
+                seen: dict[str, int] = {}
+                for op, start, dur in r.get("collectives") or []:
+                    rows["collectives"].append({"step": r["step"], "op": op,
+                                                "k": seen.get(op, 0), "start": start,
+                                                "dur": dur / 1e6})
+                    seen[op] = seen.get(op, 0) + 1
             rows["capture_ops"].extend(
                 {"first": o["steps"][0], "steps": len(o["rows"]), "op": op, "count": c,
                  "us": us} for op, (c, us) in (o.get("ops") or {}).items())
@@ -117,7 +127,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
         k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window", "step", "capture_ops")}
+                        "window", "step", "capture_ops", "collectives")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -151,7 +161,9 @@ def load_profile(run_dir: Path | str) -> Profile:
                    _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
                           lambda p, r: {"enter": seconds(r["enter"], p),
                                         "exit": seconds(r["exit"], p)}),
-                   _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]))
+                   _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]),
+                   _frame(kinds["collectives"], ["step", "op", "k", "start", "dur"],
+                          lambda p, r: {"start": seconds(r["start"], p)}))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

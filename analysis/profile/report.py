@@ -15,6 +15,7 @@ from podscale.analysis.profile.render import capture_frame, heading, step_frame,
 from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
     from podscale.analysis.sections import Doc
@@ -87,6 +88,20 @@ def device_time(s: ProfileSummary) -> Figure:
     return fig
 
 
+def waits_heatmap(m: pd.DataFrame) -> Figure:
+    """Median wait (ms) per process and collective op."""
+    import seaborn as sns
+
+    from podscale.analysis.plots import plt
+
+    fig, ax = plt.subplots(figsize=(min(9, 2 + 1.2 * m.shape[1]), 0.3 * len(m) + 1.8))
+    sns.heatmap(m * 1e3, ax=ax, cmap="rocket_r", annot=len(m) <= 16, fmt=".1f",
+                cbar_kws={"label": "median wait (ms)"})
+    ax.set_title("how long each process waits inside each collective", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def _inside(doc: Doc, s: ProfileSummary) -> None:
     """The captured steps' parts per process, and the op diff."""
     if s.inside.empty:
@@ -96,6 +111,18 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
                 "behind other ops, idle (docs/profiling-programs.md defines them)")
     doc.figure(device_time(s), "each process's captured step by part")
     doc.table(capture_frame(s.profile.captures.dropna(subset=["compute_us"])))
+    w = inside.waits(s.profile)
+    if len(w):
+        doc.heading("Arrivals at each collective", "per collective op of the captured "
+                    "steps: the process most often last, the spread of arrivals (last "
+                    "minus first, median) and its own time (the op's duration on the last "
+                    "process, which waited for nobody); then each process's median wait")
+        doc.table(timed(inside.collective_table(w), ["spread", "own"]))
+        if w["process"].nunique() <= HEATMAP_MAX:
+            doc.figure(waits_heatmap(inside.wait_matrix(w)),
+                       "median wait per process and collective")
+        else:
+            doc.table(inside.wait_matrix(w).reset_index(), collapsed="waits per process")
     found = inside.op_diff(s.profile, s.inside)
     if found is not None:
         slow, median, t = found

@@ -127,7 +127,8 @@ class Capture:
         window = (self.began, self.until if k is not None else None)
         dest = self._keep(window)
         started = time.perf_counter()
-        reduced, ops = reduce_steps(dest, self.name, self.began) if dest else ([], {})
+        skew = self.clock() - time.time_ns() // 1000  # this clock against the wall's
+        reduced, ops = reduce_steps(dest, self.name, self.began, skew) if dest else ([], {})
         want = (window[1] - window[0]) if window[1] is not None else None
         self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
                    "rows": reduced, "ops": ops, "start": self.opened,
@@ -161,17 +162,23 @@ def _ready(out: Any) -> None:
             continue
 
 
-def _executions(xplane: Path) -> list[tuple[str, str, list[tuple[int, int, str]]]]:
+def _executions(xplane: Path) -> tuple[list[tuple[str, str, list[tuple[int, int, str]]]],
+                                       int | None]:
     """(module, device, ops) of every XLA execution the trace holds: from device planes'
     ``XLA Modules`` and ``XLA Ops`` lines (TPU, GPU), else from op events that name their
-    ``hlo_module`` (the CPU client: one execution per module, device and ``run_id``)."""
+    ``hlo_module`` (the CPU client: one execution per module, device and ``run_id``); and
+    the session's start on the wall clock (ns; event times count from it), if it says."""
     from bisect import bisect_left
 
     from jax.profiler import ProfileData
 
     execs: list[tuple[str, str, list[tuple[int, int, str]]]] = []
     runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
+    began: int | None = None
     for plane in ProfileData.from_file(str(xplane)).planes:
+        start = dict(plane.stats).get("profile_start_time")
+        if start is not None:
+            began = int(start)
         lines = {line.name: list(line.events) for line in plane.lines}
         if "XLA Modules" in lines:
             ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
@@ -193,16 +200,18 @@ def _executions(xplane: Path) -> list[tuple[str, str, list[tuple[int, int, str]]
                     (start, start + int(ev.duration_ns), ev.name))
     if not execs:
         execs = [(m, str(d), sorted(ops)) for (m, d, _), ops in runs.items()]
-    return execs
+    return execs, began
 
 
-def reduce_steps(xplane: Path, name: str | None,
-                 first: int) -> tuple[list[dict], dict[str, list[float]]]:
+def reduce_steps(xplane: Path, name: str | None, first: int,
+                 skew_us: int = 0) -> tuple[list[dict], dict[str, list[float]]]:
     """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
     else the module with the most executions) per device, numbered from ``first`` in
     order of their start: span, busy (union of op time), collective time and the parts
-    (µs); and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
-    execs = _executions(xplane)
+    (µs), and each collective op of the device that ended last as [name, start, duration]
+    (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
+    and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
+    execs, began = _executions(xplane)
     modules: dict[str, int] = {}
     for module, _, _ in execs:
         modules[module] = modules.get(module, 0) + 1
@@ -232,5 +241,8 @@ def reduce_steps(xplane: Path, name: str | None,
                 row.update({k: round(v, 3) for k, v in parts.items()
                             if k not in ("busy_us", "collective_us")})
                 row["end_ns"] = end
+                row["collectives"] = [] if began is None else [
+                    [n, round((began + a) / 1e3 + skew_us, 1), round((b - a) / 1e3, 1)]
+                    for a, b, n in ops if COLLECTIVE.search(n)]
     return [rows[k] for k in sorted(rows)], \
         op_totals([ops for runs in per_device.values() for ops in runs], OPS_KEPT)
