@@ -4,7 +4,7 @@
 ``summarize(samples, cases)`` one row per case; ``Run.summary()`` is the same, kept.
 """
 
+from podscale.analysis.models.stats import summarize
 from podscale.analysis.run import Run, load, load_run
-from podscale.analysis.stats import summarize
 
 __all__ = ["Run", "load", "load_run", "summarize"]

@@ -1,7 +1,7 @@
 """The Run: one run directory loaded once, passed to every command that reads results.
 
 ``Run.load(path)`` (or :func:`podscale.load_run`) reads the manifest, every process's
-records (through the columnar cache, :mod:`podscale.analysis.cache`) and derives nothing
+records (through the columnar cache, :mod:`podscale.analysis.data.cache`) and derives nothing
 but tidy frames; statistics are computed on demand and kept (:meth:`Run.summary`), so
 ``podscale run`` prints its table, writes its report and checks its results from one load.
 """
@@ -14,7 +14,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from podscale.analysis.frames import IDENTITY, SAMPLE_COLUMNS, SETTINGS, param_columns, read_parts
+from podscale.analysis.data.frames import (
+    IDENTITY,
+    SAMPLE_COLUMNS,
+    SETTINGS,
+    param_columns,
+    read_parts,
+)
 from podscale.core.records import Manifest
 
 if TYPE_CHECKING:
@@ -140,7 +146,7 @@ class Run:
     def summary(self, across: str = "max") -> pd.DataFrame:
         """One row per case with labelled statistics (:func:`podscale.analysis.summarize`),
         computed once per ``across`` and kept; callers get a copy they may change."""
-        from podscale.analysis import stats
+        from podscale.analysis.models import stats
 
         return self._kept(("summary", across), lambda: stats.summarize(
             self.samples, self.cases, across=across, it=self.per_iteration(),
@@ -148,7 +154,7 @@ class Run:
 
     def process_medians(self) -> pd.Series:
         """Each process's median timed iteration per case (kept)."""
-        from podscale.analysis import stats
+        from podscale.analysis.models import stats
 
         return self._kept("process_medians",
                           lambda: stats.process_medians(self.participants()))
@@ -156,13 +162,13 @@ class Run:
     def round_medians(self) -> pd.DataFrame:
         """Per case and round, the median timed iteration of the max over processes
         (kept: fits, scaling models and comparisons all start from it)."""
-        from podscale.analysis import stats
+        from podscale.analysis.models import stats
 
         return self._kept("round_medians", lambda: stats.round_medians(self.per_iteration()))
 
     def per_iteration(self) -> pd.DataFrame:
         """Timed samples aggregated over processes per iteration (kept)."""
-        from podscale.analysis import stats
+        from podscale.analysis.models import stats
 
         return self._kept("per_iteration", lambda: stats.per_iteration(self.participants()))
 

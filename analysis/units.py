@@ -11,6 +11,14 @@ def missing(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def cell(v):
+    """A table cell: integers as such, other floats to 3 significant figures, never in
+    scientific notation; N/A for missing."""
+    if not isinstance(v, float):
+        return v
+    return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15 else sig(v))
+
+
 def sig(x: float) -> str:
     """Three significant figures without an exponent."""
     if x == 0:

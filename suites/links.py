@@ -5,7 +5,7 @@ buffer to process i+k) moves every pair (i, i+k) at once; the shifts k = 1..P-1 
 each, ``shift=all``) cover all P(P-1) ordered pairs in P-1 concurrent steps, where
 ``pairs`` needs one case per pair. Every local device index moves its buffer at the same
 time. The link i -> i+k takes the faster of its two ends' median times at shift k
-(:mod:`podscale.analysis.links`); processes and links that stand out are named.
+(:mod:`podscale.analysis.models.links`); processes and links that stand out are named.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the bytes each device sends (``size``), the dtype, and the exact groups (global device
 indices, process-major: process x devices per host + local index), all groups at once
 over a mesh of the groups. ``podscale replay`` makes these cases from a workload's
-optimized HLO (``analysis/hlo.py``); ``of`` names the instruction replayed.
+optimized HLO (``analysis/data/hlo.py``); ``of`` names the instruction replayed.
 
 Reductions other than sum, max and min, and a reduce-scatter's max or min (JAX has only
 ``psum_scatter``), are replayed as sums: the same bytes move. ``groups`` is ``0.1|2.3``
@@ -20,7 +20,8 @@ from podscale.suites import all_gather, all_reduce, all_to_all, reduce_scatter  
 # registry finds each workload once, in its file
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
-BANDWIDTH = {"collective_permute": "sendrecv"}  # analysis/bandwidth.py's key, where it differs
+#: analysis/models/bandwidth.py's key, where it differs
+BANDWIDTH = {"collective_permute": "sendrecv"}
 COMBINE = {"all_reduce": all_reduce.all_reduce, "all_gather": all_gather.all_gather,
            "reduce_scatter": reduce_scatter.reduce_scatter, "all_to_all": all_to_all.all_to_all}
 

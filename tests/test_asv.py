@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from podscale.analysis.asvresults import load_asv
+from podscale.analysis.render.asvresults import load_asv
 from podscale.selfbench.asvstage import asv_config as config
 from podscale.selfbench.asvstage import two_commit_copy
 from tests.conftest import ROOT, podscale

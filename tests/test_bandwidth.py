@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from podscale.analysis.bandwidth import BUS_FACTOR, algbw, bus_factor, busbw
+from podscale.analysis.models.bandwidth import BUS_FACTOR, algbw, bus_factor, busbw
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from podscale.analysis import load_run, summarize
-from podscale.analysis.ceilings import peak_for, with_ceilings
+from podscale.analysis.models.ceilings import peak_for, with_ceilings
 from tests.synth import make_run
 
 

@@ -121,7 +121,7 @@ def test_three_d_mesh_subsets(tmp_path):
 
 
 def test_hierarchical_all_reduce_next_to_flat(tmp_path):
-    from podscale.analysis.report import algorithms, write_report
+    from podscale.analysis.render.report import algorithms, write_report
 
     res = podscale("run", "--rounds", "1",
                    "all_reduce", "--hosts", "2", "--devices-per-host", "2", "--sizes",
@@ -138,7 +138,7 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
     side = algorithms(table)
     assert len(side) == 6 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 3
-    from podscale.analysis.fits import fits, model_times
+    from podscale.analysis.models.fits import fits, model_times
 
     fitted = fits(samples, table)  # one fit per algorithm and op, none merged
     shard = fitted[fitted.variant == "shard_map"]
@@ -149,7 +149,7 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
 
 
 def test_pair_matrix_names_the_planted_slow_process(tmp_path):
-    from podscale.analysis.pairs import matrices, outliers
+    from podscale.analysis.models.pairs import matrices, outliers
 
     res = podscale("run", "--rounds", "1",
                    "pairs", "--hosts", "3", "--devices-per-host", "1", "--sizes",

@@ -3,8 +3,8 @@
 import numpy as np
 
 from podscale.analysis import load_run, summarize
-from podscale.analysis.bandwidth import bus_factor
-from podscale.analysis.fits import fits, render
+from podscale.analysis.models.bandwidth import bus_factor
+from podscale.analysis.models.fits import fits, render
 from tests.synth import make_run
 
 ALPHA, BETA, BETA_DOT = 40e-6, 5e9, 2e9  # s, bus bytes/s, bytes/s
@@ -30,7 +30,7 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
     # the truth, once the synthetic records' own bias is counted (iterations are
     # base x (1 + 0.01 p) x (1 + 0.02|N|) on process p, and time is the median of the max
     # over processes), lies within the 95% intervals in most sweeps (bootstrap intervals
-    # over 16 points cover ~90%: measured, see analysis/fits.py)
+    # over 16 points cover ~90%: measured, see analysis/models/fits.py)
     def bias(rows):
         z = np.abs(np.random.default_rng(1).standard_normal((200_000, 2)))
         per = {h: np.median(((1 + 0.01 * np.arange(h)) * (1 + 0.02 * z[:, :h])).max(1))
@@ -84,7 +84,7 @@ def test_fit_command_on_a_real_run(small_run, tmp_path):
 def test_compare_names_a_halved_beta_and_nothing_else(tmp_path):
     """B's psum links planted at half the bandwidth: beta 'changed' in every multi-
     participant psum sweep, alpha and every dot sweep '~'."""
-    from podscale.analysis.fitcompare import compare_fits, render
+    from podscale.analysis.verdicts.fitcompare import compare_fits, render
 
     def plant(beta):
         def t(case, rec):

@@ -4,7 +4,7 @@ of other hardware apart, and builds each run's summary store from its records.""
 
 import shutil
 
-from podscale.analysis import history
+from podscale.analysis.verdicts import history
 from podscale.selfbench.historystage import make_history
 from tests.conftest import podscale
 

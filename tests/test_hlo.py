@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from podscale.analysis.hlo import inventory, replica_groups
+from podscale.analysis.data.hlo import inventory, replica_groups
 
 MODULE = (Path(__file__).parent / "data" / "module.hlo.txt").read_text()
 

@@ -4,7 +4,7 @@ start 2 s late named as the join straggler that the others waited for."""
 import os
 
 from podscale.analysis import load_run
-from podscale.analysis.ledger import PHASES, launches, sentences, stragglers
+from podscale.analysis.models.ledger import PHASES, launches, sentences, stragglers
 from tests.conftest import only_run, podscale
 
 
@@ -38,7 +38,7 @@ def test_memory_names_the_largest_footprint_and_its_phase():
     phase that raised it (planted: process 1's check phase grew 300 MB)."""
     import pandas as pd
 
-    from podscale.analysis.ledger import memory, sentences
+    from podscale.analysis.models.ledger import memory, sentences
 
     ledger = pd.DataFrame([
         {"process": 0, "layout": "h2xd1", "round": 0, "phase.check": 1.0, "rss.peak": 410.0,

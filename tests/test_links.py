@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis import load_run
-from podscale.analysis.links import matrices, outliers
+from podscale.analysis.models.links import matrices, outliers
 from tests.conftest import only_run, podscale
 
 

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from podscale.analysis import load, load_run
-from podscale.analysis.stats import per_iteration, process_medians
+from podscale.analysis.models.stats import per_iteration, process_medians
 from tests.synth import make_run
 
 
@@ -51,7 +51,7 @@ def test_parsing_in_a_pool_gives_the_same_frames(tmp_path, monkeypatch):
     one = load_run(run_dir)
     import shutil
 
-    from podscale.analysis import frames as loader
+    from podscale.analysis.data import frames as loader
 
     shutil.rmtree(run_dir / "cache")
     monkeypatch.setattr(loader, "PARALLEL_FILES", 2)  # 4 files: a pool of 2 processes

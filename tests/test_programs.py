@@ -4,7 +4,7 @@
 import os
 from pathlib import Path
 
-from podscale.analysis.programs import changes, describe
+from podscale.analysis.verdicts.programs import changes, describe
 from podscale.worker.program import inventory
 from tests.conftest import podscale
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.replay import results
+from podscale.analysis.verdicts.replay import results
 from tests.conftest import ROOT, only_run, podscale
 from tests.synth import make_run
 
@@ -85,7 +85,7 @@ def test_distinct_collectives_and_what_replay_changes():
     """Identical instructions merge (counts add; an unknown count stays unknown); an
     integer dtype is replayed as float32 bytes and a size that does not split into whole
     chunks is rounded up — both flagged."""
-    from podscale.analysis.replay import specs
+    from podscale.analysis.verdicts.replay import specs
 
     def row(name, kind, dtype, nbytes, count=1, groups=((0, 1, 2, 3),)):
         return {"case_id": "c", "name": name, "kind": kind, "count": count, "dtype": dtype,
@@ -110,7 +110,7 @@ def test_distinct_collectives_and_what_replay_changes():
 def test_replay_share_has_its_spread_over_rounds_and_warns_on_an_unstable_step():
     """Three rounds whose shares are 66%, 70% and 99% (the issue's figures): the sentence
     gives the range, and a step varying 30% between rounds gets a warning."""
-    from podscale.analysis.replay import round_shares, sentences
+    from podscale.analysis.verdicts.replay import round_shares, sentences
 
     step = pd.Series([1.0, 1.0, 1.0], index=[0, 1, 2])
     part = pd.DataFrame({"replay_case": ["r1"], "count": [1]})

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from podscale.analysis import load_run
-from podscale.analysis.compare import compare
-from podscale.analysis.report import write_report
-from podscale.analysis.stats import describe, median_ci, scaling, summarize
+from podscale.analysis.models.stats import describe, median_ci, scaling, summarize
+from podscale.analysis.render.report import write_report
+from podscale.analysis.verdicts.compare import compare
 from podscale.core.errors import UsageError
 from tests.conftest import ROOT, podscale
 from tests.synth import make_run
@@ -32,7 +32,7 @@ def test_describe_and_ci():
 def test_median_ci_exact_coverage():
     from scipy.stats import binom
 
-    from podscale.analysis.stats import median_ci_ranks
+    from podscale.analysis.models.stats import median_ci_ranks
 
     assert median_ci_ranks(20) == (5, 14)  # x(6)..x(15), 1-based: coverage 95.9%
     for n in range(6, 200):
@@ -116,7 +116,7 @@ def test_compare_is_calibrated_against_launch_noise(tmp_path):
 
 
 def test_holm_and_bh_adjustments():
-    from podscale.analysis.compare import adjust
+    from podscale.analysis.verdicts.compare import adjust
 
     ps = np.array([0.01, 0.04, 0.03, 0.2])
     np.testing.assert_allclose(adjust(ps, "holm"), [0.04, 0.09, 0.09, 0.2])
@@ -186,9 +186,10 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
 
 
 def test_analysis_never_imports_jax(tmp_path):
-    code = ("import sys, podscale.analysis.report, podscale.analysis.traces, "
-            "podscale.analysis.compare, podscale.analysis.asvresults, podscale.analysis.plots\n"
-            "from podscale.analysis.report import write_report\n"
+    code = ("import sys, podscale.analysis.render.report, podscale.analysis.data.traces, "
+            "podscale.analysis.verdicts.compare, podscale.analysis.render.asvresults, "
+            "podscale.analysis.render.plots\n"
+            "from podscale.analysis.render.report import write_report\n"
             f"write_report({str(make_run(tmp_path / 'r'))!r})\n"
             "assert 'jax' not in sys.modules and 'jaxlib' not in sys.modules, 'jax imported'\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -199,7 +200,7 @@ def test_analysis_never_imports_jax(tmp_path):
 def test_slow_process_is_named_at_scale(tmp_path):
     """64 processes, process 37 planted 30% slower in every case: the skew matrix, the
     slowest-process table and the Findings name it; the heatmap is one image."""
-    from podscale.analysis.skew import relative, slowest
+    from podscale.analysis.models.skew import relative, slowest
 
     run = make_run(tmp_path / "r", hosts=(64,), dph=(1,), sizes=(1024, 4096), iters=8,
                    rounds=1, process_skew=0, slow_process=(37, 1.3))

@@ -4,8 +4,8 @@
 import numpy as np
 
 from podscale.analysis import load_run, summarize
-from podscale.analysis.bandwidth import bus_factor
-from podscale.analysis.scalemodel import fit, scaling_models
+from podscale.analysis.models.bandwidth import bus_factor
+from podscale.analysis.models.scalemodel import fit, scaling_models
 from tests.synth import make_run
 
 A0, A1, BETA = 30e-6, 20e-6, 4e9  # s, s per extra participant, bus bytes/s
@@ -79,7 +79,7 @@ def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
     """A real run, one launch of 4 hosts x 2 devices: all_reduce in groups of 2 (strided,
     so across hosts), 4 and 8 — n = 2, 4, 8 across hosts from one job; the model fits 2
     and 4 and predicts the measured 8; the report shows both."""
-    from podscale.analysis.report import write_report
+    from podscale.analysis.render.report import write_report
     from tests.conftest import only_run, podscale
 
     res = podscale("run", "all_reduce", "--hosts", "4", "--devices-per-host", "2",

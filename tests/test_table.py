@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from podscale.analysis import load_run
-from podscale.analysis.table import WIDTH, export, render
+from podscale.analysis.render.table import WIDTH, export, render
 from podscale.core.records import CaseRecord, Manifest, Samples, write_manifest
 from podscale.core.registry import builtins, load_source
 from podscale.frontend.actions import prepare_run

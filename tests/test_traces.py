@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from podscale.analysis import load_run
-from podscale.analysis.traces import (
+from podscale.analysis.data.traces import (
     convert,
     events,
     load_traces,

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from podscale.analysis import load_run, summarize
-from podscale.analysis.compare import compare
+from podscale.analysis.verdicts.compare import compare
 from podscale.core.case import Settings
 from podscale.core.errors import UsageError
 from tests.conftest import ROOT, only_run, podscale
@@ -164,10 +164,10 @@ def test_compare_refuses_different_settings(tmp_path):
 
 
 def test_analysis_never_imports_worker_code(tmp_path):
-    code = ("import sys, podscale.analysis as analysis, podscale.analysis.report, "
-            "podscale.analysis.traces, podscale.analysis.compare, "
-            "podscale.analysis.asvresults, podscale.analysis.plots\n"
-            f"analysis.report.write_report({str(make_run(tmp_path / 'r'))!r})\n"
+    code = ("import sys, podscale.analysis as analysis, podscale.analysis.render.report, "
+            "podscale.analysis.data.traces, podscale.analysis.verdicts.compare, "
+            "podscale.analysis.render.asvresults, podscale.analysis.render.plots\n"
+            f"analysis.render.report.write_report({str(make_run(tmp_path / 'r'))!r})\n"
             "bad = [m for m in sys.modules if m.startswith(('podscale.worker', 'jax', "
             "'podscale.suites', 'podscale.launch'))]\n"
             "assert not bad, bad\n")

@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.platform:
         jax.config.update("jax_platforms", args.platform)
-    from podscale.analysis.ceilings import peak_for
+    from podscale.analysis.models.ceilings import peak_for
     from podscale.worker import runtime
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@ asks of it. Nothing here imports JAX: a :class:`Context` carries the mesh a work
 
 A workload is one module-level instance of a :class:`Workload` subclass. It declares
 ``name``, ``version``, ``params`` (:class:`Param`), ``collective`` (a key of
-``analysis/bandwidth.py``'s table, for busbw), ``variants`` and ``dtypes`` as class
+``analysis/models/bandwidth.py``'s table, for busbw), ``variants`` and ``dtypes`` as class
 attributes, and implements the abstract hooks, each of which receives what it needs (the
 :class:`Context` or the :class:`~podscale.core.case.Case`): a workload keeps no per-case
 state on ``self``. Every method is abstract, an optional hook (:data:`OPTIONAL_HOOKS`,
@@ -227,7 +227,7 @@ class Workload(abc.ABC):
         return [case]
 
     def collective_of(self, case: Case) -> str | None:
-        """The collective of ``case`` (a key of ``analysis/bandwidth.py``), for busbw;
+        """The collective of ``case`` (a key of ``analysis/models/bandwidth.py``), for busbw;
         default: the ``collective`` attribute."""
         return self.collective
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def show(run: Run, fmt: str = "text") -> int:
     """Print the run's tables (``fmt``: text, csv or json); return how many output
     elements were wrong."""
-    from podscale.analysis.table import export, render
+    from podscale.analysis.render.table import export, render
 
     if fmt != "text":
         print(export(run.summary(), fmt))
@@ -45,7 +45,7 @@ def show(run: Run, fmt: str = "text") -> int:
         print("# no case completed")
         return 0
     print(render(run.summary()))
-    from podscale.analysis.links import summary_lines
+    from podscale.analysis.models.links import summary_lines
 
     for line in summary_lines(run.summary(), run.process_medians()):  # ring-shift sweeps
         print(f"# {line}")
@@ -118,7 +118,7 @@ def run_grid(args: argparse.Namespace, default_file: Path | None = None,
     run = load_run(prepared.execute(args.out, name,
                                     progress=print if fmt == "text" else _to_stderr))
     wrong = show(run, fmt)
-    from podscale.analysis.history import write_summary
+    from podscale.analysis.verdicts.history import write_summary
 
     write_summary(run.path, run=run)  # what podscale history reads
     if any(g.settings.traced_iters for g in prepared.grids):
@@ -160,8 +160,8 @@ def add_format(p: argparse.ArgumentParser) -> None:
 
 def trace(run_dir: Path, traces: Path | None = None) -> None:
     """Parse a run's profiler traces: per-step table, stragglers, merged timeline."""
-    from podscale.analysis.traces import load_traces, step_table, stragglers, write_merged
-    from podscale.analysis.traces import summary as trace_summary
+    from podscale.analysis.data.traces import load_traces, step_table, stragglers, write_merged
+    from podscale.analysis.data.traces import summary as trace_summary
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
@@ -181,10 +181,10 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
 def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
                  asv: Path | None = None) -> int:
     """Write the HTML report and Markdown summary of a run and say where."""
-    from podscale.analysis.report import write_report as write
+    from podscale.analysis.render.report import write_report as write
 
     if isinstance(run, Path) and (run / "profile").is_dir():  # a profiled program
-        from podscale.analysis.profile.report import write_profile_report
+        from podscale.analysis.render.profiled import write_profile_report
 
         html_path, md_path = write_profile_report(run, out)
         print(f"# report: {html_path}")
@@ -192,7 +192,7 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
         return 0
     sections = []
     if asv is not None:
-        from podscale.analysis.asvresults import history_section
+        from podscale.analysis.render.asvresults import history_section
 
         sections.append(history_section(asv))
     html_path, md_path = write(run, out, across, sections)
@@ -221,8 +221,9 @@ class Verdict:
                    args.fail_on_regression)
 
     def compare(self, run_a: Run, run_b: Run, force: bool = False) -> tuple[Any, list[str]]:
-        """(table, notes) of :func:`podscale.analysis.compare.compare` under this verdict."""
-        from podscale.analysis.compare import compare
+        """(table, notes) of :func:`podscale.analysis.verdicts.compare.compare` under this
+        verdict."""
+        from podscale.analysis.verdicts.compare import compare
 
         return compare(run_a, run_b, threshold=self.threshold, alpha=self.alpha, force=force,
                        correction=self.correction, paired=self.paired)
@@ -232,8 +233,8 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run, verdict: Verd
                   out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
     (1 if a case is slower and the verdict fails on regression)."""
-    from podscale.analysis import fitcompare, programs
-    from podscale.analysis.compare import render
+    from podscale.analysis.verdicts import fitcompare, programs
+    from podscale.analysis.verdicts.compare import render
 
     name_a, name_b = run_a.path.name, run_b.path.name
     changed = programs.program_changes(run_a.summary(), run_b.summary())

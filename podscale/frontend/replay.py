@@ -3,7 +3,7 @@ communication, which collectives, and what that becomes on a bigger pod.
 
 1. The workload's one case runs as every case does (timed, checked) with ``hlo``: process 0
    saves the optimized HLO and its logical device order (``RUN/hlo``).
-2. Its collectives are listed (``analysis/hlo.py``) and each distinct one (kind, dtype,
+2. Its collectives are listed (``analysis/data/hlo.py``) and each distinct one (kind, dtype,
    bytes, groups) is replayed by the ``replay`` workload on the same layout, with the same
    measurement settings, in a run inside the first (``RUN/<stamp>-replay``); each is also
    measured in smaller groups at two sizes, for the scaling model's predictions.
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def replay_cases(run, case) -> tuple[list, Any]:
     """The replay run's cases (every distinct collective, and its scaling cases) and the
     step's collective inventory."""
-    from podscale.analysis.replay import load_inventory, scaling_params, specs
+    from podscale.analysis.verdicts.replay import load_inventory, scaling_params, specs
     from podscale.core.grid import Grid, expand
 
     inv = load_inventory(run)
@@ -45,9 +45,8 @@ def replay_cases(run, case) -> tuple[list, Any]:
 
 
 def render(res: dict) -> str:
-    from podscale.analysis.formats import cell
-    from podscale.analysis.replay import sentences
-    from podscale.analysis.units import bytes_h, time_h
+    from podscale.analysis.units import bytes_h, cell, time_h
+    from podscale.analysis.verdicts.replay import sentences
 
     t = res["collectives"]
     lines = ["# replay: each distinct collective of the step, replayed alone on the same "
@@ -80,7 +79,7 @@ def replay(prepared: Prepared, out: Path, name: str | None, predict: list[int]) 
     program alone and in smaller groups, and predict the step's communication at
     ``predict`` participants."""
     from podscale.analysis import load_run
-    from podscale.analysis.replay import results
+    from podscale.analysis.verdicts.replay import results
     from podscale.frontend.actions import show, trace, write_report, wrong_results
 
     check_predict(predict)

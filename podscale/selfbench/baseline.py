@@ -76,7 +76,7 @@ def harness_overhead(out: Path, rounds: int = 5, iters: int = 50, warmup: int = 
     """podscale (``podscale run`` of dot and psum, default --sync each) vs the script,
     per op, in ``rounds`` interleaved rounds."""
     from podscale.analysis import load_run
-    from podscale.analysis.stats import per_iteration
+    from podscale.analysis.models.stats import per_iteration
     from podscale.launch.runner import execute
 
     cases = [c for op in ("dot", "psum") for c in one_case(op, size, hosts, devices, iters, warmup)]

@@ -88,7 +88,7 @@ def _ratios(rows: list[dict]) -> dict:
 def study_ledger(out: Path, log: Callable[[str], None] = print) -> dict:
     """Run the default study through the CLI and say where its wall time went."""
     from podscale.analysis import load_run
-    from podscale.analysis.ledger import launches, phase_totals
+    from podscale.analysis.models.ledger import launches, phase_totals
 
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "podscale", "study", "--out", str(out),

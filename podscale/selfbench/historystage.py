@@ -21,8 +21,8 @@ def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int
     """``runs`` run directories under ``root``: case i takes (1 + i) x 10 us with
     log-normal noise; case ``slow_case`` takes ``factor`` x as long from run
     ``slow_from``; every case does from run ``drift_from``."""
-    from podscale.analysis import cache
-    from podscale.analysis.history import KEEP, STORE
+    from podscale.analysis.data import cache
+    from podscale.analysis.verdicts.history import KEEP, STORE
 
     rng = np.random.default_rng(seed)
     ids = [f"psum@1/shard_map/float32/size={1024 * (i + 1)}/h2xd4" for i in range(cases)]

@@ -93,7 +93,7 @@ def turnaround(out: Path, log=None) -> dict:
     per_case_total = est["median"]
     floor = sum(starts.values()) + measured
     from podscale.analysis import load_run
-    from podscale.analysis.ledger import phase_totals
+    from podscale.analysis.models.ledger import phase_totals
 
     # where the sweep's wall time went, per phase
     ledger = phase_totals(load_run(run).ledger).round(3).to_dict()

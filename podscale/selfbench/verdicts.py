@@ -67,7 +67,7 @@ def iteration_test_flags(run_a: Path, run_b: Path, alpha: float = defaults.ALPHA
     from scipy.stats import mannwhitneyu
 
     from podscale.analysis import load_run
-    from podscale.analysis.stats import per_iteration
+    from podscale.analysis.models.stats import per_iteration
 
     ia, ib = (per_iteration(load_run(r).samples) for r in (run_a, run_b))
     flags, cases = 0, sorted(set(ia["case_id"]) & set(ib["case_id"]))
@@ -93,7 +93,7 @@ def rates(table, slowed: str = SLOWED) -> dict:
 
 
 def verdicts(out: Path, log: Callable[[str], None] = print, extra=()) -> dict:
-    from podscale.analysis.compare import compare
+    from podscale.analysis.verdicts.compare import compare
 
     started = time.monotonic()
     runs = {}

@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.analysis.fits import fits, render
+    from podscale.analysis.models.fits import fits, render
 
     loaded = load_run(args.run_dir)
     if loaded.cases.empty:

@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.analysis import history
+    from podscale.analysis.verdicts import history
 
     df = history.collect(args.runs)
     found = history.analyse(df)

@@ -92,9 +92,9 @@ def _model_and_ceiling(g, df: pd.DataFrame, by: str, y: str) -> None:
 def collective_busbw(summary: pd.DataFrame):
     """busbw vs size per collective: one panel per workload, colour = mesh axes, line
     style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
-    bandwidth fit of each series (``model_s``, analysis/fits.py); dashed: the ceiling.
+    bandwidth fit of each series (``model_s``, analysis/models/fits.py); dashed: the ceiling.
     One-participant cases have no busbw and are left out."""
-    from podscale.analysis.frames import param_columns
+    from podscale.analysis.data.frames import param_columns
 
     df = summary[_swept(summary) & summary["busbw"].notna()]
     if df.empty:
@@ -134,7 +134,7 @@ def time_vs_size(summary: pd.DataFrame):
 def bandwidth_vs_size(summary: pd.DataFrame):
     """busbw for collectives, GB/s per process otherwise, vs size on log axes; a
     collective over one participant has no busbw and is left out (N/A). Where the summary
-    carries ceilings (analysis/ceilings.py), each panel draws its highest as a dashed line;
+    carries ceilings (analysis/models/ceilings.py), each panel draws its highest as a dashed line;
     where it carries ``model_s``, the fitted model per series as a dotted grey line."""
     df = _sized(summary).copy()
     one = df["collective"].notna() & (df["participants"] <= 1)

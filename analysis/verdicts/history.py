@@ -13,7 +13,7 @@ Per group (hardware, settings), with runs in time order and t the case's time:
 ``drift`` is each run's median over cases of log t minus the case's median over runs (a
 change every case shares: the machine, the software stack); its change points are the
 run-wide events. Each case's residual (log t minus its run's drift) is searched for its
-own change points (:mod:`podscale.analysis.changepoints`), so a drift of every case is one
+own change points (:mod:`podscale.analysis.models.changepoints`), so a drift of every case is one
 drift event, not 200 changes.
 """
 
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podscale.analysis import cache
-from podscale.analysis.changepoints import change_points
+from podscale.analysis.data import cache
+from podscale.analysis.models.changepoints import change_points
 from podscale.core.errors import PodscaleError, UsageError
 
 STORE = "summary.json"
@@ -188,7 +188,7 @@ def render(df: pd.DataFrame, found: dict) -> str:
              f"{runs['created'].max()}), {df['case_id'].nunique()} cases, "
              f"{df['hardware'].nunique()} hardware group(s) kept apart: "
              f"{', '.join(sorted(df['hardware'].unique()))}",
-             "# change points: binary segmentation of log times (analysis/changepoints.py); "
+             "# change points: binary segmentation of log times (analysis/models/changepoints.py); "
              "drift: the median over cases of each run's deviation, removed before each "
              "case is searched"]
     lines += [f"# left out, cannot be read: {s}" for s in df.attrs.get("skipped", [])]

@@ -60,7 +60,7 @@ def history_section(results_dir: str | Path):
         if df.empty:
             doc.heading("asv", "No asv results found.")
             return
-        from podscale.analysis import plots
+        from podscale.analysis.render import plots
 
         doc.figure(plots.asv_history(df), "asv history")
         latest = (df.sort_values("date").groupby(["benchmark", "params"]).tail(1)

@@ -1,12 +1,12 @@
 """Figures of the models and of pod-scale views, drawn with matplotlib on the report's
-seaborn theme (set by :mod:`analysis.plots`): the scaling models' predictions, and the
+seaborn theme (set by :mod:`analysis.render.plots`): the scaling models' predictions, and the
 per-process skew heatmap."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from podscale.analysis.plots import plt
+from podscale.analysis.render.plots import plt
 
 
 def _short(case_id: str) -> str:

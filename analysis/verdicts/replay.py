@@ -1,12 +1,12 @@
 """``podscale replay``'s analysis: what share of a step is communication, and at pod scale?
 
 From a run made with ``hlo`` (each case's optimized HLO under ``RUN/hlo``, with the logical
-device order), the inventory of its collectives (:mod:`analysis.hlo`) in global device
+device order), the inventory of its collectives (:mod:`analysis.data.hlo`) in global device
 indices (process-major), the distinct ones to replay (kind, dtype, bytes, groups), and —
 after the replay run (``RUN/<stamp>-replay``) — per collective: count per step x its
 replayed time, their sum, and its share of the measured step. The replay run also measures
 each collective in smaller groups (every (n/g)-th member of its groups: g = 2, 4, ...) at
-two sizes, so ``analysis/scalemodel.py`` predicts it at larger n; the step's predicted
+two sizes, so ``analysis/models/scalemodel.py`` predicts it at larger n; the step's predicted
 communication is the sum over its collectives at the same bytes per device (model output).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.hlo import DTYPE, ITEMSIZE, inventory
+from podscale.analysis.data.hlo import DTYPE, ITEMSIZE, inventory
 
 REPLAYABLE = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
               "collective_permute")
@@ -160,7 +160,7 @@ def results(run_dir: Path, predict_n=(64, 256)) -> dict:
     ``steps`` (per case: step time, communication sum and share) and ``predictions``
     (per case and n: the step's predicted communication, model output)."""
     from podscale.analysis import load_run
-    from podscale.analysis.scalemodel import scaling_models
+    from podscale.analysis.models.scalemodel import scaling_models
 
     inv = load_inventory(run_dir)
     run = load_run(run_dir)
@@ -267,14 +267,13 @@ def sentences(res: dict) -> list[str]:
 
 def section(doc, run_dir: Path) -> None:
     """The report's section on a run made by ``podscale replay``."""
-    from podscale.analysis.formats import cell
-    from podscale.analysis.units import bytes_h, time_h
+    from podscale.analysis.units import bytes_h, cell, time_h
 
     res = results(run_dir)
     doc.heading("Collective replay", "each distinct collective of the step's optimized HLO "
-                "(analysis/hlo.py), replayed alone with its bytes, dtype and groups on the "
-                "same layout (analysis/replay.py); predictions are model output at the same "
-                "bytes per device (analysis/scalemodel.py)")
+                "(analysis/data/hlo.py), replayed alone with its bytes, dtype and groups on "
+                "the same layout (analysis/verdicts/replay.py); predictions are model output "
+                "at the same bytes per device (analysis/models/scalemodel.py)")
     doc.bullets(sentences(res))
     t = res["collectives"]
     if len(t):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.frames import SETTINGS
+from podscale.analysis.data.frames import SETTINGS
 from podscale.analysis.run import Run, as_run
 from podscale.core import defaults
 from podscale.core.errors import UsageError

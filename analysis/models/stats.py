@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.bandwidth import algbw, bus_factor
-from podscale.analysis.frames import IDENTITY, SETTINGS, param_columns
+from podscale.analysis.data.frames import IDENTITY, SETTINGS, param_columns
+from podscale.analysis.models.bandwidth import algbw, bus_factor
 
 ACROSS = ("max", "mean", "min")
 

@@ -7,7 +7,7 @@ of 2, 4, ... devices inside one job — one joint model of the round medians::
     t(S, n) = a0 + a1 g(n) + B(S, n) (c0 + c1 h(n))
 
 B = S x bus factor(n) is the bytes each device puts on the bus (nccl-tests' algebra,
-``analysis/bandwidth.py``), so alpha(n) = a0 + a1 g(n) is the latency and
+``analysis/models/bandwidth.py``), so alpha(n) = a0 + a1 g(n) is the latency and
 beta(n) = 1 / (c0 + c1 h(n)) a bus bandwidth. g and h are each one of ``none``, ``log2``
 (a tree's or recursive doubling's depth), ``linear`` (n - 1: a ring's steps) or
 ``quadratic`` ((n - 1)^2: every pair contending for one medium, as processes sharing a
@@ -34,9 +34,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.bandwidth import bus_factor
-from podscale.analysis.frames import param_columns
-from podscale.analysis.stats import per_iteration, round_medians
+from podscale.analysis.data.frames import param_columns
+from podscale.analysis.models.bandwidth import bus_factor
+from podscale.analysis.models.stats import per_iteration, round_medians
 
 GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
           "quadratic": lambda n: (n - 1.0) ** 2}

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from podscale.analysis import cache
+from podscale.analysis.data import cache
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError
 from podscale.core.records import (
@@ -180,7 +180,7 @@ class RunParts(NamedTuple):
 
 def read_parts(run_dir: Path) -> RunParts:
     """A run's parts, for :meth:`podscale.analysis.run.Run.load`: through the run's
-    columnar cache (:mod:`podscale.analysis.cache`) when it is current, which is written
+    columnar cache (:mod:`podscale.analysis.data.cache`) when it is current, which is written
     when it is not."""
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from podscale.analysis.frames import param_columns
+from podscale.analysis.data.frames import param_columns
 from podscale.analysis.units import missing, sig
 
 WIDTH = 120  # every built-in workload's table fits this at default settings (tested)

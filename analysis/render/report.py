@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis import modelplots, plots, sections
-from podscale.analysis.formats import (
+from podscale.analysis.data.frames import param_columns
+from podscale.analysis.models.stats import labels, scaling
+from podscale.analysis.render import modelplots, plots, sections
+from podscale.analysis.render.formats import (
     ceiling_table,
     cell,
     fits_table,
@@ -17,10 +19,8 @@ from podscale.analysis.formats import (
     predictions_table,
     workload_table,
 )
-from podscale.analysis.frames import param_columns
+from podscale.analysis.render.sections import Doc
 from podscale.analysis.run import Run, as_run
-from podscale.analysis.sections import Doc
-from podscale.analysis.stats import labels, scaling
 
 
 def environment_table(manifest, envs: pd.DataFrame, status: str | None = None) -> pd.DataFrame:
@@ -44,7 +44,7 @@ def environment_table(manifest, envs: pd.DataFrame, status: str | None = None) -
 def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     steps, lag = run_dir / "traces" / "steps.csv", run_dir / "traces" / "stragglers.csv"
     if not steps.exists() and any(run_dir.glob("traces/*/plugins/profile/*/*.xplane.pb")):
-        from podscale.analysis.traces import load_traces, step_table, stragglers
+        from podscale.analysis.data.traces import load_traces, step_table, stragglers
 
         table = step_table(load_traces(run_dir))
         return table, stragglers(table)
@@ -105,12 +105,12 @@ VARIANTS_NOTE = (
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
-    from podscale.analysis.ceilings import with_ceilings
-    from podscale.analysis.fits import fits, regimes
-    from podscale.analysis.links import matrices as link_matrices
-    from podscale.analysis.pairs import outliers
-    from podscale.analysis.scalemodel import scaling_models
-    from podscale.analysis.skew import relative, slowest
+    from podscale.analysis.models.ceilings import with_ceilings
+    from podscale.analysis.models.fits import fits, regimes
+    from podscale.analysis.models.links import matrices as link_matrices
+    from podscale.analysis.models.pairs import outliers
+    from podscale.analysis.models.scalemodel import scaling_models
+    from podscale.analysis.models.skew import relative, slowest
 
     samples = run.samples
     summary = with_ceilings(run.summary(across), run.device_kind)
@@ -133,7 +133,7 @@ def _plots(doc: Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
     coll = plots.collective_busbw(summary)
     if coll is not None:
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
-                    "analysis/bandwidth.py) vs the per-device buffer, one line per axes")
+                    "analysis/models/bandwidth.py) vs the per-device buffer, one line per axes")
         doc.figure(coll, "collective busbw vs size")
     if not a.scaled["models"].empty:
         doc.heading("Scaling with participants: models and predictions",
@@ -154,7 +154,7 @@ def _plots(doc: Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
     if not a.skew.empty:  # multi-host cases only
         doc.heading("Per-process skew", "each process's median time in each multi-host "
                     "case relative to the case's median over the processes taking part "
-                    "(analysis/skew.py); the slowest processes named below")
+                    "(analysis/models/skew.py); the slowest processes named below")
         doc.figure(modelplots.process_skew(a.skew), "per-process skew")
         if not a.slow.empty:
             doc.table(a.slow.map(cell))
@@ -185,7 +185,7 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
     doc.heading("Tables", "every figure above, in full (collapsed: click to open)")
     if not a.fitted.empty:
         doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
-                    "round medians (analysis/fits.py); beta is a bus bandwidth for "
+                    "round medians (analysis/models/fits.py); beta is a bus bandwidth for "
                     "collectives; S_half = alpha*beta, the size at half of beta")
         doc.table(fits_table(a.fitted), collapsed=f"{len(a.fitted)} fit(s)")
     if not a.scaled["models"].empty:
@@ -195,7 +195,7 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
                   f"{', '.join(map(str, sorted(pred.n.unique())))}")
         doc.table(a.scaled["models"].map(cell), collapsed="fitted models")
     doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
-                "(others) against the ceiling named per row (analysis/ceilings.py)")
+                "(others) against the ceiling named per row (analysis/models/ceilings.py)")
     doc.table(ceiling_table(summary), collapsed="ceiling per case")
     algo = algorithms(summary)
     if not algo.empty:
@@ -225,7 +225,7 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
 
 def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
-    from podscale.analysis.findings import findings
+    from podscale.analysis.verdicts.findings import findings
 
     run = as_run(run)
     run_dir = run.path
@@ -241,12 +241,12 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
         f"this run is {run.status_text}: what follows covers the cases it finished"]
     if run.problems:
         status.append(run.problems_text())
-    from podscale.analysis.ledger import sentences as wall_time
+    from podscale.analysis.models.ledger import sentences as wall_time
 
     doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted)
                 + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
-        from podscale.analysis import replay
+        from podscale.analysis.verdicts import replay
 
         replay.section(doc, run_dir)
     _plots(doc, a, run_dir, extra_sections)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.bandwidth import bus_factor
-from podscale.analysis.frames import param_columns
-from podscale.analysis.stats import per_iteration, round_medians
+from podscale.analysis.data.frames import param_columns
+from podscale.analysis.models.bandwidth import bus_factor
+from podscale.analysis.models.stats import per_iteration, round_medians
 from podscale.core.case import layout_key
 
 COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from podscale.analysis.frames import param_columns
-from podscale.analysis.units import bytes_h, gbps_h, sig, time_h
+from podscale.analysis.data.frames import param_columns
+from podscale.analysis.units import bytes_h, cell, gbps_h, time_h
 from podscale.core.case import layout_key
 
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
@@ -33,14 +33,6 @@ def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
     df = df.rename(columns=names)
 
     return df.map(cell)
-
-
-def cell(v):
-    """A table cell: integers as such, other floats to 3 significant figures, never in
-    scientific notation; N/A for missing."""
-    if not isinstance(v, float):
-        return v
-    return "N/A" if v != v else (str(int(v)) if v.is_integer() and abs(v) < 1e15 else sig(v))
 
 
 def fits_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -19,12 +19,12 @@ def relative(samples: pd.DataFrame, summary: pd.DataFrame,
     processes (1 = typical, 1.2 = 20% slower than the case's typical process)."""
     multi = summary["hosts"] > 1
     if {"src", "dst"} <= set(summary.columns):  # pair cases: only 2 processes take part
-        multi &= summary["src"].isna()  # (analysis/pairs.py has their own matrix)
+        multi &= summary["src"].isna()  # (analysis/models/pairs.py has their own matrix)
     multi = summary.loc[multi, "case_id"]
     if multi.empty:
         return pd.DataFrame()
     if medians is None:
-        from podscale.analysis.stats import process_medians
+        from podscale.analysis.models.stats import process_medians
 
         medians = process_medians(samples)
     med = medians[medians.index.get_level_values("case_id").isin(multi)]

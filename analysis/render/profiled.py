@@ -18,14 +18,14 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from podscale.analysis.sections import Doc
+    from podscale.analysis.render.sections import Doc
 
 HEATMAP_MAX = 64
 
 
 def step_times(s: ProfileSummary) -> Figure:
     """Each process's step time (the period between its readies) against the step."""
-    from podscale.analysis.plots import plt
+    from podscale.analysis.render.plots import plt
 
     fig, ax = plt.subplots(figsize=(9, 3.2))
     for p, g in s.ledger.groupby("process"):
@@ -44,7 +44,7 @@ def lateness(s: ProfileSummary) -> Figure:
     """Arrival after the first process, per process and step (ms), as a heatmap."""
     import seaborn as sns
 
-    from podscale.analysis.plots import plt
+    from podscale.analysis.render.plots import plt
 
     led = s.ledger.assign(late=(s.ledger["arrival"] - s.ledger.groupby("step")["arrival"]
                                 .transform("min")) * 1e3)
@@ -58,7 +58,7 @@ def lateness(s: ProfileSummary) -> Figure:
 
 def wall_time(s: ProfileSummary) -> Figure:
     """Each process's wall time as one stacked bar of the goodput ledger's parts."""
-    from podscale.analysis.plots import plt
+    from podscale.analysis.render.plots import plt
 
     g = s.goodput.set_index("process")[list(ORDER)]
     g = g.loc[:, (g.abs() >= 5e-4).any()]
@@ -74,7 +74,7 @@ def wall_time(s: ProfileSummary) -> Figure:
 
 def device_time(s: ProfileSummary) -> Figure:
     """Each process's median captured step as one stacked bar of its parts."""
-    from podscale.analysis.plots import plt
+    from podscale.analysis.render.plots import plt
 
     a = s.inside.set_index("process")[inside.PARTS] * 1e3
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(a) + 1.6))
@@ -92,7 +92,7 @@ def waits_heatmap(m: pd.DataFrame) -> Figure:
     """Median wait (ms) per process and collective op."""
     import seaborn as sns
 
-    from podscale.analysis.plots import plt
+    from podscale.analysis.render.plots import plt
 
     fig, ax = plt.subplots(figsize=(min(9, 2 + 1.2 * m.shape[1]), 0.3 * len(m) + 1.8))
     sns.heatmap(m * 1e3, ax=ax, cmap="rocket_r", annot=len(m) <= 16, fmt=".1f",
@@ -133,7 +133,7 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
 
 
 def build(s: ProfileSummary) -> Doc:
-    from podscale.analysis.sections import Doc
+    from podscale.analysis.render.sections import Doc
 
     head = heading(s)
     doc = Doc(head[0].lstrip("# "))

@@ -9,8 +9,8 @@ import html
 
 import pandas as pd
 
-from podscale.analysis import plots
-from podscale.analysis.formats import cell, markdown_table
+from podscale.analysis.render import plots
+from podscale.analysis.render.formats import cell, markdown_table
 from podscale.analysis.units import time_h
 
 
@@ -60,7 +60,7 @@ class Doc:
 
 def pair_sections(doc: Doc, a) -> None:
     """Each pair matrix as a heatmap and a table, then the pair outliers."""
-    from podscale.analysis.pairs import matrices, pair_table
+    from podscale.analysis.models.pairs import matrices, pair_table
 
     for key, m in matrices(a.summary, a.samples):
         title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
@@ -80,7 +80,7 @@ def pair_sections(doc: Doc, a) -> None:
 def link_sections(doc: Doc, a) -> None:
     """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
     processes and links."""
-    from podscale.analysis.links import outliers
+    from podscale.analysis.models.links import outliers
 
     for key, m in a.links:
         title = (f"{key['workload']} size {key['size']} on "
@@ -97,7 +97,7 @@ def link_sections(doc: Doc, a) -> None:
 
 def ledger_section(doc: Doc, ledger: pd.DataFrame) -> None:
     """Where each launch's wall time went, per phase, its slowest process named."""
-    from podscale.analysis import ledger as wall
+    from podscale.analysis.models import ledger as wall
 
     per = wall.launches(ledger)
     if per.empty:
@@ -120,7 +120,7 @@ def ledger_section(doc: Doc, ledger: pd.DataFrame) -> None:
 
 def program_section(doc: Doc, summary: pd.DataFrame) -> None:
     """Each case's compiled collectives (the inventory the worker recorded)."""
-    from podscale.analysis.programs import describe
+    from podscale.analysis.verdicts.programs import describe
 
     if "program" not in summary:
         return

@@ -1,6 +1,6 @@
 """Latency-bandwidth fits of two runs side by side: did alpha or beta change?
 
-Per size sweep both runs have (``analysis/fits.py``: t(S) = alpha + S/beta over round
+Per size sweep both runs have (``analysis/models/fits.py``: t(S) = alpha + S/beta over round
 medians, 95% bootstrap intervals), the ratio B/A of alpha and of beta, and a verdict per
 parameter: ``changed`` where the two intervals do not overlap, ``~`` where they do. A
 change in alpha with beta unchanged points at a fixed cost (launch, synchronisation); in
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.fits import COLUMNS, fits
+from podscale.analysis.models.fits import COLUMNS, fits
 from podscale.analysis.run import Run, as_run
 from podscale.core.case import layout_key
 
