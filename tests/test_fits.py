@@ -4,7 +4,8 @@ import numpy as np
 
 from podscale.analysis import load_run, summarize
 from podscale.analysis.models.bandwidth import bus_factor
-from podscale.analysis.models.fits import fits, render
+from podscale.analysis.models.fits import fits
+from podscale.analysis.render.text import fit_changes_text, fits_text
 from tests.synth import make_run
 
 ALPHA, BETA, BETA_DOT = 40e-6, 5e9, 2e9  # s, bus bytes/s, bytes/s
@@ -58,7 +59,7 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
     t2 = fits(s2, summarize(s2, c2))
     c2 = t2[(t2.workload == "psum") & (t2.n > 1)]
     assert (c2.beta_hi.to_numpy() < coll.beta_lo.to_numpy()).all()
-    text = render(table)
+    text = fits_text(table)
     assert "GB/s" in text and "µs" in text and "e+" not in text and "e-0" not in text
 
 
@@ -84,7 +85,7 @@ def test_fit_command_on_a_real_run(small_run, tmp_path):
 def test_compare_names_a_halved_beta_and_nothing_else(tmp_path):
     """B's psum links planted at half the bandwidth: beta 'changed' in every multi-
     participant psum sweep, alpha and every dot sweep '~'."""
-    from podscale.analysis.verdicts.fitcompare import compare_fits, render
+    from podscale.analysis.verdicts.fitcompare import compare_fits
 
     def plant(beta):
         def t(case, rec):
@@ -102,4 +103,4 @@ def test_compare_names_a_halved_beta_and_nothing_else(tmp_path):
     assert slowed.sum() == 6 and (t.loc[slowed, "beta_verdict"] == "changed").all()
     assert np.allclose(t.loc[slowed, "beta_ratio"], 0.5, rtol=0.05)
     assert (t.loc[~slowed, "beta_verdict"] == "~").all() and (t.alpha_verdict == "~").all()
-    assert "0.50x, changed" in render(t)
+    assert "0.50x, changed" in fit_changes_text(t)

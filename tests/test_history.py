@@ -4,6 +4,7 @@ of other hardware apart, and builds each run's summary store from its records.""
 
 import shutil
 
+from podscale.analysis.render.text import history_text
 from podscale.analysis.verdicts import history
 from podscale.selfbench.historystage import make_history
 from tests.conftest import podscale
@@ -61,7 +62,7 @@ def test_a_damaged_run_is_named_and_left_out(tmp_path):
         shutil.rmtree(store)
     df = history.collect([tmp_path])
     assert df["run_id"].nunique() == 39 and damaged.name not in set(df["run_id"])
-    text = history.render(df, history.analyse(df))
+    text = history_text(df, history.analyse(df))
     assert f"# left out, cannot be read: {damaged} (UsageError:" in text
     assert len(history.analyse(df)["changes"]) == 1
     for run in sorted(p for p in tmp_path.iterdir() if p.is_dir() and p != damaged)[1:]:

@@ -21,7 +21,6 @@ import pandas as pd
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.stats import per_iteration, round_medians
-from podscale.core.case import layout_key
 
 COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
            "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
@@ -144,21 +143,3 @@ def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"model_s": t.to_numpy(float), "alpha_us": m["alpha_us"].to_numpy(float),
                          "s_half_bytes": m["s_half_bytes"].to_numpy(float),
                          "r2": m["r2"].to_numpy(float), "regime": regime}, index=summary.index)
-
-
-def render(table: pd.DataFrame) -> str:
-    """The fits as a plain-text table (human units)."""
-    from podscale.analysis.units import bytes_h, gbps_h, time_h
-
-    head = (f"{'workload':<16} {'variant':<9} {'dtype':<8} {'axes':<6} {'layout':<7} "
-            f"{'n':>4} {'alpha':>22} {'beta (GB/s)':>24} {'S_half':>9} {'r2':>6}")
-    lines = ["# fits: t(S) = alpha + S/beta over round medians (robust, relative; 95% "
-             "bootstrap intervals; beta is a bus bandwidth for collectives)", head]
-    for r in table.itertuples():
-        alpha = f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)}-" \
-                f"{time_h(r.alpha_hi / 1e6)})"
-        beta = f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
-        lines.append(f"{r.workload:<16} {r.variant:<9} {r.dtype:<8} {str(r.axes):<6} "
-                     f"{layout_key(r.hosts, r.devices_per_host):<7} {r.n:>4} {alpha:>22} "
-                     f"{beta:>24} {bytes_h(r.s_half_bytes):>9} {r.r2:>6.2f}")
-    return "\n".join(lines)

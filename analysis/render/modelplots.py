@@ -1,9 +1,12 @@
 """Figures of the models and of pod-scale views, drawn with matplotlib on the report's
 seaborn theme (set by :mod:`analysis.render.plots`): the scaling models' predictions, and the
-per-process skew heatmap."""
+per-process skew heatmap, and a history's trend."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 
 from podscale.analysis.render.plots import plt
@@ -111,3 +114,30 @@ def scaling_predictions(scaled: dict):
                  "intervals; dashed: model output beyond what ran)", y=1.0, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def history_trend(found: dict, out: Path, most: int = 12) -> Path | None:
+    """Trend of the run-wide drift and of each changed case (up to ``most``), change
+    points marked."""
+    if not found["series"]:
+        return None
+    ch = found["changes"].head(most)
+    n = 1 + len(ch)
+    fig, axes = plt.subplots(n, 1, figsize=(8, 1.8 * n), squeeze=False, sharex=True)
+    hw = next(iter(found["series"]))
+    drift, resid = found["series"][hw]
+    axes[0, 0].plot(drift.index, np.exp(drift), lw=1)
+    axes[0, 0].set_title("every case: run-wide factor (median over cases)", fontsize=9)
+    for at in found["drift"]["at"]:
+        axes[0, 0].axvline(at, color="r", ls="--")
+    for ax, r in zip(axes[1:, 0], ch.itertuples()):
+        x = found["series"][r.hardware][1][(r.case_id, r.settings)]
+        ax.plot(x.index, np.exp(x), lw=1)
+        ax.axvline(r.at, color="r", ls="--")
+        ax.set_title(f"{r.case_id} (drift removed)", fontsize=8)
+    axes[-1, 0].set_xlabel("run (time order)")
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "history.png", dpi=90)
+    plt.close(fig)
+    return out / "history.png"

@@ -246,9 +246,9 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
     doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted)
                 + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
-        from podscale.analysis.verdicts import replay
+        from podscale.analysis.render.sections import replay_section
 
-        replay.section(doc, run_dir)
+        replay_section(doc, run_dir)
     _plots(doc, a, run_dir, extra_sections)
     _tables(doc, a, across)
     return doc

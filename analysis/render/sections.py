@@ -1,17 +1,18 @@
 """Report sections that stand on their own: pair matrices, links sweeps, the wall-time
-ledger and the compiled programs, each left out where the run has nothing for it; and the
-document they are written into (HTML and Markdown at once)."""
+ledger, the compiled programs and a collective replay, each left out where the run has
+nothing for it; and the document they are written into (HTML and Markdown at once)."""
 
 from __future__ import annotations
 
 import base64
 import html
+from pathlib import Path
 
 import pandas as pd
 
 from podscale.analysis.render import plots
-from podscale.analysis.render.formats import cell, markdown_table
-from podscale.analysis.units import time_h
+from podscale.analysis.render.formats import markdown_table
+from podscale.analysis.units import cell, time_h
 
 
 class Doc:
@@ -135,3 +136,26 @@ def program_section(doc: Doc, summary: pd.DataFrame) -> None:
                             "collectives per step": progs["program"].map(describe),
                             "hash": progs["program"].map(lambda p: p.get("hash", ""))}),
               collapsed=f"{len(progs)} case(s)")
+
+
+def replay_section(doc, run_dir: Path) -> None:
+    """The report's section on a run made by ``podscale replay``."""
+    from podscale.analysis.units import bytes_h, cell, time_h
+    from podscale.analysis.verdicts.replay import results, sentences
+
+    res = results(run_dir)
+    doc.heading("Collective replay", "each distinct collective of the step's optimized HLO "
+                "(analysis/data/hlo.py), replayed alone with its bytes, dtype and groups on "
+                "the same layout (analysis/verdicts/replay.py); predictions are model output "
+                "at the same bytes per device (analysis/models/scalemodel.py)")
+    doc.bullets(sentences(res))
+    t = res["collectives"]
+    if len(t):
+        shown = pd.DataFrame({
+            "collective": t["collective"], "kind": t["kind"], "dtype": t["dtype"],
+            "bytes/device": t["bytes"].map(bytes_h), "n": t["participants"],
+            "count/step": t["count"].map(cell),
+            "time": t.get("time_s", pd.Series(float("nan"), index=t.index)).map(time_h),
+            "count x time": t.get("total_s", pd.Series(float("nan"), index=t.index)).map(time_h),
+            "note": t["note"].fillna("")})
+        doc.table(shown)

@@ -238,29 +238,3 @@ def run_shift(table: pd.DataFrame, alternated: bool = False) -> str:
            "interleaves the runs' launches)")
     return (f"run-wide shift: median B/A over {len(table)} cases {med:.3f} (IQR {q1:.3f}-"
             f"{q3:.3f}); {why}")
-
-
-def render(table: pd.DataFrame, notes: list[str], name_a: str, name_b: str,
-           threshold: float, correction: str = "bh") -> str:
-    test = "paired t-test (round i of A with round i of B)" if table.attrs.get("paired") \
-        else "Welch t-test"
-    lines = [f"# compare A={name_a} B={name_b}: A, B: each run's time as podscale show "
-             "gives it (median over timed iterations of the max over processes); B/A: "
-             "ratio of the geometric means over rounds of each round's median (what the "
-             f"test compares); {test} on log round medians, p adjusted ({correction}) over "
-             f"{len(table)} cases; threshold {threshold:.0%}"]
-    lines += [f"# note: {n}" for n in notes]
-    width = max(len(c) for c in table["case_id"])
-    lines.append(f"# {'case':<{width}}  {'A (us)':>10}  {'B (us)':>10}  {'B/A':>6}  "
-                 f"{'95% CI':>13}  {'rounds':>6}  {'p adj':>8}  verdict")
-    for r in table.itertuples():
-        ci = f"{r.ci_lo:.3f}-{r.ci_hi:.3f}" if not np.isnan(r.ci_lo) else "N/A"
-        lines.append(f"  {r.case_id:<{width}}  {r.time_a_us:10.1f}  {r.time_b_us:10.1f}  "
-                     f"{r.ratio:6.3f}  {ci:>13}  {r.rounds_a:>2d}/{r.rounds_b:<3d}  "
-                     f"{r.p_adj:8.2g}  {r.verdict}" + (
-                         f"  [program: {r.program_change}]"
-                         if getattr(r, "program_change", "") else ""))
-    counts = table["verdict"].value_counts()
-    lines.append(f"# {counts.get('slower', 0)} slower, {counts.get('faster', 0)} faster, "
-                 f"{counts.get('~', 0)} unchanged, {counts.get('noisy', 0)} noisy")
-    return "\n".join(lines)

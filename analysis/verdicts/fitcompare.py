@@ -14,7 +14,6 @@ import pandas as pd
 
 from podscale.analysis.models.fits import COLUMNS, fits
 from podscale.analysis.run import Run, as_run
-from podscale.core.case import layout_key
 
 KEYS = [c for c in COLUMNS[:COLUMNS.index("basis")]]
 
@@ -41,20 +40,3 @@ def compare_fits(run_a: Run | Path, run_b: Run | Path) -> pd.DataFrame:
         apart = (both[f"{p}_hi_b"] < both[f"{p}_lo_a"]) | (both[f"{p}_hi_a"] < both[f"{p}_lo_b"])
         out[f"{p}_verdict"] = apart.map({True: "changed", False: "~"})
     return out
-
-
-def render(table: pd.DataFrame) -> str:
-    from podscale.analysis.units import gbps_h, time_h
-
-    lines = ["# fits: alpha and beta of A vs B per size sweep (t = alpha + S/beta over round "
-             "medians, 95% bootstrap intervals; changed: the intervals do not overlap)"]
-    if table.empty:
-        return lines[0] + "\n# no size sweep (3+ sizes) in both runs"
-    for r in table.itertuples():
-        lay = layout_key(r.hosts, r.devices_per_host)
-        what = f"{r.workload} {r.variant} {r.dtype} {r.axes} {lay}"
-        lines.append(
-            f"  {what:<44} alpha {time_h(r.alpha_a / 1e6)} -> {time_h(r.alpha_b / 1e6)} "
-            f"({r.alpha_ratio:.2f}x, {r.alpha_verdict}); beta {gbps_h(r.beta_a)} -> "
-            f"{gbps_h(r.beta_b)} ({r.beta_ratio:.2f}x, {r.beta_verdict})")
-    return "\n".join(lines)

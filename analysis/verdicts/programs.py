@@ -85,13 +85,3 @@ def program_changes(summary_a: pd.DataFrame, summary_b: pd.DataFrame) -> pd.Data
     rows = [{"case_id": c, "program_change": "; ".join(changes(pa.get(c), pb.get(c)))}
             for c in sorted(set(pa.index) & set(pb.index))]
     return pd.DataFrame(rows, columns=["case_id", "program_change"])
-
-
-def render(changed: pd.DataFrame) -> str:
-    """The compare text's section: cases whose program changed, or that none did."""
-    moved = changed[changed["program_change"] != ""] if len(changed) else changed
-    if moved.empty:
-        return f"# compiled programs: the same in all {len(changed)} case(s)"
-    lines = [f"# compiled programs changed in {len(moved)} of {len(changed)} case(s):"]
-    lines += [f"#   {r.case_id}: {r.program_change}" for r in moved.itertuples()]
-    return "\n".join(lines)

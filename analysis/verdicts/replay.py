@@ -263,25 +263,3 @@ def sentences(res: dict) -> list[str]:
                            f"{time_h(getattr(s, f'hi_{n}_s'))}; model output, same bytes "
                            "per device)")
     return out
-
-
-def section(doc, run_dir: Path) -> None:
-    """The report's section on a run made by ``podscale replay``."""
-    from podscale.analysis.units import bytes_h, cell, time_h
-
-    res = results(run_dir)
-    doc.heading("Collective replay", "each distinct collective of the step's optimized HLO "
-                "(analysis/data/hlo.py), replayed alone with its bytes, dtype and groups on "
-                "the same layout (analysis/verdicts/replay.py); predictions are model output "
-                "at the same bytes per device (analysis/models/scalemodel.py)")
-    doc.bullets(sentences(res))
-    t = res["collectives"]
-    if len(t):
-        shown = pd.DataFrame({
-            "collective": t["collective"], "kind": t["kind"], "dtype": t["dtype"],
-            "bytes/device": t["bytes"].map(bytes_h), "n": t["participants"],
-            "count/step": t["count"].map(cell),
-            "time": t.get("time_s", pd.Series(float("nan"), index=t.index)).map(time_h),
-            "count x time": t.get("total_s", pd.Series(float("nan"), index=t.index)).map(time_h),
-            "note": t["note"].fillna("")})
-        doc.table(shown)

@@ -233,8 +233,12 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run, verdict: Verd
                   out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
     (1 if a case is slower and the verdict fails on regression)."""
+    from podscale.analysis.render.text import (
+        comparison_text,
+        fit_changes_text,
+        program_changes_text,
+    )
     from podscale.analysis.verdicts import fitcompare, programs
-    from podscale.analysis.verdicts.compare import render
 
     name_a, name_b = run_a.path.name, run_b.path.name
     changed = programs.program_changes(run_a.summary(), run_b.summary())
@@ -242,10 +246,11 @@ def write_compare(table, notes: list[str], run_a: Run, run_b: Run, verdict: Verd
     table = table.merge(changed, on="case_id", how="left")
     table.attrs.update(attrs)  # the test it ran (paired or not)
     table["program_change"] = table["program_change"].fillna("")
-    text = render(table, notes, name_a, name_b, verdict.threshold, verdict.correction)
-    text += "\n" + programs.render(changed)
+    text = comparison_text(table, notes, name_a, name_b, verdict.threshold,
+                           verdict.correction)
+    text += "\n" + program_changes_text(changed)
     changes = fitcompare.compare_fits(run_a, run_b)
-    text += "\n" + fitcompare.render(changes)
+    text += "\n" + fit_changes_text(changes)
     print(text)
     out = out or run_b.path / f"compare-{name_a}"
     out.parent.mkdir(parents=True, exist_ok=True)

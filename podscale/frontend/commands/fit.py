@@ -18,7 +18,8 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.analysis.models.fits import fits, render
+    from podscale.analysis.models.fits import fits
+    from podscale.analysis.render.text import fits_text
 
     loaded = load_run(args.run_dir)
     if loaded.cases.empty:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if table.empty:
         raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 3 or more "
                          "sizes at the same other parameters)")
-    print(render(table))
+    print(fits_text(table))
     out = args.out or loaded.path / "fits.csv"
     table.to_csv(out, index=False)
     print(f"# written: {out}")

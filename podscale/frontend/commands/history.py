@@ -18,16 +18,18 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.analysis.render.modelplots import history_trend
+    from podscale.analysis.render.text import history_text
     from podscale.analysis.verdicts import history
 
     df = history.collect(args.runs)
     found = history.analyse(df)
-    print(history.render(df, found))
+    print(history_text(df, found))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         found["changes"].to_csv(args.out / "history.csv", index=False)
         found["drift"].to_csv(args.out / "history-drift.csv", index=False)
         if len(found["changes"]) or len(found["drift"]):
-            history.plot(found, args.out)
+            history_trend(found, args.out)
         print(f"# written: {args.out}/history.csv, history-drift.csv")
     return 0
