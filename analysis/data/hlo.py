@@ -159,7 +159,8 @@ def _mesh_groups(text: str) -> list[list[int]]:
     m = re.match(r"mesh\[([^\]]*)\](?:,\s*device_ids=\(([^)]*)\))?\s*\{([^}]*)\}", text)
     if not m:
         raise ValueError(f"unreadable mesh replica groups {text[:60]!r}")
-    names, sizes = [], []
+    names: list[str] = []
+    sizes: list[int] = []
     for part in m.group(1).split(","):
         name, _, size = part.partition("=")
         names.append(name.strip().strip("'\""))
@@ -175,7 +176,8 @@ def _mesh_groups(text: str) -> list[list[int]]:
         d = names.index(sub.group(1))
         refs.append((d, int(sub.group(2)), int(sub.group(3))) if sub.group(2) else
                     (d, 1, sizes[d]))
-    dims, axis_of = [], {}
+    dims: list[int] = []
+    axis_of: dict[tuple[int, int, int], int] = {}
     for d, full in enumerate(sizes):  # split each dimension around its sub-axes
         prefix = 1
         for r in sorted((r for r in refs if r[0] == d), key=lambda r: r[1]):
@@ -189,7 +191,7 @@ def _mesh_groups(text: str) -> list[list[int]]:
             dims.append(full // prefix if any(r[0] == d for r in refs) else full)
     agg = [axis_of[r] for r in refs]
     order = [i for i in range(len(dims)) if i not in agg] + agg
-    size = math.prod(dims[i] for i in agg)
+    size = int(math.prod(dims[i] for i in agg))
     return ids.reshape(dims).transpose(order).reshape(-1, size).tolist()
 
 
@@ -231,7 +233,8 @@ def _attr(attrs: str, key: str) -> str | None:
     if attrs.startswith("mesh", start):
         end = _balanced(attrs, attrs.index("{", start))
         return attrs[start:end]
-    return re.match(r"[^,\s]*", attrs[start:]).group(0)
+    plain = re.match(r"[^,\s]*", attrs[start:])
+    return plain.group(0) if plain else ""
 
 
 def _arrays(shape: str) -> list[tuple[str, int]]:
@@ -288,8 +291,8 @@ def inventory(text: str, devices: int) -> list[Collective]:
             else:
                 c.groups = replica_groups(_attr(attrs, "replica_groups") or "{}", devices)
             if c.kind in ("all_reduce", "reduce_scatter"):
-                c.op = _reducer(comps, _attr(attrs, "to_apply").lstrip("%")
-                                if _attr(attrs, "to_apply") else None)
+                to_apply = _attr(attrs, "to_apply")
+                c.op = _reducer(comps, to_apply.lstrip("%") if to_apply else None)
             c.send_bytes = _send_bytes(c.kind, opcode, arrays, c.participants)
             if not arrays or len({len(g) for g in c.groups}) != 1:
                 raise ValueError("no array shape or groups of different sizes")

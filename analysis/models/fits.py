@@ -138,7 +138,7 @@ def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                  m["bytes_per_device"] * pd.Series([f or np.nan for f in factor]),
                  m["bytes_per_process"])
     t = m["alpha_us"] * 1e-6 + x / (m["beta_GBps"] * 1e9)
-    regime = np.where(m["s_half_bytes"].isna(), None,
+    regime = np.where(m["s_half_bytes"].isna(), np.array(None, dtype=object),
                       np.where(x >= m["s_half_bytes"], "bandwidth", "latency"))
     return pd.DataFrame({"model_s": t.to_numpy(float), "alpha_us": m["alpha_us"].to_numpy(float),
                          "s_half_bytes": m["s_half_bytes"].to_numpy(float),

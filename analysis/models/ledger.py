@@ -75,7 +75,7 @@ def memory(ledger: pd.DataFrame) -> pd.DataFrame:
         top = g.loc[g["rss.peak"].idxmax()]
         grew = {p: top.get(f"rss.{p}") for p in PHASES}
         grew = {p: float(v) for p, v in grew.items() if isinstance(v, float) and v == v}
-        phase = max(grew, key=grew.get) if grew else ""
+        phase = max(grew, key=lambda p: grew[p]) if grew else ""
         rows.append({"launch": f"{layout} round {rnd}", "process": int(top["process"]),
                      "peak_mb": float(top["rss.peak"]), "phase": phase,
                      "phase_mb": grew.get(phase, 0.0)})

@@ -60,7 +60,7 @@ def outliers(summary: pd.DataFrame, samples: pd.DataFrame,
         med = {p: pd.concat([m.loc[p] if p in m.index else pd.Series(dtype=float),
                              m[p] if p in m.columns else pd.Series(dtype=float)]).median()
                for p in procs}
-        worst = max(med, key=med.get)
+        worst = max(med, key=lambda p: med[p])
         rest = pd.Series([v for p, v in med.items() if p != worst]).median()
         ratio = med[worst] / rest if rest > 0 else float("nan")
         rows.append({**key, "slowest_process": worst, "its_median_us": round(med[worst], 1),

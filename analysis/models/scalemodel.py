@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ def fit(n: np.ndarray, bus: np.ndarray, t: np.ndarray) -> dict:
     within 2 AICc units of the best (as good, given the data), the simplest (fewest
     parameters, then the slowest growth), since predictions extrapolate in n."""
     rank = list(GROWTH)
-    found = []
+    found: list[dict[str, Any]] = []
     for family in FAMILIES:
         x = _design(n, bus, family)
         coef = _nnls(x, t)

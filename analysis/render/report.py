@@ -239,8 +239,9 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
     doc.heading("Findings", "the facts that matter first; details below")
     status = [] if run.status == "complete" else [
         f"this run is {run.status_text}: what follows covers the cases it finished"]
-    if run.problems:
-        status.append(run.problems_text())
+    problems = run.problems_text()
+    if problems:
+        status.append(problems)
     from podscale.analysis.models.ledger import sentences as wall_time
 
     doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted)

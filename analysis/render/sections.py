@@ -19,7 +19,8 @@ class Doc:
     """Collects HTML and Markdown side by side; every string is escaped once, here."""
 
     def __init__(self, title: str) -> None:
-        self.title, self.html, self.md = title, [], [f"# {title}", ""]
+        self.title, self.md = title, [f"# {title}", ""]
+        self.html: list[str] = []
 
     def heading(self, text: str, note: str = "") -> None:
         self.html.append(f"<h2>{html.escape(text)}</h2>")

@@ -25,7 +25,7 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
     def fmt(v) -> str:
         if missing(v):
             return "N/A"
-        x = float(v) * scale  # type: ignore[arg-type]
+        x = float(v) * scale
         return f"{x:,.0f}" if abs(x) >= 1000 else sig(x)
     return fmt
 
@@ -37,7 +37,7 @@ def _int(v) -> str:
 def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
     """(column, header, unit, format) of the measurements that apply to these rows."""
     collective = df["collective"].notna().any()
-    out = []
+    out: list[tuple[str, str, str, Callable]] = []
     if (df["bytes_per_device"] > 0).any():
         out.append(("bytes_per_device", "S", "(B)", _int))
     out.append(("time_s", "time", "(us)", _num(1e6)))
