@@ -75,15 +75,18 @@ def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | No
     return slow, median, t.reset_index()
 
 
-def findings(p: Profile, att: pd.DataFrame) -> list[str]:
-    """The op that sets the slowest process apart, who waits for it, and where."""
-    found = op_diff(p, att)
-    if found is None:
+def findings(att: pd.DataFrame, w: pd.DataFrame,
+             found: tuple[int, int, pd.DataFrame] | None) -> list[str]:
+    """The op that sets the slowest process apart (``found``: :func:`op_diff`), who waits
+    for it, and where (``w``: :func:`waits`)."""
+    if att.empty:
         return []
-    slow, median, t = found
     span = float(att["span"].median())
+    late = arrival_findings(w, span)
+    if found is None:
+        return late
+    slow, median, t = found
     top = t.iloc[0]
-    late = arrival_findings(waits(p), span)
     if top["diff"] < DIFF_SHARE * span:
         return late
     what = {"callback": " (a host callback)", "collective": " (a collective)"}.get(

@@ -1,6 +1,7 @@
 """Everything derived from a profiled run, once: the step, its ledger across processes,
-who the job waited for, other computations, re-compiles, host frames and the goodput
-ledger; and the Findings they support, as sentences."""
+who the job waited for, other computations, re-compiles, host frames, the goodput
+ledger, a desync, and inside the captured steps (parts, arrivals at each collective, the
+op diff); and the Findings they support, as sentences."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ class ProfileSummary:
     goodput: pd.DataFrame  # goodput.ledger
     desync: Desync | None = None  # steps.desync
     inside: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.attribution
+    waits: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.waits
+    op_diff: tuple[int, int, pd.DataFrame] | None = None  # inside.op_diff
 
     @property
     def steps(self) -> int:
@@ -54,19 +57,19 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
         calls, compiles = steps.annotated(calls, compiles, profile.annotations, named)
     tl = steps.timeline(calls, compiles, profile.windows)
     name = steps.detect(tl, named)
-    split = steps.desync(profile.calls)
+    att = inside.attribution(profile)
+    within = (steps.desync(profile.calls), att, inside.waits(profile),
+              inside.op_diff(profile, att))
     if name is None:
         empty = pd.DataFrame()
         return ProfileSummary(profile, None, empty, empty, empty,
-                              steps.other_computations(tl, ""), empty, empty, empty, split,
-                              inside.attribution(profile))
+                              steps.other_computations(tl, ""), empty, empty, empty, *within)
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
                           goodput.recompiles(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name), split,
-                          inside.attribution(profile))
+                          goodput.ledger(profile, tl, led, name), *within)
 
 
 def _processes(ps: list[int], total: int) -> str:
@@ -91,7 +94,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"process {r['process']}'s capture of steps {int(r['first'])}-{stop} was "
                    f"cut short: its trace holds {int(r['held'])} step execution(s), not one "
                    "per step (a session stopped early, or the profiler's event limit)")
-    out += inside.findings(s.profile, s.inside)
+    out += inside.findings(s.inside, s.waits, s.op_diff)
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""

@@ -7,7 +7,7 @@ one's), and the tables behind them (HTML with the figures, and a Markdown summar
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podscale.analysis.profile import inside
 from podscale.analysis.profile.goodput import ORDER
@@ -56,36 +56,34 @@ def lateness(s: ProfileSummary) -> Figure:
     return fig
 
 
-def wall_time(s: ProfileSummary) -> Figure:
-    """Each process's wall time as one stacked bar of the goodput ledger's parts."""
+def _stacked(parts: pd.DataFrame, xlabel: str, title: str, **colors: Any) -> Figure:
+    """One stacked horizontal bar per process (the rows), a segment per column."""
     from podscale.analysis.render.plots import plt
 
-    g = s.goodput.set_index("process")[list(ORDER)]
-    g = g.loc[:, (g.abs() >= 5e-4).any()]
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(g) + 1.6))
-    g.plot.barh(stacked=True, ax=ax, width=0.7, colormap="tab20")
-    ax.set_xlabel("seconds")
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(parts) + 1.6))
+    parts.plot.barh(stacked=True, ax=ax, width=0.7, **colors)
+    ax.set_xlabel(xlabel)
     ax.invert_yaxis()
-    ax.legend(fontsize=7, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.35))
-    ax.set_title("where each process's wall time went", fontsize=10)
+    ax.legend(fontsize=7, ncol=min(6, parts.shape[1]), loc="upper center",
+              bbox_to_anchor=(0.5, -0.35))
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def wall_time(s: ProfileSummary) -> Figure:
+    """Each process's wall time as one stacked bar of the goodput ledger's parts."""
+    g = s.goodput.set_index("process")[list(ORDER)]
+    g = g.loc[:, (g.abs() >= 5e-4).any()]
+    return _stacked(g, "seconds", "where each process's wall time went", colormap="tab20")
 
 
 def device_time(s: ProfileSummary) -> Figure:
     """Each process's median captured step as one stacked bar of its parts."""
-    from podscale.analysis.render.plots import plt
-
-    a = s.inside.set_index("process")[inside.PARTS] * 1e3
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(a) + 1.6))
-    a.plot.barh(stacked=True, ax=ax, width=0.7,
-                color=["#4c72b0", "#dd8452", "#c44e52", "#55a868", "#bbbbbb"])
-    ax.set_xlabel("ms per captured step (median)")
-    ax.invert_yaxis()
-    ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.35))
-    ax.set_title("inside the captured steps: each process's device time", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _stacked(s.inside.set_index("process")[inside.PARTS] * 1e3,
+                    "ms per captured step (median)",
+                    "inside the captured steps: each process's device time",
+                    color=["#4c72b0", "#dd8452", "#c44e52", "#55a868", "#bbbbbb"])
 
 
 def waits_heatmap(m: pd.DataFrame) -> Figure:
@@ -111,7 +109,7 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
                 "behind other ops, idle (docs/profiling-programs.md defines them)")
     doc.figure(device_time(s), "each process's captured step by part")
     doc.table(capture_frame(s.profile.captures.dropna(subset=["compute_us"])))
-    w = inside.waits(s.profile)
+    w = s.waits
     if len(w):
         doc.heading("Arrivals at each collective", "per collective op of the captured "
                     "steps: the process most often last, the spread of arrivals (last "
@@ -123,9 +121,8 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
                        "median wait per process and collective")
         else:
             doc.table(inside.wait_matrix(w).reset_index(), collapsed="waits per process")
-    found = inside.op_diff(s.profile, s.inside)
-    if found is not None:
-        slow, median, t = found
+    if s.op_diff is not None:
+        slow, median, t = s.op_diff
         doc.heading("Ops: the slowest process against the median one",
                     f"process {slow} (most compute and callback time per step) against "
                     f"process {median}: count and time per captured step")
