@@ -4,7 +4,8 @@
 ``MAX_DEVICES`` CPU devices per case). ``track_*``: multi-process cases — podscale
 launches simulated hosts and these return its measured time, bandwidth or fit.
 JAX is imported in ``setup``, never at module import; XLA flags are set here, before
-JAX starts (asv runs each benchmark in a fresh spawned process, see asv.conf.json).
+JAX starts (asv forks each benchmark from a server that imported this module, never JAX:
+see asv.conf.json).
 
 Settings for verdicts that hold on a noisy machine (measured A/A figures in the README):
 ``time_*`` take ``ROUNDS`` rounds (fresh processes, interleaved with the other benchmarks

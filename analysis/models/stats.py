@@ -8,6 +8,7 @@ Rank statistics follow OSU/nccl-tests: each process's median, then min/avg/max.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -50,16 +51,21 @@ def labels(across: str = "max") -> dict[str, str]:
 LABELS = labels()
 
 
+@functools.lru_cache(maxsize=256)
 def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int]:
     """0-based order statistics (lo, hi) of the distribution-free CI of the median: the
     narrowest symmetric pair x(j)..x(n-j+1) (1-based) whose exact binomial coverage
-    1 - 2*P(Binom(n, 1/2) < j) is at least ``level``; (0, n-1) when n is too small."""
-    from scipy.stats import binom
-
-    j = int(binom.ppf((1 - level) / 2, n, 0.5))  # smallest j with P(X <= j) >= alpha/2
-    if j < 1 or binom.cdf(j - 1, n, 0.5) > (1 - level) / 2:
-        return 0, n - 1
-    return j - 1, n - j
+    1 - 2*P(Binom(n, 1/2) < j) is at least ``level``; (0, n-1) when n is too small.
+    (The binomial sum in log space, term by term: what scipy.stats.binom.ppf gives, for
+    every n to 5000 and spot checks to 333333, without importing scipy for ``show``.)"""
+    alpha, lg, log_2n = (1 - level) / 2, math.lgamma(n + 1), n * math.log(2.0)
+    cdf, j = 0.0, 0
+    while j <= n:  # j: the smallest with P(X <= j) >= alpha
+        cdf += math.exp(lg - math.lgamma(j + 1) - math.lgamma(n - j + 1) - log_2n)
+        if cdf >= alpha:
+            break
+        j += 1
+    return (0, n - 1) if j < 1 else (j - 1, n - j)
 
 
 def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
