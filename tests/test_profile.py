@@ -297,6 +297,9 @@ def test_front_end_killed_or_signalled_leaves_no_process(tmp_path, sig):
     (["missing.py"], "missing.py: no such program"),
     (["--hosts", "0", "examples/reference.py"], "--hosts and --devices-per-host must be"),
     (["--hosts", "10000", "examples/reference.py"], "10000 processes would need about"),
+    (["--replay", "examples/reference.py"], "give a capture window (--profile-steps"),
+    (["--replay", "--profile-every", "5", "--replay-rounds", "0", "examples/reference.py"],
+     "--replay-rounds must be >= 1"),
 ])
 def test_profile_refuses_bad_input(args, message):
     res = podscale("profile", *args)
@@ -380,7 +383,7 @@ def test_host_callback_seen_inside_the_step(tmp_path):
     the op diff's top row is the callback, and the report shows the parts."""
     prog = ROOT / "tests" / "programs" / "callback.py"
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), "--profile-steps",
-                   "5:8", str(prog), "10", "1", "0.03",
+                   "5:8", "--replay", "--replay-rounds", "2", str(prog), "10", "1", "0.03",
                    env={**os.environ, "PODSCALE_CLOCK_SKEW": "1:0.05"})
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     s = summarize_profile(only_run(tmp_path))
@@ -407,3 +410,21 @@ def test_host_callback_seen_inside_the_step(tmp_path):
     md = (only_run(tmp_path) / "report" / "summary.md").read_text()
     assert "## Inside the captured steps" in md and "pure_callback" in md
     assert "## Arrivals at each collective" in md
+    # in the step vs alone (--replay): the step's program's one all-reduce replayed alone;
+    # its in-step time is process 1's (the last to arrive), not process 0's 30 ms wait
+    from podscale.analysis import load_run
+    from podscale.analysis.verdicts.interference import interference
+    from podscale.analysis.verdicts.replay import REPLAYABLE, load_inventory, replay_run
+
+    inv = load_inventory(only_run(tmp_path))
+    assert list(inv[inv["kind"].isin(REPLAYABLE)]["kind"]) == ["all_reduce"], inv
+    replayed = load_run(replay_run(only_run(tmp_path)))
+    assert list(replayed.cases.drop_duplicates("case_id")["workload"]) == ["replay"]
+    assert list(replayed.summary()["kind"]) == ["all_reduce"]
+    (row,) = interference(only_run(tmp_path), s).itertuples()
+    assert row.collective == op and row.per_step == 1 and row.rounds == 2, row
+    own = w[w["wait"] == 0]["dur"].median()
+    assert row.in_step == own and w["dur"].max() >= 0.024  # a waiting process's is not
+    assert row.factor == row.in_step / row.alone and row.factor < 10, row
+    assert row.alone * row.per_step <= s.ledger["period"].median()  # alone: within the step
+    assert "## In the step vs alone" in md and op in res.stdout.split("in the step vs")[1]

@@ -14,7 +14,8 @@ inside the collective for the others, had the transfer no cost).
 
 The **op diff** (the TraceDiff idea) takes the process with the most work per captured
 step (compute plus callback: what is not waiting) against the median process (the lower
-median), and lists each op's count and time per step on both, what the slowest process
+median), and lists each op's count and time per step (and per device of the process) on
+both, what the slowest process
 spends more on first.
 """
 
@@ -62,10 +63,13 @@ def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | No
     if slow == median:
         return None
     steps = ops.drop_duplicates(["process", "first"]).groupby("process")["steps"].sum()
+    # the op totals hold every local device's executions: per step is per device and step
+    devices = p.captures.groupby("process")["devices"].median()
 
     def per_step(process: int) -> pd.DataFrame:
         mine = ops[ops["process"] == process].groupby("op")[["count", "us"]].sum()
-        n = max(1, int(steps.get(process, 0)))
+        d = devices.get(process, 1)
+        n = max(1, int(steps.get(process, 0)) * (int(d) if d == d and d >= 1 else 1))
         return pd.DataFrame({"count": mine["count"] / n, "seconds": mine["us"] / n / 1e6})
 
     t = per_step(slow).add_suffix("_slow").join(per_step(median).add_suffix("_median"),
@@ -86,11 +90,12 @@ def findings(att: pd.DataFrame, w: pd.DataFrame,
     if found is None:
         return late
     slow, median, t = found
-    top = t.iloc[0]
-    if top["diff"] < DIFF_SHARE * span:
+    # time in a collective is waiting, not work that sets a process apart
+    work = t[[kind(str(op)) != "collective" for op in t["op"]]]
+    if work.empty or work.iloc[0]["diff"] < DIFF_SHARE * span:
         return late
-    what = {"callback": " (a host callback)", "collective": " (a collective)"}.get(
-        kind(str(top["op"])), "")
+    top = work.iloc[0]
+    what = " (a host callback)" if kind(str(top["op"])) == "callback" else ""
     line = (f"in the captured steps process {slow} spends {time_h(top['diff'])} more per "
             f"step than process {median} (the median) in {top['op']}{what}")
     waiting = att[(att["process"] != slow) & (att["exposed"] >= 0.5 * top["diff"])]

@@ -131,11 +131,13 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
 
 def build(s: ProfileSummary) -> Doc:
     from podscale.analysis.render.sections import Doc
+    from podscale.analysis.verdicts import interference
 
     head = heading(s)
     doc = Doc(head[0].lstrip("# "))
     doc.heading("Findings", head[1].lstrip("# "))
-    doc.bullets(findings(s))
+    alone = interference.interference(s.profile.run_dir, s)
+    doc.bullets([*findings(s), *interference.sentences(alone)])
     if s.step is None:
         return doc
     processes = s.ledger["process"].nunique()
@@ -155,6 +157,16 @@ def build(s: ProfileSummary) -> Doc:
     doc.heading("Where each process's wall time went")
     doc.table(timed(s.goodput, [*ORDER, "wall"]))
     _inside(doc, s)
+    if len(alone):
+        doc.heading("In the step vs alone", "each collective of the step's program: its "
+                    "time in the captured steps on the process that arrived last, against "
+                    "its replay alone on the same layout; factor = in step / alone, its "
+                    "range over the replay's rounds; bus bandwidth (GB/s) with nccl-tests' "
+                    "factors")
+        shown = alone.round({"per_step": 1, "factor": 2, "factor_lo": 2, "factor_hi": 2})
+        for col in ("busbw_alone", "busbw_in_step"):
+            shown[col] = [f"{v:.3g}" for v in shown[col]]
+        doc.table(timed(shown, ["in_step", "alone"]))
     for title, df, cols in (("Other computations", s.others, ["busy_median"]),
                             ("Re-compiles", s.recompiles, ["seconds"]),
                             ("Host time between steps, by frame", s.frames,

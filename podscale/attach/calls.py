@@ -97,7 +97,7 @@ class CallLog:
         if capture is not None and not capture.is_step(comp, self.computations):
             capture = None
         if capture is not None:  # outside the clocked dispatch
-            capture.before(comp.calls, comp.name)
+            capture.before(comp.calls, comp.name, lambda: _compiled(inner, args, kwargs))
         seq, self.seq = self.seq, self.seq + 1
         self.current, self.calling = seq, (comp.name, comp.calls)
         self.recent.append((seq, comp.name))
@@ -155,6 +155,14 @@ class CallLog:
 def label(call: tuple[str, int] | None) -> str | None:
     """A call as the roll-call names it: ``local_step #5``."""
     return None if call is None else f"{call[0]} #{call[1]}"
+
+
+def _compiled(inner: Any, args: tuple, kwargs: dict) -> Any:
+    """The ``Compiled`` a call of ``inner`` runs: an AOT one itself, else lowered and
+    compiled again on the same arguments, which JAX answers from its in-memory caches."""
+    if isinstance(inner, functools.partial):
+        return inner.args[0]  # Compiled.__call__ bound to the Compiled
+    return inner.lower(*args, **kwargs).compile()
 
 
 def _cache_size(inner: Any) -> int | None:

@@ -5,7 +5,9 @@ before step A and stops it once step B-1's outputs are ready.
 
 Each capture is one XProf session for the whole job, one file per process:
 ``traces/plugins/profile/<run>-steps-A-B/process-<i>.xplane.pb`` (two processes on one
-host never collide). Right after it, the process reduces its own trace to one row per
+host never collide). At its first capture, process 0 also saves the step's optimized
+program (``RUN/hlo/<layout>/<name>.hlo.txt``, from JAX's in-memory cache: no compile) for
+``podscale profile --replay``. Right after it, the process reduces its own trace to one row per
 step with ``jax.profiler.ProfileData`` (no pandas, no xprof in the process): each step's
 executions of the step's XLA module per device, their span, busy time (the union of op
 times), collective time and op count, and the parts of :mod:`podscale.core.attribution` (compute,
@@ -83,15 +85,17 @@ class Capture:
         self.began, self.name = 0, step
         self.opened: list[int] = []
         self.last: Any = None  # the last captured step's outputs
+        self.saved: set[str] = set()  # computations whose program process 0 saved
 
     def is_step(self, comp: Any, computations: list) -> bool:
         if self.step is not None:
             return bool(comp.name == self.step)
         return comp.calls >= max(c.calls for c in computations)
 
-    def before(self, k: int, name: str) -> None:
+    def before(self, k: int, name: str, program: Callable[[], Any] | None = None) -> None:
         """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
-        that ends here, open one that starts here."""
+        that ends here, open one that starts here (``program``: the step's ``Compiled``,
+        saved once, by process 0)."""
         import jax
 
         if self.until is not None and k >= self.until:
@@ -100,6 +104,9 @@ class Capture:
         if self.until is None and end is not None:
             self.until, self.began, self.name = end, k, name
             t0 = self.clock()
+            if program is not None and name not in self.saved and self.process() == 0:
+                self.saved.add(name)
+                self._save_program(name, program)
             _ready(self.last)  # the devices idle: the session holds steps k.. alone
             jax.profiler.start_trace(str(self._tmp()))
             self.opened = [t0, self.clock()]
@@ -114,6 +121,31 @@ class Capture:
         """At the script's end: a window still open stops where the steps stopped."""
         if self.until is not None:
             self._stop(None)
+
+    def _save_program(self, name: str, program: Callable[[], Any]) -> None:
+        """The step's optimized HLO and device order (as ``podscale replay`` saves a
+        case's), its devices every process's, process-major; a failure is recorded,
+        never raised into the program."""
+        import json
+        import re
+
+        import jax
+
+        from podscale.core.case import Layout
+        from podscale.worker.compiling import save_hlo
+
+        try:
+            devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
+            layout = Layout(jax.process_count(), jax.local_device_count())
+            path = self.run_dir / "hlo" / layout.key / re.sub(r"[^A-Za-z0-9_.=+-]", "_", name)
+            save_hlo(program(), path)
+            info = json.loads(path.with_name(path.name + ".json").read_text())
+            info.update(case_id=name, case_devices=[d.id for d in devices])
+            path.with_name(path.name + ".json").write_text(json.dumps(info))
+            self.emit({"kind": "program", "name": name, "file": f"{path}.hlo.txt"})
+        except Exception as exc:  # noqa: BLE001 - the program runs on regardless
+            self.emit({"kind": "program", "name": name, "error": f"{type(exc).__name__}: "
+                       f"{str(exc).splitlines()[0] if str(exc) else ''}"})
 
     def _tmp(self) -> Path:
         return self.run_dir / "traces" / f".tmp-process-{self.process()}"

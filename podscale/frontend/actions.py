@@ -147,9 +147,15 @@ def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> N
     json)."""
     from podscale.analysis.profile.render import export, render
     from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.verdicts import interference
 
     s = summarize_profile(run_dir, step)
     print(render(s) if fmt == "text" else export(s, fmt))
+    alone = interference.interference(run_dir, s)
+    if fmt == "text" and len(alone):
+        print(interference.render(alone))
+        for line in interference.sentences(alone):
+            print(f"- {line}")
 
 
 def add_format(p: argparse.ArgumentParser) -> None:

@@ -116,3 +116,30 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
     finally:
         os.environ.pop(SUPERVISED, None)
     return run_dir, 0
+
+
+def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
+                 timeout: float, port: int = 0) -> Path | None:
+    """Replay each distinct collective of the captured step's program (saved by process 0
+    at its first capture) alone, on the same layout, in ``rounds`` fresh launches: the
+    run ``RUN/<stamp>-replay``, or None when the program has no collective."""
+    from podscale.analysis import load_run
+    from podscale.core.case import Settings
+    from podscale.frontend.actions import wrong_results
+    from podscale.frontend.replay import collective_cases
+    from podscale.launch.options import LaunchOptions
+    from podscale.launch.runner import execute
+
+    if not list(run_dir.glob("hlo/*/*.hlo.txt")):
+        print("# replay: no step program was saved (no capture window opened)")
+        return None
+    cases, _ = collective_cases(run_dir, hosts, devices_per_host, (), Settings(),
+                                scaling=False)
+    if not cases:
+        print("# replay: the step's program has no collective to replay")
+        return None
+    rep = execute(cases, run_dir, "replay", LaunchOptions(case_timeout=timeout, port=port),
+                  spec={"replay_of": run_dir.name}, rounds=rounds, progress=None)
+    if load_run(rep).wrong:
+        raise wrong_results(load_run(rep))
+    return rep

@@ -27,18 +27,26 @@ if TYPE_CHECKING:
 def replay_cases(run, case) -> tuple[list, Any]:
     """The replay run's cases (every distinct collective, and its scaling cases) and the
     step's collective inventory."""
+    return collective_cases(run, case.hosts, case.devices_per_host,
+                            () if case.layout.default_split else case.layout.local_axes,
+                            replace(case.settings, traced_iters=0))
+
+
+def collective_cases(run, hosts: int, devices_per_host: int, local_axes: tuple,
+                     settings, scaling: bool = True) -> tuple[list, Any]:
+    """A ``replay`` case per distinct collective saved under ``RUN/hlo`` on this layout
+    (with ``scaling``: also in smaller groups and at a second size), and the inventory."""
     from podscale.analysis.verdicts.replay import load_inventory, scaling_params, specs
     from podscale.core.grid import Grid, expand
 
     inv = load_inventory(run)
     out: dict[str, object] = {}
     for s in specs(inv) if len(inv) else []:
-        for params in [s["params"], *scaling_params(s)]:
-            grid = Grid(("replay",), hosts=(case.hosts,), devices_per_host=(
-                case.devices_per_host,), local_axes=() if case.layout.default_split else
-                case.layout.local_axes, dtypes=(s["dtype"],), variants=("shard_map",),
-                params=tuple((k, (v,)) for k, v in params.items()),
-                settings=replace(case.settings, traced_iters=0))
+        for params in [s["params"], *(scaling_params(s) if scaling else [])]:
+            grid = Grid(("replay",), hosts=(hosts,), devices_per_host=(devices_per_host,),
+                        local_axes=local_axes, dtypes=(s["dtype"],), variants=("shard_map",),
+                        params=tuple((k, (v,)) for k, v in params.items()),
+                        settings=settings)
             for c in expand(grid):
                 out.setdefault(c.id, c)
     return list(out.values()), inv

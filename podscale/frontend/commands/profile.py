@@ -32,6 +32,12 @@ def register(sub) -> None:
     from podscale.frontend.profiling import add_capture_args
 
     add_capture_args(p)
+    p.add_argument("--replay", action="store_true",
+                   help="then replay each collective of the captured step's program alone "
+                        "on the same layout: its time in the step against alone (needs a "
+                        "capture window)")
+    p.add_argument("--replay-rounds", type=int, default=defaults.ROUNDS, metavar="R",
+                   help="fresh launches of the replay, for the spread of each factor")
     add_format(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
@@ -39,15 +45,28 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.core.errors import UsageError
     from podscale.frontend.profiling import capture_argv, profile, windows_of
 
-    windows_of(args)  # malformed windows: refused before any process starts
+    windows = windows_of(args)  # malformed windows: refused before any process starts
+    if args.replay and windows is None:
+        raise UsageError("--replay compares each collective's time in the captured steps "
+                         "with its time alone: give a capture window (--profile-steps A:B "
+                         "or --profile-every N)")
+    if args.replay_rounds < 1:
+        raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
                             name=args.name, step=args.step, timeout=args.timeout,
                             port=args.port, force=args.force, attach_args=capture_argv(args))
     from podscale.frontend.actions import show_profile
     from podscale.frontend.seedcheck import echo_outputs
+
+    if args.replay and code == 0:
+        from podscale.frontend.profiling import replay_alone
+
+        replay_alone(run_dir, args.hosts, args.devices_per_host, args.replay_rounds,
+                     args.timeout, args.port)
 
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir)
