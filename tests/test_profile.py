@@ -428,3 +428,36 @@ def test_host_callback_seen_inside_the_step(tmp_path):
     assert row.factor == row.in_step / row.alone and row.factor < 10, row
     assert row.alone * row.per_step <= s.ledger["period"].median()  # alone: within the step
     assert "## In the step vs alone" in md and op in res.stdout.split("in the step vs")[1]
+
+
+def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_path):
+    """--profile-anomalies 3, 2 processes, 400 steps of ~6 ms; process 1 sleeps 50 ms
+    before steps 120-139 (about 8x a step): every process holds a capture, triggered inside
+    that stretch, of whole steps inside it, in which process 0 waits for process 1; every
+    capture's trigger was a step the rule calls anomalous (a busy machine's own stalls
+    may add one); one XProf session per capture, one file per process."""
+    from podscale.attach.anomaly import ANOMALY_WINDOWS, HISTORY, anomalous
+
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), "--profile-anomalies",
+                   "3", str(TRAIN), "--steps", "400", "--work", "4", "--slow", "1:120:0.05:140")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    run = only_run(tmp_path)
+    p = load_profile(run)
+    wins = p.windows.dropna(subset=["trigger"])
+    assert 1 <= len(wins) // 2 <= ANOMALY_WINDOWS and set(wins["process"]) == {0, 1}
+    planted = wins[[120 <= t[0] < 140 for t in wins["trigger"]]]
+    assert sorted(planted["process"]) == [0, 1], wins
+    caps = p.captures.merge(planted[["process", "first"]], on=["process", "first"])
+    assert set(caps["process"]) == {0, 1} and caps["step"].between(121, 139).all(), caps
+    waited = caps[caps["process"] == 0]["exposed_us"].median()
+    assert waited >= 20_000, caps  # process 0 waits for process 1 in the all-reduce
+    steps = p.calls[p.calls["name"] == "local_step"].sort_values(["process", "seq"])
+    for step, by in wins["trigger"]:
+        ready = steps[steps["process"] == by]["ready"].to_numpy()
+        periods = np.diff(ready)
+        assert anomalous(periods[step - 1], list(periods[max(0, step - 1 - HISTORY):step - 1]))
+    sessions = sorted((run / "traces" / "plugins" / "profile").glob("*-anomaly-*"))
+    assert len(sessions) == len(wins) // 2
+    assert all(sorted(f.name for f in s.iterdir()) ==
+               ["process-0.xplane.pb", "process-1.xplane.pb"] for s in sessions)
+    assert "after the anomalous step" in res.stdout

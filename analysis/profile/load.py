@@ -40,7 +40,8 @@ class Profile:
     #: stop (the window), step, devices, busy_us, collective_us, ops, cut, file
     captures: pd.DataFrame
     #: one row per capture window and process: process, first, stop, held (steps its trace
-    #: held), cut, reduce_s, file, spans (when the profiler started and stopped, seconds)
+    #: held), cut, reduce_s, file, spans (when the profiler started and stopped, seconds),
+    #: trigger ([step, process] of an anomaly's capture, else None)
     windows: pd.DataFrame
     #: the program's own StepTraceAnnotations: process, name, num, first and end (the
     #: sequence numbers of the calls inside: first <= seq < end), enter, exit
@@ -98,7 +99,7 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             rows["window"].append({"first": o["steps"][0], "stop": o["steps"][1],
                                    "held": len(o["rows"]), "cut": o["cut"],
                                    "reduce_s": o.get("reduce_s"), "file": o["file"],
-                                   "spans": spans})
+                                   "spans": spans, "trigger": o.get("trigger")})
             for r in o["rows"]:
                 seen: dict[str, int] = {}
                 for op, start, dur in r.get("collectives") or []:
@@ -155,7 +156,7 @@ def load_profile(run_dir: Path | str) -> Profile:
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
                    _frame(kinds["capture"], CAPTURE_COLUMNS),
                    _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
-                                            "file", "spans"],
+                                            "file", "spans", "trigger"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
                                                   for a, b in r["spans"]]}),
                    _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],

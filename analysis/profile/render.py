@@ -66,10 +66,24 @@ def captures_table(s: ProfileSummary) -> list[str]:
     if wins.empty:
         return []
     out = []
-    for first, stop in wins[["first", "stop"]].drop_duplicates().itertuples(index=False):
-        w = c[(c["first"] == first) & ((c["stop"] == stop) | (stop != stop))] if len(c) else c
+    # a window is its steps (--profile-steps, --profile-every) or its trigger (an anomaly:
+    # each process holds the steps that ran while it profiled)
+    key = [str(t) if isinstance(t, list) else f"{a}:{b}"
+           for a, b, t in zip(wins["first"], wins["stop"], wins["trigger"])]
+    for k in dict.fromkeys(key):
+        mine = wins[[x == k for x in key]]
+        trig = mine["trigger"].iloc[0]
+        firsts = set(mine["first"])
+        w = c[c["first"].isin(firsts) & c["process"].isin(set(mine["process"]))] \
+            if len(c) else c
+        if not isinstance(trig, list):
+            stop = mine["stop"].iloc[0]
+            w = w[(w["stop"] == stop) | (stop != stop)] if len(w) else w
         steps = sorted(set(w["step"])) if len(w) else []
-        window = f"{int(first)}-{int(stop) - 1}" if stop == stop else f"{int(first)}-"
+        first, stop = mine["first"].iloc[0], mine["stop"].iloc[0]
+        window = (f"after the anomalous step {trig[0]} (seen first by process {trig[1]})"
+                  if isinstance(trig, list) else f"{int(first)}-{int(stop) - 1}"
+                  if stop == stop else f"{int(first)}-")
         held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
         out.append(f"# captured steps {window} (XProf: tensorboard --logdir "
                    f"{s.profile.run_dir / 'traces'}): {held}")

@@ -67,6 +67,8 @@ class CallLog:
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT)
         #: profiler capture windows (:mod:`.capture`), where asked for
         self.capture: Any = None
+        #: told of each ready call on the watcher thread (:mod:`.anomaly`), where asked for
+        self.on_ready: Callable[[Computation, list[Computation], int], None] | None = None
         self._owner: int | None = None  # the thread inside a recorded call
         self._rows: list[list[int]] = []
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -129,8 +131,13 @@ class CallLog:
                 return
             cid, seq, t0, t1, out, call = item
             self.waiting_for = call
-            ready = _wait(out)
-            self._rows.append([cid, seq, t0, t1, self.clock() if ready else UNKNOWN])
+            ready = self.clock() if _wait(out) else UNKNOWN
+            self._rows.append([cid, seq, t0, t1, ready])
+            if self.on_ready is not None and ready != UNKNOWN:
+                try:
+                    self.on_ready(self.computations[cid], self.computations, ready)
+                except Exception:  # noqa: BLE001 - never the program's failure
+                    self.on_ready = None
             self.readied += 1
             del item, out
             if len(self._rows) >= ROWS_PER_RECORD:

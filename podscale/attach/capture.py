@@ -19,6 +19,7 @@ limit) says so in its record, never a short step."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,9 +41,15 @@ class Windows:
     stop: int | None = None
     every: int | None = None
     length: int = 2
+    #: steps captured after an anomalous step (:mod:`.anomaly`); 0: none
+    anomalies: int = 0
 
     def __post_init__(self) -> None:
         from podscale.core.errors import UsageError
+
+        if self.anomalies < 0:
+            raise UsageError(f"--profile-anomalies {self.anomalies}: want K >= 1 steps "
+                             "to capture after an anomalous step")
 
         if self.start is not None and (self.stop is None or not 0 <= self.start < self.stop):
             raise UsageError(f"--profile-steps {self.start}:{self.stop}: want A:B with "
@@ -52,17 +59,20 @@ class Windows:
                              f"length 1..N (got {self.length})")
 
     @classmethod
-    def parse(cls, steps: str | None, every: int | None, length: int = 2) -> Windows | None:
-        if steps is None and every is None:
+    def parse(cls, steps: str | None, every: int | None, length: int = 2,
+              anomalies: int = 0) -> Windows | None:
+        if steps is None and every is None and not anomalies:
             return None
+        if steps is None and every is None:
+            return cls(anomalies=anomalies)
         if steps is not None:
             a, _, b = steps.partition(":")
             if not (a.isdigit() and b.isdigit()):
                 from podscale.core.errors import UsageError
 
                 raise UsageError(f"--profile-steps {steps!r}: want A:B (steps A to B-1)")
-            return cls(int(a), int(b), every, length)
-        return cls(every=every, length=length)
+            return cls(int(a), int(b), every, length, anomalies)
+        return cls(every=every, length=length, anomalies=anomalies)
 
     def opens(self, k: int) -> int | None:
         """The window's end (exclusive) if a capture starts at step ``k``."""
@@ -86,6 +96,10 @@ class Capture:
         self.opened: list[int] = []
         self.last: Any = None  # the last captured step's outputs
         self.saved: set[str] = set()  # computations whose program process 0 saved
+        #: one profiler session at a time: a fixed window or a wall-time one
+        #: (:mod:`.anomaly`, from its listener thread)
+        self.lock = threading.Lock()
+        self.busy = False  # a wall-time capture is running
 
     def is_step(self, comp: Any, computations: list) -> bool:
         if self.step is not None:
@@ -101,14 +115,20 @@ class Capture:
         if self.until is not None and k >= self.until:
             self._stop(k)
         end = self.windows.opens(k)
-        if self.until is None and end is not None:
-            self.until, self.began, self.name = end, k, name
+        if self.until is None and end is not None and self.busy:
+            self.emit({"kind": "capture_skipped", "steps": [k, end],
+                       "reason": "an anomaly's capture held the profiler"})
+        if self.until is None and end is not None and not self.busy:
             t0 = self.clock()
             if program is not None and name not in self.saved and self.process() == 0:
                 self.saved.add(name)
                 self._save_program(name, program)
             _ready(self.last)  # the devices idle: the session holds steps k.. alone
-            jax.profiler.start_trace(str(self._tmp()))
+            with self.lock:
+                if self.busy:
+                    return
+                self.until, self.began, self.name = end, k, name
+                jax.profiler.start_trace(str(self._tmp()))
             self.opened = [t0, self.clock()]
 
     def after(self, k: int, out: Any) -> None:
@@ -155,9 +175,11 @@ class Capture:
 
         t0 = self.clock()
         _ready(self.last)
-        jax.profiler.stop_trace()
+        with self.lock:
+            jax.profiler.stop_trace()
         window = (self.began, self.until if k is not None else None)
-        dest = self._keep(window)
+        end = window[1] if window[1] is not None else "end"
+        dest = self._keep(f"{self.run_dir.name}-steps-{window[0]}-{end}")
         started = time.perf_counter()
         skew = self.clock() - time.time_ns() // 1000  # this clock against the wall's
         reduced, ops = reduce_steps(dest, self.name, self.began, skew) if dest else ([], {})
@@ -169,13 +191,39 @@ class Capture:
                    "cut": want is not None and len(reduced) < want})
         self.until, self.last = None, None
 
-    def _keep(self, window: tuple[int, int | None]) -> Path | None:
+    def wall(self, label: str, name: str | None, wait: Callable[[], None]) \
+            -> tuple[Path | None, list[dict], dict, list[list[int]]] | None:
+        """Profile from now until ``wait`` returns (on the calling thread, not the
+        program's): the trace kept as session ``<run>-<label>``, its steps reduced and
+        numbered from 0 (each row's ``end_us`` places it), the spans of the profiler's
+        start and stop; None while a fixed window holds the profiler."""
+        import jax
+
+        with self.lock:
+            if self.until is not None or self.busy:
+                return None
+            self.busy = True
+            t0 = self.clock()
+            jax.profiler.start_trace(str(self._tmp()))
+            t1 = self.clock()
+        try:
+            wait()
+        finally:
+            with self.lock:
+                t2 = self.clock()
+                jax.profiler.stop_trace()
+                t3 = self.clock()
+                self.busy = False
+        dest = self._keep(f"{self.run_dir.name}-{label}")
+        skew = self.clock() - time.time_ns() // 1000
+        rows, ops = reduce_steps(dest, name, 0, skew) if dest else ([], {})
+        return dest, rows, ops, [[t0, t1], [t2, t3]]
+
+    def _keep(self, session_name: str) -> Path | None:
         found = list(self._tmp().glob("plugins/profile/*/*.xplane.pb"))
         if not found:
             return None
-        end = window[1] if window[1] is not None else "end"
-        session = self.run_dir / "traces" / "plugins" / "profile" / \
-            f"{self.run_dir.name}-steps-{window[0]}-{end}"
+        session = self.run_dir / "traces" / "plugins" / "profile" / session_name
         session.mkdir(parents=True, exist_ok=True)
         dest = session / f"process-{self.process()}.xplane.pb"
         shutil.move(str(found[0]), dest)
@@ -273,6 +321,8 @@ def reduce_steps(xplane: Path, name: str | None, first: int,
                 row.update({k: round(v, 3) for k, v in parts.items()
                             if k not in ("busy_us", "collective_us")})
                 row["end_ns"] = end
+                if began is not None:  # on this process's clock
+                    row["end_us"] = round((began + end) / 1e3 + skew_us, 1)
                 row["collectives"] = [] if began is None else [
                     [n, round((began + a) / 1e3 + skew_us, 1), round((b - a) / 1e3, 1)]
                     for a, b, n in ops if COLLECTIVE.search(n)]

@@ -68,6 +68,7 @@ class Session:
         self.talking: list[threading.Thread] = []
         self.stop = threading.Event()
         self.processes = 1
+        self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
 
     def install(self) -> None:
         import jax
@@ -82,6 +83,13 @@ class Session:
             self.log.capture = Capture(self.run_dir, lambda: self.record.process or 0,
                                        self.windows, self.step, self.record.add,
                                        self.clock.now)
+        if self.windows is not None and self.windows.anomalies:
+            from podscale.attach.anomaly import Anomalies
+
+            self.anomalies = Anomalies(self.log.capture, self.windows.anomalies,
+                                       self.clock.now, self.record.add, self.stop)
+            self.log.on_ready = self.anomalies.observe
+            self.talking.append(self.anomalies.start())
         jax.monitoring.register_event_duration_secs_listener(self._compile_event)
         self._wrap_initialize(jax)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
@@ -124,6 +132,8 @@ class Session:
                          "platform": device.platform, "device_kind": device.device_kind})
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
+        if self.anomalies is not None:
+            self.anomalies.joined(client, process)
         if client is not None and process == 0:
             self.talking.append(clock.answer(client, self.processes, self.clock.now,
                                              self.stop))

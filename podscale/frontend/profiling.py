@@ -33,6 +33,9 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
                    help="capture --profile-length steps every N steps on every process")
     p.add_argument("--profile-length", type=int, default=2, metavar="K",
                    help="steps per capture with --profile-every")
+    p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
+                   help="capture K steps on every process after a step slower than "
+                        "median + 3 MAD (and 4x the median) of the last 50; at most 3")
     p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
                    help="end the job, naming who stopped where, when no process completes "
                         "a call for S seconds while some wait (default: never)")
@@ -42,7 +45,8 @@ def windows_of(args: argparse.Namespace) -> Windows | None:
     """The capture windows the options ask for (refused in one line when malformed)."""
     from podscale.attach.capture import Windows
 
-    return Windows.parse(args.profile_steps, args.profile_every, args.profile_length)
+    return Windows.parse(args.profile_steps, args.profile_every, args.profile_length,
+                         args.profile_anomalies)
 
 
 def capture_argv(args: argparse.Namespace) -> list[str]:
@@ -54,6 +58,8 @@ def capture_argv(args: argparse.Namespace) -> list[str]:
         out += ["--profile-every", str(args.profile_every)]
     if args.hang_timeout:
         out += ["--hang-timeout", str(args.hang_timeout)]
+    if args.profile_anomalies:
+        out += ["--profile-anomalies", str(args.profile_anomalies)]
     return out + ["--profile-length", str(args.profile_length)]
 
 

@@ -6,12 +6,15 @@ all-reduce), an eval step every 10 steps, and prints the final loss. Planted eff
 from its own arguments:
 
   --steps N            steps (default 60)
-  --slow P:FROM:SEC    process P sleeps SEC before each step from step FROM on
+  --slow P:FROM:SEC[:TO]  process P sleeps SEC before each step from step FROM on (to
+                       step TO, exclusive)
   --loader P:SEC       process P's load_batch sleeps SEC per step
   --save STEP:SEC      every process's save_checkpoint sleeps SEC after step STEP
   --reshape STEP       the batch changes shape from step STEP on (a re-compile)
   --desync P:STEP      process P launches eval_step once more, before step STEP (its
                        launch sequence parts from the others')
+  --work K             K more 256x256 matrix products in each step (a step that takes
+                       milliseconds, not microseconds)
   --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
                        apply the update in a second jitted function inside it
 """
@@ -37,6 +40,7 @@ parser.add_argument("--loader", type=triple, default=None)
 parser.add_argument("--save", type=triple, default=None)
 parser.add_argument("--reshape", type=int, default=None)
 parser.add_argument("--desync", type=triple, default=None)
+parser.add_argument("--work", type=int, default=0)
 parser.add_argument("--annotate", action="store_true")
 args = parser.parse_args()
 
@@ -50,6 +54,11 @@ ROWS = 256
 @jax.jit
 def local_step(w, x):
     loss = jnp.mean((x @ w) ** 2)  # a mean over every device's rows: an all-reduce
+    if args.work:
+        a = jnp.tanh(jnp.tile(w, (8, 32)))  # 256 x 256, on every device
+        for _ in range(args.work):
+            a = jnp.tanh(a @ a / 256)
+        loss = loss + 1e-9 * jnp.mean(a)
     return w - 0.01 * loss * w, loss
 
 
@@ -79,7 +88,8 @@ def save_checkpoint(w, seconds):
 
 w = jnp.ones((32, 8), jnp.float32)
 for step in range(args.steps):
-    if args.slow and me == int(args.slow[0]) and step >= args.slow[1]:
+    if args.slow and me == int(args.slow[0]) and args.slow[1] <= step < (
+            args.slow[3] if len(args.slow) > 3 else args.steps):
         time.sleep(args.slow[2])
     x = load_batch(step)
     if args.desync and me == int(args.desync[0]) and step == int(args.desync[1]):
