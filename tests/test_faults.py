@@ -78,8 +78,10 @@ def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed"
 
 
 def started_run(out: Path, process: int) -> tuple[subprocess.Popen, Path, dict[int, int]]:
-    """A run in the background, once ``process`` has finished its first case."""
-    proc = start(out)
+    """A run in the background, once ``process`` has finished its first case; its other
+    cases take seconds (1000 iterations each), so the test's signal or kill finds it
+    running (with 3 iterations the whole run could end before it arrived)."""
+    proc = start(out, "--iters", "1000")
     wait_for(lambda: any(out.iterdir()))
     run = only_run(out)
     wait_for(lambda: cases_done(run, process) >= 1 and len(worker_pids(run)) == 2)
