@@ -329,7 +329,7 @@ def test_a_failed_join_names_who_never_joined(tmp_path):
     """Process 1 pointed at a coordinator that is not there: the join times out, and the
     one line says why (JAX runtime's status) and which processes never joined."""
     res = podscale(*RUN, "--out", str(tmp_path), env={
-        **os.environ, "PODSCALE_INIT_TIMEOUT": "5",
+        **os.environ, "PODSCALE_INIT_TIMEOUT": "3",
         "PODSCALE_FAULT_ENV": "1:PODSCALE_COORDINATOR=127.0.0.1:9"})
     assert res.returncode == 3, res.stderr
     assert "DEADLINE_EXCEEDED" in res.stderr and "never joined the job: process(es) 0,1" \
