@@ -179,9 +179,9 @@ def build(s: ProfileSummary) -> Doc:
 
 def write_profile_report(run_dir: Path, out: Path | None = None) -> tuple[Path, Path]:
     """Write ``report/index.html`` and ``report/summary.md`` for a profiled run."""
-    doc = build(summarize_profile(run_dir))
     out = Path(out) if out else Path(run_dir) / "report"
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # a folder that cannot be made: before the work
+    doc = build(summarize_profile(run_dir))
     (out / "index.html").write_text(doc.render(), encoding="utf-8")
     (out / "summary.md").write_text("\n".join(doc.md) + "\n", encoding="utf-8")
     return out / "index.html", out / "summary.md"

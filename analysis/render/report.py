@@ -261,8 +261,8 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
     run = as_run(run)
     run_dir = run.path
     out = Path(out) if out else run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)  # a folder that cannot be made: before the work
     doc = build(run, across, extra_sections)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "index.html").write_text(doc.render(), encoding="utf-8")
     (out / "summary.md").write_text("\n".join(doc.md) + "\n", encoding="utf-8")
     (out / "report.json").write_text(json.dumps({"run_dir": str(run_dir), "across": across}))
