@@ -201,6 +201,23 @@ def test_compare_names_a_straggler_change(loader, tmp_path):
     assert ": faster; a straggler change: process 1" in res.stdout, res.stdout
 
 
+def test_ab_of_a_program_names_a_straggler_change(tmp_path):
+    """profile --rounds 2 --args-b: arm B sleeps 20 ms before every step on process 1; the
+    launches alternate A B B A, the verdict is slower with an interval from the launches,
+    and the change is process 1 straggling, not a uniform one."""
+    res = podscale("profile", "--hosts", "2", "--rounds", "2", "--args-b",
+                   "--steps 30 --work 2 --slow 1:0:0.02", "--out", str(tmp_path), str(TRAIN),
+                   "--steps", "30", "--work", "2")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
+    (folder,) = tmp_path.iterdir()
+    runs = sorted(folder.iterdir(), key=lambda r: json.loads(
+        (r / "run.json").read_text())["created"])
+    assert [r.name.rsplit("-", 1)[1] for r in runs] == ["A0", "B0", "B1", "A1"]
+    assert all(json.loads((r / "run.json").read_text())["status"] == "complete"
+               for r in runs)
+
+
 def _stretched_copy(src, dest, created: str, factor: float) -> None:
     """A copy of a profiled run whose calls all take ``factor`` times as long (every
     process's times stretched from one instant: the processes keep their order)."""
@@ -300,6 +317,9 @@ def test_front_end_killed_or_signalled_leaves_no_process(tmp_path, sig):
     (["--replay", "examples/reference.py"], "give a capture window (--profile-steps"),
     (["--replay", "--profile-every", "5", "--replay-rounds", "0", "examples/reference.py"],
      "--replay-rounds must be >= 1"),
+    (["--rounds", "1", "examples/reference.py"], "--rounds must be >= 2"),
+    (["--env-b", "XLA_FLAGS", "examples/reference.py"],
+     "bad --env-b 'XLA_FLAGS': expected NAME=VALUE"),
 ])
 def test_profile_refuses_bad_input(args, message):
     res = podscale("profile", *args)

@@ -133,3 +133,48 @@ def compare_steps(a: ProfileSummary, b: ProfileSummary,
     return StepVerdict(a.step, ma, mb, mb / ma, low, high, verdict, kind, process,
                        float(la.get(process, 0.0)) if process is not None else 0.0,
                        float(lb.get(process, 0.0)) if process is not None else 0.0)
+
+
+def _pooled_median(runs: list[np.ndarray], rng: np.random.Generator) -> float:
+    """One bootstrap draw: rounds resampled, then each drawn round's steps."""
+    picks = rng.integers(0, len(runs), len(runs))
+    return float(np.median(np.concatenate([rng.choice(runs[i], len(runs[i]))
+                                           for i in picks])))
+
+
+def compare_rounds(a: list[ProfileSummary], b: list[ProfileSummary],
+                   threshold: float = defaults.THRESHOLD, seed: int = 0) -> StepVerdict:
+    """Arm B's step time against arm A's over interleaved launches (``podscale profile
+    --env-b/--args-b``): the medians of each arm's pooled steps after the warm-up, the
+    ratio's 95% interval from a two-level bootstrap (launches, then steps within each:
+    launch-to-launch spread counts), and the straggler/uniform split of
+    :func:`compare_steps` on each process's time lost per step, averaged over launches."""
+    from podscale.core.errors import UsageError
+
+    steps = {s.step for s in a + b}
+    if None in steps:
+        raise UsageError("no computation recurred in some launch (at least 3 calls on every "
+                         "process): no step to compare")
+    if len(steps) != 1:
+        raise UsageError(f"the arms' steps differ ({', '.join(map(str, steps))}): an A/B "
+                         "of one program (or name its step with --step)")
+    sa, sb = [job_steps(s) for s in a], [job_steps(s) for s in b]
+    if min(map(len, sa + sb)) < 3:
+        raise UsageError(f"too few steps to compare in some launch (after the first "
+                         f"{WARMUP})")
+    ma, mb = float(np.median(np.concatenate(sa))), float(np.median(np.concatenate(sb)))
+    rng = np.random.default_rng(seed)
+    ratios = [_pooled_median(sb, rng) / _pooled_median(sa, rng) for _ in range(BOOT)]
+    low, high = (float(x) for x in np.quantile(ratios, [0.025, 0.975]))
+    verdict = "slower" if low > 1 + threshold else "faster" if high < 1 - threshold else "~"
+    la = pd.concat([lost_per_step(s) for s in a], axis=1).fillna(0.0).mean(axis=1)
+    lb = pd.concat([lost_per_step(s) for s in b], axis=1).fillna(0.0).mean(axis=1)
+    moved = lb.subtract(la, fill_value=0.0).fillna(0.0)
+    process = int(moved.abs().idxmax()) if len(moved) else None
+    kind = "none"
+    if verdict != "~":
+        big = process is not None and abs(moved[process]) >= 0.5 * abs(mb - ma)
+        kind = "straggler" if big else "uniform"
+    return StepVerdict(next(iter(steps)), ma, mb, mb / ma, low, high, verdict, kind,
+                       process, float(la.get(process, 0.0)) if process is not None else 0.0,
+                       float(lb.get(process, 0.0)) if process is not None else 0.0)

@@ -8,7 +8,8 @@ A B, B A, ... so neither arm always goes first), so drift falls on both arms ali
 rounds of each arm are compared as independent repetitions (``--paired``: round by round).
 The arms differ by environment variables their processes set before JAX starts
 (``--env-b XLA_FLAGS=...``); with none, it is an A/A run that measures the false alarm
-rate. To compare code versions, use asv (``asv continuous``).
+rate. To compare code versions, use asv (``asv continuous``); for your own program,
+``podscale profile --env-b/--args-b --rounds R SCRIPT`` (an A/B of the program).
 """
 
 from __future__ import annotations

@@ -149,3 +149,41 @@ def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
     if load_run(rep).wrong:
         raise wrong_results(load_run(rep))
     return rep
+
+
+def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[str, str],
+               env_b: dict[str, str], rounds: int, *, hosts: int, devices_per_host: int,
+               out: Path, name: str | None, timeout: float, port: int = 0,
+               attach_args: list[str] | None = None) -> tuple[Path, list[Path], list[Path]]:
+    """Arms A and B of a program, ``rounds`` launches each, alternating (A B, B A, ...):
+    the folder holding them and each arm's run directories; a failing launch stops it."""
+    import os
+
+    from podscale.launch.runner import new_run_dir
+
+    if rounds < 2:
+        raise UsageError("an A/B of a program compares launches: --rounds must be >= 2")
+    folder = new_run_dir(out, f"{name or script.stem}-ab")
+    runs: dict[str, list[Path]] = {"A": [], "B": []}
+    arms = {"A": (args_a, env_a), "B": (args_b, env_b)}
+    for r in range(rounds):
+        for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
+            args, env = arms[arm]
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                run_dir, code = profile(script, args, hosts=hosts,
+                                        devices_per_host=devices_per_host, out=folder,
+                                        name=f"{arm}{r}", timeout=timeout, port=port,
+                                        attach_args=attach_args)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            if code:
+                raise WorkerFailed(f"arm {arm}, launch {r + 1}: the program exited with "
+                                   f"{code}; runs so far kept in {folder}")
+            runs[arm].append(run_dir)
+    return folder, runs["A"], runs["B"]

@@ -1,5 +1,6 @@
 """``podscale ab``: one grid as two arms (A, B) whose launches alternate in time, so drift
-falls on both alike, then compared as ``podscale compare`` does."""
+falls on both alike, then compared as ``podscale compare`` does. For your own program:
+``podscale profile --env-b NAME=VALUE | --args-b 'ARGS' --rounds R SCRIPT [ARGS...]``."""
 
 from __future__ import annotations
 

@@ -38,6 +38,16 @@ def register(sub) -> None:
                         "capture window)")
     p.add_argument("--replay-rounds", type=int, default=defaults.ROUNDS, metavar="R",
                    help="fresh launches of the replay, for the spread of each factor")
+    p.add_argument("--env-a", action="append", default=None, metavar="NAME=VALUE",
+                   help="an A/B of the program: arm A's processes set this (repeatable)")
+    p.add_argument("--env-b", action="append", default=None, metavar="NAME=VALUE",
+                   help="an A/B of the program: arm B's processes set this (repeatable)")
+    p.add_argument("--args-b", default=None, metavar="'ARGS'",
+                   help="an A/B of the program: arm B's own arguments (one quoted string; "
+                        "arm A runs with the ARGS after SCRIPT)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"an A/B: launches per arm, alternating A B, B A, ... (default "
+                        f"{defaults.ROUNDS + 1})")
     add_format(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
@@ -55,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
                          "or --profile-every N)")
     if args.replay_rounds < 1:
         raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
+    if args.env_a or args.env_b or args.args_b is not None or args.rounds is not None:
+        return ab(args)
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
                             name=args.name, step=args.step, timeout=args.timeout,
@@ -73,3 +85,39 @@ def run(args: argparse.Namespace) -> int:
     show_profile(run_dir, args.format, args.step)
     print(f"# run directory: {run_dir}")
     return code
+
+
+def ab(args: argparse.Namespace) -> int:
+    """The program as arms A and B, launches alternating, and the verdict on its step."""
+    import shlex
+
+    import numpy as np
+
+    from podscale.analysis.profile.compare import compare_rounds, job_steps
+    from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.units import time_h
+    from podscale.core.errors import UsageError
+    from podscale.frontend.ab import parse_env
+    from podscale.frontend.profiling import ab_program, capture_argv, check_script
+
+    if args.replay:
+        raise UsageError("--replay is for one run of the program, not an A/B")
+    env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
+    args_b = args.args if args.args_b is None else shlex.split(args.args_b)
+    check_script(args.script)
+    folder, runs_a, runs_b = ab_program(
+        args.script, args.args, args_b, env_a, env_b,
+        defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,
+        devices_per_host=args.devices_per_host, out=args.out, name=args.name,
+        timeout=args.timeout, port=args.port, attach_args=capture_argv(args))
+    a = [summarize_profile(r, args.step) for r in runs_a]
+    b = [summarize_profile(r, args.step) for r in runs_b]
+    v = compare_rounds(a, b)
+    for label, env, argv, runs in (("A", env_a, args.args, a), ("B", env_b, args_b, b)):
+        shown = " ".join(f"{k}={w}" for k, w in env.items()) or "(no extra environment)"
+        medians = ", ".join(time_h(float(np.median(job_steps(s)))) for s in runs)
+        print(f"# {label}: {shlex.join(argv) or '(no arguments)'}  {shown}; median step "
+              f"per launch: {medians}")
+    print(v.sentence())
+    print(f"# runs: {folder}")
+    return 0
