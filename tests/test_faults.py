@@ -22,11 +22,18 @@ RUN = ["run", "--rounds", "1", "dot", "--hosts", "2", "--devices-per-host", "1",
        "4K,8K,16K", "--variants", "pmap,shard_map", "--iters", "3", "--warmup", "1"]
 
 
+def _as_a_terminal_job() -> None:
+    """SIGINT as a terminal's foreground job has it: a suite started in the background by
+    a non-interactive shell passes SIGINT on ignored, and Python then never sees Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "podscale", *RUN, "--out", str(out), *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **(env or {})}, start_new_session=True,
+        preexec_fn=_as_a_terminal_job,
     )
 
 
@@ -80,7 +87,7 @@ def assert_clean_failure(run: Path, pids: dict[int, int], status: str = "failed"
 def started_run(out: Path, process: int) -> tuple[subprocess.Popen, Path, dict[int, int]]:
     """A run in the background, once ``process`` has finished its first case; its other
     cases take seconds (1000 iterations each), so the test's signal or kill finds it
-    running (with 3 iterations the whole run could end before it arrived)."""
+    running however fast the machine."""
     proc = start(out, "--iters", "1000")
     wait_for(lambda: any(out.iterdir()))
     run = only_run(out)

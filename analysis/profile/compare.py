@@ -175,6 +175,6 @@ def compare_rounds(a: list[ProfileSummary], b: list[ProfileSummary],
     if verdict != "~":
         big = process is not None and abs(moved[process]) >= 0.5 * abs(mb - ma)
         kind = "straggler" if big else "uniform"
-    return StepVerdict(next(iter(steps)), ma, mb, mb / ma, low, high, verdict, kind,
+    return StepVerdict(str(next(iter(steps))), ma, mb, mb / ma, low, high, verdict, kind,
                        process, float(la.get(process, 0.0)) if process is not None else 0.0,
                        float(lb.get(process, 0.0)) if process is not None else 0.0)
