@@ -177,7 +177,7 @@ def test_host_frames_recompile_and_checkpoint(loader):
 def test_desync_named_at_its_launch(loader):
     """Process 1's extra eval_step before step 7: launch #15 (steps 0-6 launched 15 times:
     two computations a step and the eval at step 0) differs, and the Findings say so first
-    (the clean run's absence of it is checked by the compare test)."""
+    (the clean run's absence of it is checked by the A/B test)."""
     s = summarize_profile(loader[0])
     assert s.desync is not None and s.desync.launch == 15
     assert s.desync.text() == ("desync at launch #15: process 1 launched eval_step where "
