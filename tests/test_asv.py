@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,8 @@ def test_asv_check():
     asv("check", "--python=same", cwd=ROOT)
 
 
-def test_asv_quick_run_same_python(tmp_path, small_run):
+def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
+    """(``two_commits`` runs meanwhile, in the background.)"""
     conf = config(tmp_path, ROOT)
     asv("machine", "--yes", "--machine", "podscale-ci", "--config", str(conf), cwd=tmp_path)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
@@ -74,11 +76,13 @@ def test_asv_quick_run_same_python(tmp_path, small_run):
     assert "asv history across commits" in (out / "index.html").read_text()
 
 
-def test_asv_across_two_commits_in_virtualenvs(tmp_path):
-    repo = tmp_path / "repo"
+def _two_commits(tmp: Path) -> tuple[Path, str, str, subprocess.CompletedProcess, str]:
+    """asv run over two commits of a throwaway copy in asv-made virtualenvs, then compare
+    and publish: (folder, first, second, the run's output, the comparison's)."""
+    repo = tmp / "repo"
     first, second = two_commit_copy(repo)
-    (tmp_path / "hashes.txt").write_text(f"{first}\n{second}\n")
-    conf = str(config(tmp_path, repo))
+    (tmp / "hashes.txt").write_text(f"{first}\n{second}\n")
+    conf = str(config(tmp, repo))
     # the environment holds what TimePsum imports: pandas and pympler (for the track_*
     # and mem_* benchmarks, which the quick run and bench-self's asv stage cover) are
     # left out of the matrix, 10 s of installing
@@ -86,17 +90,35 @@ def test_asv_across_two_commits_in_virtualenvs(tmp_path):
     for name in ("pandas", "pympler"):
         spec["matrix"]["req"].pop(name)
     Path(conf).write_text(json.dumps(spec))
-    asv("machine", "--yes", "--machine", "podscale-ci", "--config", conf, cwd=tmp_path)
     res = asv("run", "--quick", "--machine", "podscale-ci", "--config", conf,
               "--bench", r"TimePsum.time_psum\(4096, (1|2), 'shard_map'\)", "--show-stderr",
-              f"HASHFILE:{tmp_path / 'hashes.txt'}", cwd=tmp_path, timeout=1500)
+              f"HASHFILE:{tmp / 'hashes.txt'}", cwd=tmp, timeout=1500)
+    cmp = asv("compare", "--machine", "podscale-ci", "--config", conf, first, second,
+              cwd=tmp)
+    asv("publish", "--config", conf, cwd=tmp)
+    return tmp, first, second, res, cmp.stdout
+
+
+@pytest.fixture(scope="module")
+def two_commits(tmp_path_factory):
+    """The two-commit asv run, started in the background as the module's first test that
+    asks for it begins (it installs virtualenvs, mostly waiting on the disk, while the
+    quick run launches podscale); its result, once finished."""
+    tmp = tmp_path_factory.mktemp("asv-two-commits")
+    asv("machine", "--yes", "--machine", "podscale-ci", "--config",
+        str(config(tmp, ROOT)), cwd=tmp)  # before anything reads ~/.asv-machine.json
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(_two_commits, tmp)
+    yield future
+    pool.shutdown(wait=True)
+
+
+def test_asv_across_two_commits_in_virtualenvs(two_commits):
+    tmp, first, second, res, compared = two_commits.result(timeout=1500)
     assert "failed" not in res.stdout.lower(), res.stdout
-    df = load_asv(tmp_path / "results")
+    df = load_asv(tmp / "results")
     assert set(df["commit"]) == {first, second}
     assert df["env"].str.startswith("virtualenv").all()
     assert df["value"].notna().sum() == 2 * 2  # two commits x the two selected cases
-    cmp = asv("compare", "--machine", "podscale-ci", "--config", conf, first, second,
-              cwd=tmp_path)
-    assert "time_psum" in cmp.stdout
-    asv("publish", "--config", conf, cwd=tmp_path)
-    assert (tmp_path / "html" / "index.html").exists()
+    assert "time_psum" in compared
+    assert (tmp / "html" / "index.html").exists()
