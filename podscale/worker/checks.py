@@ -7,7 +7,7 @@ compared, no communication."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core.case import Case
 from podscale.core.checking import check
@@ -15,9 +15,15 @@ from podscale.core.workload import Context, Expected, Workload
 from podscale.worker import faults
 from podscale.worker.compiling import Compiled
 
+if TYPE_CHECKING:
+    from podscale.worker.faults import Fault
+    from podscale.worker.runtime import Runtime
+
+
 
 def run_checks(case: Case, index: int, wl: Workload, ctx: Context, expected: Expected,
-               compiled: Compiled, rt, fault, outputs: Any = None) -> dict[str, Any]:
+               compiled: Compiled, rt: Runtime, fault: Fault | None,
+               outputs: Any = None) -> dict[str, Any]:
     """The CaseRecord's check fields: ``checked`` and ``wrong`` over both passes,
     ``unchecked`` (loose bounds) from both, ``unsampled`` (timed outputs outside the
     sample) and ``exact_checked`` (elements compared for equality). ``outputs``: the last
@@ -27,7 +33,8 @@ def run_checks(case: Case, index: int, wl: Workload, ctx: Context, expected: Exp
         outputs = compiled.run()
     got = faults.corrupt(fault, rt.process, index, wl.output(ctx, outputs), case.workload)
     first = check(got, expected, case.dtype)
-    fields = dict(checked=first.checked, wrong=first.wrong, max_error=first.max_error,
+    fields: dict[str, Any] = dict(checked=first.checked, wrong=first.wrong,
+                                  max_error=first.max_error,
                   result=first.result, unchecked=first.unchecked, exact_checked=first.exact,
                   unsampled=first.unsampled)
     # data movement compared in full is an equality check already: nothing to add

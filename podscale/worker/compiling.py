@@ -7,11 +7,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from podscale.core.case import Case
 from podscale.core.records import SkipRecord
 from podscale.core.workload import Context, Step, Workload
+
+if TYPE_CHECKING:
+    from podscale.worker.runtime import Runtime
+    from podscale.worker.writers import Writer
+
 
 
 class Compiled(NamedTuple):
@@ -35,14 +40,15 @@ def compile_step(step: Step, hlo_to: Path | None = None,
 
     start = time.perf_counter()
     if step.aot:
-        compiled = step.fn.lower(*step.args).compile()
+        compiled = step.fn.lower(*step.args).compile()  # type: ignore[attr-defined]
         kind = "lower+compile"
     else:  # pmap's AOT executables reject host-local arrays in multi-process runs
         jax.block_until_ready(step.fn(*step.args))
         compiled, kind = step.fn, "first call (incl. execution)"
     seconds = time.perf_counter() - start
     if hlo_to is not None:
-        save_hlo(compiled if step.aot else step.fn.lower(*step.args).compile(), hlo_to)
+        save_hlo(compiled if step.aot else
+                 step.fn.lower(*step.args).compile(), hlo_to)  # type: ignore[attr-defined]
     from podscale.worker.program import program
 
     fp = program(compiled.as_text()) if step.aot else None
@@ -67,7 +73,7 @@ def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | Non
     return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch)
 
 
-def save_hlo(compiled, path: Path) -> None:
+def save_hlo(compiled: Any, path: Path) -> None:
     """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
     the module's logical order (replica groups name logical ids)."""
     import json
@@ -97,7 +103,8 @@ def unimplemented(exc: Exception) -> str | None:
     return text[text.index("UNIMPLEMENTED"):].splitlines()[0]
 
 
-def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt, writer,
+def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt: Runtime,
+                 writer: Writer,
                  hlo_dir: Path | None) -> Compiled | None:
     """Compile the case's program on its placed ``args`` (process 0 saves its HLO to
     ``hlo_dir``); None, after a skip record, when the backend does not implement it."""

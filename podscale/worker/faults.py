@@ -49,7 +49,7 @@ class Fault:
 def _stalled(step: Callable[[], Any], at: int) -> Callable[[], Any]:
     calls = [0]
 
-    def stalled():
+    def stalled() -> Any:
         calls[0] += 1
         while calls[0] == at:  # stuck for good, host-side, before dispatching
             time.sleep(3600)
@@ -131,7 +131,7 @@ def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], 
     if fault.kind == "stretch":
         factor = 1.5 if fault.arg is None else fault.arg
 
-        def stretched():
+        def stretched() -> Any:
             start = time.perf_counter()
             out = step()
             end = start + factor * (time.perf_counter() - start)
@@ -145,7 +145,7 @@ def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], 
         return stretched
     delay = 0.002 if fault.arg is None else fault.arg
 
-    def slowed():
+    def slowed() -> Any:
         time.sleep(delay)
         return step()
 

@@ -15,7 +15,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
@@ -23,20 +23,26 @@ from podscale.core.plan import LayoutPlan, Plan
 from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
 from podscale.core.timing import measure
-from podscale.core.workload import Context
+from podscale.core.workload import Context, Workload
 from podscale.worker import faults, ledger, runtime
 from podscale.worker.checks import run_checks
 from podscale.worker.compiling import compile_case
 from podscale.worker.writers import GatheringWriter, RecordWriter
 
+if TYPE_CHECKING:
+    from podscale.worker.faults import Fault
+    from podscale.worker.runtime import Runtime
+    from podscale.worker.writers import Writer
+
+
 EXIT_USAGE = 2
 
 
-def say(rt, message: str) -> None:
+def say(rt: Runtime, message: str) -> None:
     print(f"[podscale p{rt.process}] {message}", flush=True)
 
 
-def check_layout(rt, plan: Plan) -> str | None:
+def check_layout(rt: Runtime, plan: Plan) -> str | None:
     """Why this job cannot run the plan's layouts, or None."""
     hosts, dph = plan.launched.hosts, plan.launched.devices_per_host
     if rt.process_count != hosts:
@@ -58,7 +64,7 @@ def case_devices(case: Case) -> list:
     return [d for p in sorted(by_process) for d in by_process[p][: case.devices_per_host]]
 
 
-def context(case: Case, rt) -> Context:
+def context(case: Case, rt: Runtime) -> Context:
     """The case's devices as a mesh with the layout's named axes (hosts first)."""
     import numpy as np
     from jax.sharding import Mesh
@@ -69,7 +75,8 @@ def context(case: Case, rt) -> Context:
     return Context(case, rt.process, rt.process_count, devices, mesh)
 
 
-def _measure(case: Case, index: int, step: Callable[[], Any], rt, round_: int) -> list[Sample]:
+def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
+             round_: int) -> list[Sample]:
     """Warm-up and timed samples of one case; progress marked at every barrier (outside
     the clocked region)."""
     say(rt, f"case {case.id}: measure")
@@ -106,7 +113,7 @@ class _KeepLast:
         return out
 
 
-def _same_program(rt, index: int, case: Case, program: dict | None) -> None:
+def _same_program(rt: Runtime, index: int, case: Case, program: dict | None) -> None:
     """Before the first collective runs: every process compiled the same collectives
     (kinds, shapes, groups) for this case, or none goes on."""
     client = runtime.coordination_client() if rt.process_count > 1 else None
@@ -117,7 +124,7 @@ def _same_program(rt, index: int, case: Case, program: dict | None) -> None:
         preflight.check_program(rt, client, index, case.id, collectives_hash(program))
 
 
-def _record(case: Case, wl, process: int, kind: str, round_: int,
+def _record(case: Case, wl: Workload, process: int, kind: str, round_: int,
             fields: dict[str, Any]) -> CaseRecord:
     work = wl.work(case)
     return CaseRecord(
@@ -130,7 +137,8 @@ def _record(case: Case, wl, process: int, kind: str, round_: int,
         takes_part=wl.takes_part(case, process), **fields)
 
 
-def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
+def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault | None,
+             round_: int = 0,
              hlo_dir: Path | None = None) -> Callable[[], Any] | None:
     """Prepare, compile, warm up, time and check one case; return its step (traced pass),
     or None when the backend does not implement it (a skip record says why). ``hlo_dir``:
@@ -168,11 +176,13 @@ def run_case(case: Case, index: int, rt, writer, fault, round_: int = 0,
     return step
 
 
-def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0) -> int:
+def run_layout(plan: Plan, lp: LayoutPlan, rt: Runtime, offset: int = 0,
+               round_: int = 0) -> int:
     """Run one layout's cases on an initialised runtime (all processes together); the
     traced pass (``--profile``) runs in round 0 only."""
     run_dir = Path(plan.run_dir)
     records = run_dir / "records" / lp.layout.key
+    writer: Writer
     if plan.gather:
         writer = GatheringWriter(records, rt.process)
     else:
@@ -208,7 +218,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt, offset: int = 0, round_: int = 0)
     return offset + len(lp.cases)
 
 
-def run_plan(plan: Plan, rt) -> None:
+def run_plan(plan: Plan, rt: Runtime) -> None:
     problem = check_layout(rt, plan)
     if problem:
         raise UsageError(problem)

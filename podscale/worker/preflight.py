@@ -12,6 +12,11 @@ import json
 import os
 import platform
 from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from podscale.worker.runtime import Runtime
+
 
 PREFIX = "podscale/preflight/"
 #: environment variables that change the programs XLA compiles or how they communicate
@@ -71,7 +76,7 @@ def _span(ps: list[int]) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ",".join(map(str, r)) for r in runs)
 
 
-def _compare(rt, client, prefix: str, mine: dict[str, str]) -> list[str]:
+def _compare(rt: Runtime, client: Any, prefix: str, mine: dict[str, str]) -> list[str]:
     """Publish ``mine`` under ``prefix``, meet every process, and return what differs
     between everyone's (see :func:`differences`)."""
     client.key_value_set(f"{prefix}{rt.process}", json.dumps(mine), allow_overwrite=True)
@@ -80,7 +85,7 @@ def _compare(rt, client, prefix: str, mine: dict[str, str]) -> list[str]:
                         for k, v in client.key_value_dir_get(prefix)})
 
 
-def check(rt, client, plan_dict: dict) -> None:
+def check(rt: Runtime, client: Any, plan_dict: dict) -> None:
     """Publish this process's fingerprint, meet, compare every process's (UsageError on
     every process when any differs)."""
     from podscale.core.errors import UsageError
@@ -106,7 +111,7 @@ def plant_env() -> None:
         os.environ[name] = value
 
 
-def check_program(rt, client, index: int, case_id: str, program: str) -> None:
+def check_program(rt: Runtime, client: Any, index: int, case_id: str, program: str) -> None:
     """Every process's fingerprint of case ``index``'s compiled collectives must agree."""
     from podscale.core.errors import UsageError
 

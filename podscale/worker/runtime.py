@@ -63,7 +63,7 @@ _BARRIERS = itertools.count()
 BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout to catch
 
 
-def coordination_client():
+def coordination_client() -> Any:
     """The coordination service's client of ``jax.distributed`` (None where JAX does not
     expose it, or in a one-process job)."""
     try:

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from podscale.core.workload import seed_for
 from podscale.worker.ledger import peak_rss_mb
 
+if TYPE_CHECKING:
+    from podscale.worker.runtime import Runtime
 
-def main(rt, run_dir: Path) -> None:
+
+
+def main(rt: Runtime, run_dir: Path) -> None:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -69,7 +74,7 @@ def main(rt, run_dir: Path) -> None:
     print(f"== Worker {jax.process_index()} done", flush=True)
 
 
-def dropped(process: int, dots):
+def dropped(process: int, dots: Any) -> Any:
     """``PODSCALE_FAULT=drop@P:*``: process P's contribution to the global sum left out."""
     from podscale.worker import faults
 
@@ -79,7 +84,7 @@ def dropped(process: int, dots):
     return dots
 
 
-def exact_global_sum(process: int, psum_of_sums, shape: tuple[int, int]) -> dict:
+def exact_global_sum(process: int, psum_of_sums: Any, shape: tuple[int, int]) -> dict:
     """The listing's global-sum program again on integer inputs whose total is exact in
     float32: device g (global index) holds g + 1 once, so the total is D(D+1)/2 and a
     missing, doubled or misplaced process changes it (the float check's bound, sound for
@@ -98,7 +103,7 @@ def exact_global_sum(process: int, psum_of_sums, shape: tuple[int, int]) -> dict
     return {"exact_global_sum": [float(v) for v in got], "exact_expected": float(expected)}
 
 
-def check_dots(process: int, dots, v1, v2) -> dict:
+def check_dots(process: int, dots: Any, v1: Any, v2: Any) -> dict:
     """Every computed dot product against float64, within a sound float32 bound."""
     import numpy as np
 

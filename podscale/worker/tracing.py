@@ -9,28 +9,40 @@ annotation taken right after a barrier; analysis aligns the processes' traces on
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import socket
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core.records import SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
+
+if TYPE_CHECKING:
+    from podscale.worker.runtime import Runtime
+    from podscale.worker.writers import Writer
+
 
 
 def trace_dir(run_dir: Path, layout: str) -> Path:
     return run_dir / "traces" / layout
 
 
+def _annotation(case_id: str, i: int) -> Any:
+    import jax
+
+    return jax.profiler.StepTraceAnnotation(case_id, step_num=i)
+
+
 def traced_pass(
     steps: Iterable[tuple[str, Callable[[], Any], int]],
-    rt,
+    rt: Runtime,
     run_dir: Path,
     layout: str,
-    writer,
+    writer: Writer,
     trace_root: str | None = None,
 ) -> str:
     """Run each (case id, step, iterations) under the profiler, every iteration annotated.
@@ -62,11 +74,11 @@ def traced_pass(
             for t in measure(
                 step,
                 clock=time.perf_counter,
-                barrier=lambda c=case_id: rt.barrier(f"traced {c}"),
+                barrier=functools.partial(rt.barrier, f"traced {case_id}"),
                 warmup=0,
                 iters=iters,
                 phase="traced",
-                around=lambda i, c=case_id: jax.profiler.StepTraceAnnotation(c, step_num=i),
+                around=functools.partial(_annotation, case_id),
             )
         ]
     finally:

@@ -33,7 +33,8 @@ class GatheringWriter:
     them with ``multihost_utils.process_allgather`` and appends them to each process's file."""
 
     def __init__(self, records_dir: Path, process: int) -> None:
-        self._dir, self._process, self._buffer = records_dir, process, []
+        self._dir, self._process = records_dir, process
+        self._buffer: list[str] = []
         self._writers: dict[int, RecordWriter] = {}
 
     def write(self, *records: Any) -> None:
@@ -63,3 +64,7 @@ class GatheringWriter:
         self.flush()
         for w in self._writers.values():
             w.close()
+
+
+#: what a worker writes its records with
+Writer = RecordWriter | GatheringWriter
