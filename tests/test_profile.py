@@ -91,10 +91,12 @@ def test_goodput_ledger_sums_to_wall(straggler):
     parts = g.drop(columns="wall")
     assert len(g) == 4 and (parts >= -1e-6).all().all(), parts
     assert ((parts.sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
-    # process 2 spent its sleeps on the host; the others waited for it at the step (it
-    # waited only at the first steps, for the others' compiles)
+    # process 2 spent its sleeps (30 x 80 ms = 2.4 s) on the host; the others waited for
+    # it at the step, most of that on top of what process 2 itself waited (at the first
+    # steps, for the others' compiles: 0.3 to 0.6 s in runs here, so a ratio is not firm)
     assert 2.0 < g.loc[2, "host"] < 2.8
-    assert all(g.loc[p, "waiting"] > max(2.0, 3 * g.loc[2, "waiting"]) for p in (0, 1, 3))
+    assert all(g.loc[p, "waiting"] > 1.6 and
+               g.loc[p, "waiting"] - g.loc[2, "waiting"] > 1.2 for p in (0, 1, 3)), g
 
 
 def test_show_prints_the_step_table(straggler):
@@ -475,3 +477,18 @@ def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_pat
     assert all(sorted(f.name for f in s.iterdir()) ==
                ["process-0.xplane.pb", "process-1.xplane.pb"] for s in sessions)
     assert "after the anomalous step" in res.stdout
+
+
+def test_a_computation_one_process_ran_is_said_to_be_its_own():
+    """Other computations: one called by every process is counted per process; one that
+    only process 1 called is said to be process 1's."""
+    import pandas as pd
+
+    from podscale.analysis.profile.steps import other_computations
+
+    tl = pd.DataFrame({"name": ["step"] * 4 + ["eval", "eval", "gather"],
+                       "process": [0, 0, 1, 1, 0, 1, 1], "seq": range(7),
+                       "busy": [1e-3] * 4 + [2e-3, 2e-3, 4e-3]})
+    o = other_computations(tl, "step").set_index("name")
+    assert o.loc["eval", "processes"] == [0, 1] and o.loc["gather", "processes"] == [1]
+    assert o.loc["gather", "calls_min"] == 1 and o.loc["gather", "busy_median"] == 4e-3

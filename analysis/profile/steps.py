@@ -80,14 +80,18 @@ def annotated(calls: pd.DataFrame, compiles: pd.DataFrame, annotations: pd.DataF
 
 def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     """Every recorded computation but the step, counted apart: calls per process (the
-    minimum and maximum over processes) and the median busy time."""
+    minimum and maximum over the processes that called it), the median busy time, and
+    which processes called it."""
     rest = tl[tl["name"] != step]
     if rest.empty:
-        return pd.DataFrame(columns=["name", "calls_min", "calls_max", "busy_median"])
+        return pd.DataFrame(columns=["name", "calls_min", "calls_max", "busy_median",
+                                     "processes"])
     per = rest.groupby(["name", "process"]).agg(calls=("seq", "size"),
                                                 busy=("busy", "median")).reset_index()
     return per.groupby("name").agg(calls_min=("calls", "min"), calls_max=("calls", "max"),
-                                   busy_median=("busy", "median")).reset_index()
+                                   busy_median=("busy", "median"),
+                                   processes=("process", lambda p: sorted(set(p)))
+                                   ).reset_index()
 
 
 def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:

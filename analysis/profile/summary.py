@@ -112,6 +112,9 @@ def findings(s: ProfileSummary) -> list[str]:
             out.append(f"between steps process {r['process']} spent "
                        f"{time_h(r['per_step'])} per step in {r['frame']}")
     for _, r in s.others.iterrows():
-        out.append(f"{r['name']} ran {r['calls_min']} time(s) per process apart from the step"
+        who = r.get("processes")
+        where = "per process" if not isinstance(who, list) or len(who) == total else \
+            f"on {_processes(who, total)} only"
+        out.append(f"{r['name']} ran {r['calls_min']} time(s) {where} apart from the step"
                    f" ({time_h(r['busy_median'])} each)")
     return out
