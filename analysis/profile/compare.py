@@ -120,17 +120,24 @@ def compare_steps(a: ProfileSummary, b: ProfileSummary,
     if len(sa) < 3 or len(sb) < 3:
         raise UsageError(f"too few steps to compare ({len(sa)} and {len(sb)} after the "
                          f"first {WARMUP})")
-    ma, mb = float(np.median(sa)), float(np.median(sb))
     low, high = _interval(sa, sb)
+    return _judge(a.step, float(np.median(sa)), float(np.median(sb)), low, high,
+                  lost_per_step(a), lost_per_step(b), threshold)
+
+
+def _judge(step: str, ma: float, mb: float, low: float, high: float, la: pd.Series,
+           lb: pd.Series, threshold: float) -> StepVerdict:
+    """The verdict on medians ``ma``, ``mb`` and the ratio's interval, and what the change
+    is: a straggler change when one process's time lost per step (``la``, ``lb``) moved
+    by at least half the change in the median, else uniform."""
     verdict = "slower" if low > 1 + threshold else "faster" if high < 1 - threshold else "~"
-    la, lb = lost_per_step(a), lost_per_step(b)
     moved = lb.subtract(la, fill_value=0.0)
     process = int(moved.abs().idxmax()) if len(moved) else None
     kind = "none"
     if verdict != "~":
         big = process is not None and abs(moved[process]) >= 0.5 * abs(mb - ma)
         kind = "straggler" if big else "uniform"
-    return StepVerdict(a.step, ma, mb, mb / ma, low, high, verdict, kind, process,
+    return StepVerdict(step, ma, mb, mb / ma, low, high, verdict, kind, process,
                        float(la.get(process, 0.0)) if process is not None else 0.0,
                        float(lb.get(process, 0.0)) if process is not None else 0.0)
 
@@ -162,19 +169,13 @@ def compare_rounds(a: list[ProfileSummary], b: list[ProfileSummary],
     if min(map(len, sa + sb)) < 3:
         raise UsageError(f"too few steps to compare in some launch (after the first "
                          f"{WARMUP})")
-    ma, mb = float(np.median(np.concatenate(sa))), float(np.median(np.concatenate(sb)))
     rng = np.random.default_rng(seed)
     ratios = [_pooled_median(sb, rng) / _pooled_median(sa, rng) for _ in range(BOOT)]
     low, high = (float(x) for x in np.quantile(ratios, [0.025, 0.975]))
-    verdict = "slower" if low > 1 + threshold else "faster" if high < 1 - threshold else "~"
-    la = pd.concat([lost_per_step(s) for s in a], axis=1).fillna(0.0).mean(axis=1)
-    lb = pd.concat([lost_per_step(s) for s in b], axis=1).fillna(0.0).mean(axis=1)
-    moved = lb.subtract(la, fill_value=0.0).fillna(0.0)
-    process = int(moved.abs().idxmax()) if len(moved) else None
-    kind = "none"
-    if verdict != "~":
-        big = process is not None and abs(moved[process]) >= 0.5 * abs(mb - ma)
-        kind = "straggler" if big else "uniform"
-    return StepVerdict(str(next(iter(steps))), ma, mb, mb / ma, low, high, verdict, kind,
-                       process, float(la.get(process, 0.0)) if process is not None else 0.0,
-                       float(lb.get(process, 0.0)) if process is not None else 0.0)
+
+    def lost(runs: list[ProfileSummary]) -> pd.Series:  # per launch; 0 where never last
+        return pd.concat([lost_per_step(s) for s in runs], axis=1).fillna(0.0).mean(axis=1)
+
+    return _judge(str(next(iter(steps))), float(np.median(np.concatenate(sa))),
+                  float(np.median(np.concatenate(sb))), low, high, lost(a), lost(b),
+                  threshold)
