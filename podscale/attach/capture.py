@@ -146,22 +146,16 @@ class Capture:
         """The step's optimized HLO and device order (as ``podscale replay`` saves a
         case's), its devices every process's, process-major; a failure is recorded,
         never raised into the program."""
-        import json
-        import re
-
         import jax
 
         from podscale.core.case import Layout
-        from podscale.worker.compiling import save_hlo
+        from podscale.worker.compiling import file_name, save_hlo
 
         try:
             devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
             layout = Layout(jax.process_count(), jax.local_device_count())
-            path = self.run_dir / "hlo" / layout.key / re.sub(r"[^A-Za-z0-9_.=+-]", "_", name)
-            save_hlo(program(), path)
-            info = json.loads(path.with_name(path.name + ".json").read_text())
-            info.update(case_id=name, case_devices=[d.id for d in devices])
-            path.with_name(path.name + ".json").write_text(json.dumps(info))
+            path = self.run_dir / "hlo" / layout.key / file_name(name)
+            save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices])
             self.emit({"kind": "program", "name": name, "file": f"{path}.hlo.txt"})
         except Exception as exc:  # noqa: BLE001 - the program runs on regardless
             self.emit({"kind": "program", "name": name, "error": f"{type(exc).__name__}: "

@@ -31,11 +31,12 @@ class Compiled(NamedTuple):
 
 
 def compile_step(step: Step, hlo_to: Path | None = None,
-                 on_dispatch: Callable[[bool], None] | None = None) -> Compiled:
+                 on_dispatch: Callable[[bool], None] | None = None,
+                 hlo_info: dict[str, Any] | None = None) -> Compiled:
     """Compile ``step`` (timed); with ``hlo_to``, the optimized HLO module and its logical
-    device order are saved there (not timed). ``on_dispatch``: called with True each time
-    the step is dispatched, before waiting for its result, and with False once it is
-    ready (the watchdog's host/device split)."""
+    device order are saved there, with ``hlo_info`` (not timed). ``on_dispatch``: called
+    with True each time the step is dispatched, before waiting for its result, and with
+    False once it is ready (the watchdog's host/device split)."""
     import jax
 
     start = time.perf_counter()
@@ -48,7 +49,8 @@ def compile_step(step: Step, hlo_to: Path | None = None,
     seconds = time.perf_counter() - start
     if hlo_to is not None:
         save_hlo(compiled if step.aot else
-                 step.fn.lower(*step.args).compile(), hlo_to)  # type: ignore[attr-defined]
+                 step.fn.lower(*step.args).compile(),  # type: ignore[attr-defined]
+                 hlo_to, **(hlo_info or {}))
     from podscale.worker.program import program
 
     fp = program(compiled.as_text()) if step.aot else None
@@ -67,15 +69,17 @@ def compile_step(step: Step, hlo_to: Path | None = None,
 
 
 def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,
-                     on_dispatch: Callable[[bool], None] | None = None) -> Compiled:
+                     on_dispatch: Callable[[bool], None] | None = None,
+                     hlo_info: dict[str, Any] | None = None) -> Compiled:
     """The workload's program compiled on its placed ``args`` (:func:`compile_step`)."""
     program = wl.program(ctx)
-    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch)
+    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch,
+                        hlo_info)
 
 
-def save_hlo(compiled: Any, path: Path) -> None:
+def save_hlo(compiled: Any, path: Path, **info: Any) -> None:
     """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
-    the module's logical order (replica groups name logical ids)."""
+    the module's logical order (replica groups name logical ids), and ``info``."""
     import json
 
     import jax
@@ -84,14 +88,20 @@ def save_hlo(compiled: Any, path: Path) -> None:
                   if getattr(s, "_device_assignment", None)), [])
     path.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
-    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order]}))
+    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order],
+                                                **info}))
+
+
+def file_name(text: str) -> str:
+    """A file name for ``text`` (a case id holds slashes, a computation's name may)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", text)
 
 
 def hlo_name(case: Case) -> str:
-    """A file name for a case id (which holds slashes)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", case.id)
+    """A file name for a case id."""
+    return file_name(case.id)
 
 
 def unimplemented(exc: Exception) -> str | None:
@@ -111,15 +121,8 @@ def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt: Runtim
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
-        compiled = compile_workload(wl, ctx, args, where, rt.dispatched)
-        if where is not None:
-            import json
-
-            sidecar = Path(f"{where}.json")
-            info = json.loads(sidecar.read_text())
-            info.update(case_id=case.id, case_devices=[d.id for d in ctx.devices])
-            sidecar.write_text(json.dumps(info))
-        return compiled
+        return compile_workload(wl, ctx, args, where, rt.dispatched, hlo_info={
+            "case_id": case.id, "case_devices": [d.id for d in ctx.devices]})
     except Exception as exc:
         reason = unimplemented(exc)
         if reason is None:
