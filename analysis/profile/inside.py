@@ -125,11 +125,17 @@ def wait_matrix(w: pd.DataFrame) -> pd.DataFrame:
     return w.pivot_table(index="process", columns="op", values="wait", aggfunc="median")
 
 
+def last_arrivals(w: pd.DataFrame) -> pd.DataFrame:
+    """The rows (of :func:`waits`) of the process that arrived last at each instance: its
+    duration is the collective's own time (it waited for nobody)."""
+    return w[w["wait"] == 0]
+
+
 def collective_table(w: pd.DataFrame) -> pd.DataFrame:
     """Per collective op: instances, the process most often last, the median spread of
     arrivals (last minus first) and the median duration on the last process to arrive
     (the collective's own time: it waited for nobody)."""
-    last = w[w["wait"] == 0]
+    last = last_arrivals(w)
     key = ["step", "op", "k"]
     spread = w.groupby(key)["skew"].max().groupby(level="op").median()
     return pd.DataFrame({

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from podscale.analysis.profile.inside import last_arrivals
 from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.units import time_h
 from podscale.analysis.verdicts.replay import _match, load_inventory, replay_run, specs
@@ -32,12 +33,10 @@ COLUMNS = ["collective", "kind", "dtype", "bytes", "participants", "per_step", "
 
 def own_times(s: ProfileSummary) -> pd.DataFrame:
     """Per captured collective instance (step, op, k): its duration on the process that
-    arrived last (with one process, its only one)."""
-    c = s.waits if len(s.waits) else s.profile.collectives
-    if c.empty:
-        return pd.DataFrame(columns=["step", "op", "k", "dur"])
-    last = c.loc[c.groupby(["step", "op", "k"])["start"].idxmax()]
-    return last[["step", "op", "k", "dur"]].reset_index(drop=True)
+    arrived last (:func:`~podscale.analysis.profile.inside.last_arrivals`; with one
+    process, its only one)."""
+    c = last_arrivals(s.waits) if len(s.waits) else s.profile.collectives
+    return c[["step", "op", "k", "dur"]].reset_index(drop=True)
 
 
 def interference(run_dir: Path | str, s: ProfileSummary) -> pd.DataFrame:
