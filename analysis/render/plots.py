@@ -116,16 +116,23 @@ def collective_busbw(summary: pd.DataFrame):
     return g.figure
 
 
+def _per_layout(df: pd.DataFrame, y: str):
+    """``y`` against size on log axes, a line per layout (hosts, devices per host), a panel
+    per workload and variant."""
+    g = sns.relplot(data=df, x="size", y=y, hue="hosts", style="devices_per_host",
+                    col="workload", row="variant", kind="line", marker="o", palette="viridis",
+                    facet_kws={"sharey": False}, height=3.2, aspect=1.3)
+    _size_axis(g)
+    g.set(yscale="log")
+    return g
+
+
 def time_vs_size(summary: pd.DataFrame):
     summary = _sized(summary)
     if summary.empty:
         return None
     df = _layout(summary).assign(time_us=summary["time_s"] * 1e6)
-    g = sns.relplot(data=df, x="size", y="time_us", hue="hosts", style="devices_per_host",
-                    col="workload", row="variant", kind="line", marker="o", palette="viridis",
-                    facet_kws={"sharey": False}, height=3.2, aspect=1.3)
-    g.set(yscale="log")
-    _size_axis(g)
+    g = _per_layout(df, "time_us")
     g.set_axis_labels("size parameter (per process)", "time (us)")
     g.figure.suptitle("Time vs size (median over iterations of max over processes)", y=1.02)
     return g.figure
@@ -142,11 +149,7 @@ def bandwidth_vs_size(summary: pd.DataFrame):
     if df.empty:
         return None
     df["bandwidth"] = df["busbw"].where(df["busbw"].notna(), df["gbps"])
-    g = sns.relplot(data=df, x="size", y="bandwidth", hue="hosts", style="devices_per_host",
-                    col="workload", row="variant", kind="line", marker="o", palette="viridis",
-                    facet_kws={"sharey": False}, height=3.2, aspect=1.3)
-    _size_axis(g)
-    g.set(yscale="log")
+    g = _per_layout(df, "bandwidth")
     df["panel"] = list(zip(df["variant"], df["workload"]))
     df["series_key"] = df["hosts"].astype(str) + "x" + df["devices_per_host"].astype(str)
     _model_and_ceiling(g, df, "panel", "bandwidth")
