@@ -22,7 +22,7 @@ import pandas as pd
 from podscale.analysis.profile.inside import last_arrivals
 from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.units import time_h
-from podscale.analysis.verdicts.replay import _match, load_inventory, replay_run, specs
+from podscale.analysis.verdicts.replay import load_inventory, replay_run, replayed, specs
 
 #: a factor whose every round is at least this is a Finding
 SLOWER = 1.5
@@ -48,14 +48,14 @@ def interference(run_dir: Path | str, s: ProfileSummary) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     from podscale.analysis import load_run
 
-    replayed = load_run(rep)
-    t2 = replayed.summary()
-    rm = replayed.round_medians().set_index(["case_id", "round"])["median"]
+    alone_run = load_run(rep)
+    t2 = alone_run.summary()
+    rm = alone_run.round_medians().set_index(["case_id", "round"])["median"]
     own = own_times(s)
     steps = max(1, own["step"].nunique())
     rows = []
     for spec in specs(inv):
-        hit = _match(t2, spec["params"]) if len(t2) else None
+        hit = replayed(t2, spec["params"]) if len(t2) else None
         mine = own[own["op"].isin(spec["names"])]
         in_step = float(mine["dur"].median()) if len(mine) else float("nan")
         alone = float(hit["time_s"]) if hit is not None else float("nan")

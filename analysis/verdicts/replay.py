@@ -122,7 +122,8 @@ def replay_run(run_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def _match(table: pd.DataFrame, params: dict) -> pd.Series | None:
+def replayed(table: pd.DataFrame, params: dict) -> pd.Series | None:
+    """The replay run's summary row of the case with these replay parameters, if any."""
     rows = table
     for key in ("of", "groups", "size", "kind", "pairs"):
         rows = rows[rows[key].astype(str) == str(params[key])]
@@ -132,7 +133,7 @@ def _match(table: pd.DataFrame, params: dict) -> pd.Series | None:
 def _replayed_row(s: dict, t2: pd.DataFrame | None, preds: pd.DataFrame | None,
                   predict_n) -> dict:
     """One distinct collective of the step: its replayed time, count and predictions."""
-    hit = _match(t2, s["params"]) if t2 is not None else None
+    hit = replayed(t2, s["params"]) if t2 is not None else None
     t = float(hit.time_s) if hit is not None else float("nan")
     count = s["count"]
     row = {"case_id": s["case_id"], "collective": s["params"]["of"],
