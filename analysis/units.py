@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 
-def missing(x) -> bool:
+def missing(x: object) -> bool:
     """None or NaN: a value that does not apply."""
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def cell(v):
+def cell(v: object) -> object:
     """A table cell: integers as such, other floats to 3 significant figures, never in
     scientific notation; N/A for missing."""
     if not isinstance(v, float):
@@ -27,8 +27,8 @@ def sig(x: float) -> str:
     return f"{x:,.{digits}f}"
 
 
-def time_h(seconds) -> str:
-    if missing(seconds):
+def time_h(seconds: float | None) -> str:
+    if seconds is None or missing(seconds):
         return "N/A"
     s = float(seconds)
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
@@ -37,16 +37,16 @@ def time_h(seconds) -> str:
     return f"{sig(s / 1e-9)} ns" if s else "0 µs"
 
 
-def gbps_h(gbps) -> str:
-    if missing(gbps):
+def gbps_h(gbps: float | None) -> str:
+    if gbps is None or missing(gbps):
         return "N/A"
     if math.isinf(gbps):
         return "∞"
     return f"{sig(float(gbps))} GB/s" if abs(gbps) >= 0.1 else f"{sig(gbps * 1e3)} MB/s"
 
 
-def bytes_h(nbytes) -> str:
-    if missing(nbytes):
+def bytes_h(nbytes: float | None) -> str:
+    if nbytes is None or missing(nbytes):
         return "N/A"
     b = float(nbytes)
     for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):

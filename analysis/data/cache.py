@@ -71,7 +71,7 @@ def _encode(df: pd.DataFrame, prefix: str, arrays: dict[str, np.ndarray]) -> dic
                                           if isinstance(v, (list, dict, str, int, float))}}
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return value.item() if isinstance(value, np.generic) else value
 
 

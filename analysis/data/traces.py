@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us"
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[None]:
     """Silence the converter's C++ logging (it writes to fd 2 directly)."""
     saved = os.dup(2)
     try:
@@ -66,7 +67,7 @@ def _is_op(args: dict, name: str) -> bool:
     return ("hlo_module" in args or "hlo_op" in args) and not name.startswith("end:")
 
 
-def _device_key(args: dict, pid) -> str:
+def _device_key(args: dict, pid: object) -> str:
     ordinal = args.get("device_ordinal")
     return f"ordinal {ordinal}" if ordinal is not None else f"track {pid}"
 

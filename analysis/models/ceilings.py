@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -101,7 +102,7 @@ def _measured(summary: pd.DataFrame) -> tuple[dict, float | None, str]:
     return per_layout, best, where
 
 
-def _stream(r, stream: dict) -> tuple[float, str]:
+def _stream(r: Any, stream: dict) -> tuple[float, str]:
     same = stream.get((r.hosts, r.devices_per_host))
     best = same if same is not None else (max(stream.values()) if stream else None)
     if not best:
@@ -109,7 +110,7 @@ def _stream(r, stream: dict) -> tuple[float, str]:
     return best, f"stream read, {'same' if same is not None else 'other'} layout, this run"
 
 
-def _ceiling(r, peak: Peak | None, stream: dict, loop: float | None,
+def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
              loop_where: str) -> tuple[float, str, float]:
     """(ceiling GB/s, what it is, the figure held against it) for one summary row."""
     if isinstance(r.collective, str) and r.participants <= 1:

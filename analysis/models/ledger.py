@@ -9,10 +9,15 @@ about a millisecond) across hosts.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from podscale.analysis.units import time_h
 from podscale.core.records import LEDGER_PHASES as PHASES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 COLUMNS = ["launch", "phase", "max_s", "process", "median_s"]
 
@@ -108,7 +113,7 @@ def sentences(ledger: pd.DataFrame, threshold_s: float = 0.5) -> list[str]:
     return out
 
 
-def stacked(ledger: pd.DataFrame):
+def stacked(ledger: pd.DataFrame) -> Figure:
     """Stacked bars per launch: each phase's slowest process."""
     import matplotlib.pyplot as plt
 

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
@@ -91,13 +93,14 @@ def fit(n: np.ndarray, bus: np.ndarray, t: np.ndarray) -> dict:
     return min((f for f in found if f["aicc"] <= best + 2), key=lambda f: f["simplicity"])
 
 
-def predict(model: dict, n, bus) -> np.ndarray:
+def predict(model: dict, n: ArrayLike, bus: ArrayLike) -> np.ndarray:
     return _design(np.asarray(n, float), np.asarray(bus, float), model["family"]) @ \
         model["coef"]
 
 
-def bootstrap(n: np.ndarray, bus: np.ndarray, t: np.ndarray, model: dict, at_n, at_bus,
-              draws: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap(n: np.ndarray, bus: np.ndarray, t: np.ndarray, model: dict,
+              at_n: ArrayLike, at_bus: ArrayLike, draws: int = 300,
+              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """95% prediction intervals at (at_n, at_bus): a residual bootstrap with the family
     held fixed (the fit's uncertainty), each prediction times a resampled relative
     residual (the scatter of a new measurement around the model)."""
@@ -139,7 +142,7 @@ def points(samples: pd.DataFrame, summary: pd.DataFrame,
     return rm.rename(columns={"median": "t", "bytes_per_device": "S"}), keys
 
 
-def s_at(g: pd.DataFrame):
+def s_at(g: pd.DataFrame) -> Callable[[Any, Any], Any] | None:
     """S (bytes per device) as a function of (size, n) for one sweep: S = size x r, with
     r either the same at every n (most collectives) or proportional to n (all_gather's
     receive buffer), read off the measured cases."""
@@ -160,9 +163,12 @@ def _columns(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(g[c].to_numpy(float) for c in ("n", "bus", "t"))
 
 
-def _at(g: pd.DataFrame, sizes, ns) -> tuple[np.ndarray, np.ndarray]:
+def _at(g: pd.DataFrame, sizes: Sequence[float],
+        ns: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """(n, bus bytes) of each (size, n) pair."""
     coll, s_of = g["collective"].iloc[0], s_at(g)
+    if s_of is None:
+        raise ValueError("S is neither size x r nor size x n x r in this sweep")
     at_n = np.array([nn for nn, _ in itertools.product(ns, sizes)], float)
     at_bus = np.array([s_of(s, nn) * bus_factor(coll, int(nn))
                        for nn, s in itertools.product(ns, sizes)])
@@ -186,8 +192,9 @@ def heldout(g: pd.DataFrame, d: dict, draws: int) -> list[dict]:
             for s, tm, tp, tl, th in zip(meas.index, meas.to_numpy(), pred, lo, hi)]
 
 
-def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame, predict_n=(64, 256),
-                   draws: int = 300, rm: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame,
+                   predict_n: Sequence[int] = (64, 256), draws: int = 300,
+                   rm: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """``models`` (per sweep: family, coefficients, fit error), ``heldout`` (the largest n
     predicted from the smaller ones vs measured, where 3+ n ran), ``predictions`` (model
     output at ``predict_n`` for every swept size, with intervals), the ``points``
@@ -210,7 +217,7 @@ def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame, predict_n=(64, 
             held += heldout(g, d, draws)
         sizes = sorted(g["size"].unique())
         grid = 2 ** np.arange(1, int(np.log2(max(predict_n, default=ns[-1]))) + 1)
-        at_n, at_bus = _at(g, [sizes[-1]], grid)
+        at_n, at_bus = _at(g, [sizes[-1]], grid.tolist())
         lo, hi = bootstrap(*_columns(g), m, at_n, at_bus, draws=draws)
         curves += [{**d, "n": int(nn), "size": int(sizes[-1]), "predicted_us": tp * 1e6,
                     "lo_us": tl * 1e6, "hi_us": th * 1e6, "measured": nn <= ns[-1]}

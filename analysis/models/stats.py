@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import IDENTITY, SETTINGS, param_columns
 from podscale.analysis.models.bandwidth import algbw, bus_factor
@@ -78,7 +79,7 @@ def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     return float(x[lo]), float(x[hi])
 
 
-def describe(values) -> dict[str, float]:
+def describe(values: ArrayLike) -> dict[str, float]:
     """Robust summary of one sample of times."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:

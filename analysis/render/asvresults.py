@@ -6,10 +6,14 @@ import itertools
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from podscale.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from podscale.analysis.render.sections import Doc, Section
 
 COLUMNS = ["machine", "commit", "date", "env", "benchmark", "params", "value", "unit",
            "q_25", "q_75", "samples"]
@@ -49,11 +53,11 @@ def load_asv(results_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def history_section(results_dir: str | Path):
+def history_section(results_dir: str | Path) -> Section:
     """A report section (callable on the report document) with asv history across commits."""
     df = load_asv(results_dir).dropna(subset=["value"])
 
-    def section(doc) -> None:
+    def section(doc: Doc) -> None:
         doc.heading("asv history across commits",
                     f"from {results_dir}: value relative to the earliest commit, per benchmark "
                     "and parameters")

@@ -5,11 +5,15 @@ per-process skew heatmap, and a history's trend."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from podscale.analysis.render.plots import plt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _short(case_id: str) -> str:
@@ -19,7 +23,7 @@ def _short(case_id: str) -> str:
     return "/".join(p for p in keep if p != "float32")
 
 
-def process_skew(matrix: pd.DataFrame):
+def process_skew(matrix: pd.DataFrame) -> Figure | None:
     """Processes x multi-host cases: each process's median time relative to its case's
     median over processes, one image however many processes (log colour scale centred on
     1; grey: the process is not in the case)."""
@@ -57,14 +61,14 @@ def process_skew(matrix: pd.DataFrame):
     return fig
 
 
-def _match(df: pd.DataFrame, keys: list[str], key) -> pd.DataFrame:
+def _match(df: pd.DataFrame, keys: list[str], key: Any) -> pd.DataFrame:
     for col, value in zip(keys, key):
         if len(df) and col in df.columns and pd.notna(value):
             df = df[df[col].astype(str) == str(value)]
     return df
 
 
-def scaling_predictions(scaled: dict):
+def scaling_predictions(scaled: dict) -> Figure | None:
     """Time vs participants n at each sweep's largest size: measured round medians (dots),
     the fitted model with its 95% prediction interval (solid over the measured n, dashed
     beyond: model output), and the held-out n predicted from the smaller ones (cross)."""

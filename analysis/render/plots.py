@@ -4,6 +4,7 @@ has nothing to show (for example no multi-host cases for a skew plot)."""
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -14,24 +15,27 @@ import seaborn as sns  # noqa: E402
 
 from podscale.core.case import layout_key  # noqa: E402
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 sns.set_theme(style="whitegrid", context="notebook")
 
 
-def png(fig) -> bytes:
+def png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
 
 
-def _human(n: float, _pos=None) -> str:
+def _human(n: float, _pos: object = None) -> str:
     for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
         if n >= div:
             return f"{n / div:g}{unit}"
     return f"{n:g}"
 
 
-def _size_axis(g) -> None:
+def _size_axis(g: sns.FacetGrid) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     for ax in g.axes.flat:
@@ -72,7 +76,7 @@ def series(part: pd.DataFrame, params: list[str]) -> pd.Series:
     return part[cols].astype(object).apply(lambda r: " ".join(map(str, r)), axis=1)
 
 
-def _model_and_ceiling(g, df: pd.DataFrame, by: str, y: str) -> None:
+def _model_and_ceiling(g: sns.FacetGrid, df: pd.DataFrame, by: str, y: str) -> None:
     """On each panel of ``g`` (one value of ``by``): the fitted model at every series'
     sizes (thin dotted grey, where ``model_s`` is known) and the highest ceiling (dashed)."""
     for name, ax in g.axes_dict.items():
@@ -89,7 +93,7 @@ def _model_and_ceiling(g, df: pd.DataFrame, by: str, y: str) -> None:
                         ha="right", va="bottom", fontsize=7, color="crimson")
 
 
-def collective_busbw(summary: pd.DataFrame):
+def collective_busbw(summary: pd.DataFrame) -> Figure | None:
     """busbw vs size per collective: one panel per workload, colour = mesh axes, line
     style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
     bandwidth fit of each series (``model_s``, analysis/models/fits.py); dashed: the ceiling.
@@ -116,7 +120,7 @@ def collective_busbw(summary: pd.DataFrame):
     return g.figure
 
 
-def _per_layout(df: pd.DataFrame, y: str):
+def _per_layout(df: pd.DataFrame, y: str) -> sns.FacetGrid:
     """``y`` against size on log axes, a line per layout (hosts, devices per host), a panel
     per workload and variant."""
     g = sns.relplot(data=df, x="size", y=y, hue="hosts", style="devices_per_host",
@@ -127,7 +131,7 @@ def _per_layout(df: pd.DataFrame, y: str):
     return g
 
 
-def time_vs_size(summary: pd.DataFrame):
+def time_vs_size(summary: pd.DataFrame) -> Figure | None:
     summary = _sized(summary)
     if summary.empty:
         return None
@@ -138,7 +142,7 @@ def time_vs_size(summary: pd.DataFrame):
     return g.figure
 
 
-def bandwidth_vs_size(summary: pd.DataFrame):
+def bandwidth_vs_size(summary: pd.DataFrame) -> Figure | None:
     """busbw for collectives, GB/s per process otherwise, vs size on log axes; a
     collective over one participant has no busbw and is left out (N/A). Where the summary
     carries ceilings (analysis/models/ceilings.py), each panel draws its highest as a dashed line;
@@ -159,7 +163,7 @@ def bandwidth_vs_size(summary: pd.DataFrame):
     return g.figure
 
 
-def scaling_efficiency(scaling: pd.DataFrame):
+def scaling_efficiency(scaling: pd.DataFrame) -> Figure | None:
     weak = scaling[scaling["kind"] == "weak"]
     if weak.empty or weak["hosts"].nunique() < 2:
         return None
@@ -176,7 +180,7 @@ def scaling_efficiency(scaling: pd.DataFrame):
     return g.figure
 
 
-def variant_comparison(summary: pd.DataFrame):
+def variant_comparison(summary: pd.DataFrame) -> Figure | None:
     summary = _sized(summary)
     keys = ["workload", "dtype", "size", "hosts", "devices_per_host"]
     if summary.empty:
@@ -196,7 +200,7 @@ def variant_comparison(summary: pd.DataFrame):
     return g.figure
 
 
-def compile_times(summary: pd.DataFrame):
+def compile_times(summary: pd.DataFrame) -> Figure | None:
     """Ahead-of-time lower+compile only: a first call (pmap) includes execution."""
     summary = summary[summary["compile_kind"] == "lower+compile"]
     if summary.empty:
@@ -209,7 +213,7 @@ def compile_times(summary: pd.DataFrame):
     return g.figure
 
 
-def trace_breakdown(steps: pd.DataFrame):
+def trace_breakdown(steps: pd.DataFrame) -> Figure | None:
     if steps.empty:
         return None
     med = steps.groupby("case_id")[["device_us", "collective_us", "host_us"]].median()
@@ -224,7 +228,7 @@ def trace_breakdown(steps: pd.DataFrame):
     return fig
 
 
-def asv_history(df: pd.DataFrame):
+def asv_history(df: pd.DataFrame) -> Figure:
     df = df.sort_values("date").copy()
     order = list(dict.fromkeys(df["commit"]))
     df["commit_index"] = df["commit"].map(order.index)
@@ -241,7 +245,7 @@ def asv_history(df: pd.DataFrame):
     return g.figure
 
 
-def pair_heatmap(matrix: pd.DataFrame, title: str):
+def pair_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(matrix.columns), 1.0 + 0.5 * len(matrix)))
     sns.heatmap(matrix, annot=len(matrix) <= 16, fmt=".0f", cmap="rocket_r", ax=ax,
                 cbar_kws={"label": "us"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,11 +20,13 @@ from podscale.analysis.render.formats import (
     predictions_table,
     workload_table,
 )
-from podscale.analysis.render.sections import Doc
+from podscale.analysis.render.sections import Doc, Section
 from podscale.analysis.run import Run, as_run
+from podscale.core.manifest import Manifest
 
 
-def environment_table(manifest, envs: pd.DataFrame, status: str | None = None) -> pd.DataFrame:
+def environment_table(manifest: Manifest, envs: pd.DataFrame,
+                      status: str | None = None) -> pd.DataFrame:
     env = dict(manifest.environment)
     versions = env.pop("versions", {}) or {}
     rows = [(k, v) for k, v in env.items()] + [(f"version: {k}", v) for k, v in versions.items()]
@@ -78,7 +81,7 @@ def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
 class _Analysis:
     """Everything a report shows, derived once from the run."""
 
-    manifest: object
+    manifest: Manifest
     samples: pd.DataFrame
     summary: pd.DataFrame
     envs: pd.DataFrame
@@ -125,7 +128,8 @@ def _analyse(run: Run, across: str) -> _Analysis:
                      link_matrices(summary, run.process_medians()), run.ledger)
 
 
-def _plots(doc: Doc, a: _Analysis, run_dir: Path, extra_sections) -> None:
+def _plots(doc: Doc, a: _Analysis, run_dir: Path,
+           extra_sections: Sequence[Section]) -> None:
     summary = a.summary
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
@@ -223,7 +227,8 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
     doc.table(pd.DataFrame(sorted(labels(across).items()), columns=["column", "derivation"]))
 
 
-def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
+def build(run: Run | Path, across: str = "max",
+          extra_sections: Sequence[Section] = ()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
     from podscale.analysis.verdicts.findings import findings
 
@@ -256,7 +261,7 @@ def build(run: Run | Path, across: str = "max", extra_sections=()) -> Doc:
 
 
 def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
-                 extra_sections=()) -> tuple[Path, Path]:
+                 extra_sections: Sequence[Section] = ()) -> tuple[Path, Path]:
     """Write ``report/index.html`` and ``report/summary.md`` for a run."""
     run = as_run(run)
     run_dir = run.path

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 import pandas as pd
 
 from podscale.analysis.render import plots
 from podscale.analysis.render.formats import markdown_table
 from podscale.analysis.units import cell, time_h
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from podscale.analysis.render.report import _Analysis
+
+
+#: an extra report section: called with the report's document, it adds to it
+Section: TypeAlias = "Callable[[Doc], None]"
 
 
 class Doc:
@@ -42,7 +53,7 @@ class Doc:
             f"<li>{html.escape(i)}</li>" for i in items) + "</ul>")
         self.md += [f"- {i}" for i in items] + [""]
 
-    def figure(self, fig, alt: str) -> None:
+    def figure(self, fig: Figure | None, alt: str) -> None:
         if fig is None:
             return
         data = base64.b64encode(plots.png(fig)).decode()
@@ -60,7 +71,7 @@ class Doc:
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
 
 
-def pair_sections(doc: Doc, a) -> None:
+def pair_sections(doc: Doc, a: _Analysis) -> None:
     """Each pair matrix as a heatmap and a table, then the pair outliers."""
     from podscale.analysis.models.pairs import matrices, pair_table
 
@@ -79,7 +90,7 @@ def pair_sections(doc: Doc, a) -> None:
     link_sections(doc, a)
 
 
-def link_sections(doc: Doc, a) -> None:
+def link_sections(doc: Doc, a: _Analysis) -> None:
     """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
     processes and links."""
     from podscale.analysis.models.links import outliers
@@ -139,7 +150,7 @@ def program_section(doc: Doc, summary: pd.DataFrame) -> None:
               collapsed=f"{len(progs)} case(s)")
 
 
-def replay_section(doc, run_dir: Path) -> None:
+def replay_section(doc: Doc, run_dir: Path) -> None:
     """The report's section on a run made by ``podscale replay``."""
     from podscale.analysis.units import bytes_h, cell, time_h
     from podscale.analysis.verdicts.replay import results, sentences

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ SHOWN_SETTINGS = ("iters", "warmup", "sync", "rounds")
 
 
 def _num(scale: float = 1.0) -> Callable[[object], str]:
-    def fmt(v) -> str:
+    def fmt(v: Any) -> str:
         if missing(v):
             return "N/A"
         x = float(v) * scale
@@ -30,7 +31,7 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
     return fmt
 
 
-def _int(v) -> str:
+def _int(v: Any) -> str:
     return "N/A" if missing(v) else f"{int(v)}"
 
 

@@ -5,6 +5,7 @@ the many cases tested at once. Refuses runs whose environments make it meaningle
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from podscale.analysis.data.frames import SETTINGS
 from podscale.analysis.run import Run, as_run
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+from podscale.core.records import Manifest
 
 #: differences that make timings incomparable (unless forced)
 HARD = ("platform", "device_kind", "cpu_count")
@@ -21,7 +23,7 @@ HARD = ("platform", "device_kind", "cpu_count")
 SOFT = ("jax", "jaxlib", "xla_flags", "hostname", "git_commit", "python")
 
 
-def environment_key(manifest, envs: pd.DataFrame) -> dict[str, str]:
+def environment_key(manifest: Manifest, envs: pd.DataFrame) -> dict[str, str]:
     env = manifest.environment
     key = {"cpu_count": str(env.get("cpu_count")), "git_commit": str(env.get("git_commit")),
            "python": str(env.get("python")), "hostname": str(env.get("hostname"))}
@@ -33,7 +35,7 @@ def environment_key(manifest, envs: pd.DataFrame) -> dict[str, str]:
     return key
 
 
-def differences(a: dict, b: dict, names) -> list[str]:
+def differences(a: dict, b: dict, names: Iterable[str]) -> list[str]:
     return [f"{n}: {a.get(n)!r} vs {b.get(n)!r}" for n in names if a.get(n) != b.get(n)]
 
 
@@ -220,7 +222,7 @@ def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = defaults
     return table, notes
 
 
-def interleaved(ma, mb) -> bool:
+def interleaved(ma: Manifest, mb: Manifest) -> bool:
     """Whether the two runs' launches alternated (one ``podscale ab``)."""
     return mb.run_id in ma.spec.get("interleaved_with", ()) or \
         ma.run_id in mb.spec.get("interleaved_with", ())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ import pandas as pd
 from podscale.analysis.data import cache
 from podscale.analysis.models.changepoints import change_points
 from podscale.core.errors import PodscaleError, UsageError
+
+if TYPE_CHECKING:
+    from podscale.analysis.run import Run
 
 STORE = "summary.json"
 KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv",
@@ -37,7 +41,7 @@ KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv
 META = ("run_id", "created", "hardware", "host", "status")
 
 
-def _meta(run) -> dict:
+def _meta(run: Run) -> dict:
     env = run.envs.iloc[0] if len(run.envs) else {}
     return {"run_id": run.run_id, "created": run.manifest.created,
             "hardware": f"{env.get('platform', '')}:{env.get('device_kind', '')}",
@@ -58,7 +62,8 @@ def run_summary(run_dir: Path) -> dict:
     return write_summary(run_dir, key)
 
 
-def write_summary(run_dir: Path, key: str | None = None, run=None) -> dict:
+def write_summary(run_dir: Path, key: str | None = None,
+                  run: Run | None = None) -> dict:
     """Build and keep the run's store (podscale run does at its end, with its ``run``)."""
     from podscale.analysis.run import load_run
 

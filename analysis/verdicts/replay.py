@@ -13,6 +13,7 @@ communication is the sum over its collectives at the same bytes per device (mode
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -47,7 +48,7 @@ def load_inventory(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _groups_text(groups) -> str:
+def _groups_text(groups: Iterable[Iterable[int]]) -> str:
     return "|".join(".".join(map(str, g)) for g in groups)
 
 
@@ -131,7 +132,7 @@ def replayed(table: pd.DataFrame, params: dict) -> pd.Series | None:
 
 
 def _replayed_row(s: dict, t2: pd.DataFrame | None, preds: pd.DataFrame | None,
-                  predict_n) -> dict:
+                  predict_n: Sequence[int]) -> dict:
     """One distinct collective of the step: its replayed time, count and predictions."""
     hit = replayed(t2, s["params"]) if t2 is not None else None
     t = float(hit.time_s) if hit is not None else float("nan")
@@ -156,7 +157,7 @@ def _replayed_row(s: dict, t2: pd.DataFrame | None, preds: pd.DataFrame | None,
     return row
 
 
-def results(run_dir: Path, predict_n=(64, 256)) -> dict:
+def results(run_dir: Path, predict_n: Sequence[int] = (64, 256)) -> dict:
     """``collectives`` (one row per distinct collective and per one not replayed),
     ``steps`` (per case: step time, communication sum and share) and ``predictions``
     (per case and n: the step's predicted communication, model output)."""

@@ -16,7 +16,10 @@ from podscale.frontend.gridargs import grids_from_args, launch_options
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from podscale.analysis.run import Run
+
 
 def show(run: Run, fmt: str = "text") -> int:
     """Print the run's tables (``fmt``: text, csv or json); return how many output
@@ -235,7 +238,7 @@ class Verdict:
                        correction=self.correction, paired=self.paired)
 
 
-def write_compare(table, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
+def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
                   out: Path | None = None) -> int:
     """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
     (1 if a case is slower and the verdict fails on regression)."""

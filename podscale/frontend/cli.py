@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 import threading
+from types import FrameType
+from typing import Any, NoReturn
 
 from podscale.core.errors import PodscaleError, Terminated, UsageError, interrupt_signal
 
@@ -39,11 +41,11 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 class Parser(argparse.ArgumentParser):
     """Errors are one line and exit 2 (``UsageError``); help shows every default."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str):  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         raise UsageError(message)
 
 
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _raise_terminated(signum: int, _frame) -> None:
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):  # once: cleanup is not interrupted again
         signal.signal(sig, signal.SIG_IGN)
     raise Terminated(signum)

@@ -100,10 +100,11 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
         raise UsageError(f"--traced-iters must be >= 1 with --profile, got {g['traced_iters']}")
     if not g["workloads"]:
         raise UsageError("name the workloads (e.g. dot,psum; podscale list)")
-    params = {k: [str(v) for v in str(vals).split(",") if v.strip()]
-              for k, vals in g["params"].items()}
+    params: dict[str, tuple[str | int, ...]] = {
+        k: tuple(str(v) for v in str(vals).split(",") if v.strip())
+        for k, vals in g["params"].items()}
     if g["sizes"] is not None:
-        params["size"] = parse_sizes(str(g["sizes"]))  # typed once; Param.parse keeps ints
+        params["size"] = tuple(parse_sizes(str(g["sizes"])))  # typed once; Param.parse keeps ints
     local_axes = parse_local_axes(g["local_axes"]) if g["local_axes"] else ()
     dph = g["devices_per_host"]
     if local_axes and getattr(args, "devices_per_host", None) is None:

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podscale.core.errors import UsageError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from podscale.core.case import Case, Settings
     from podscale.frontend.actions import Prepared
 
 
-def replay_cases(run, case) -> tuple[list, Any]:
+def replay_cases(run: Path, case: Case) -> tuple[list[Case], pd.DataFrame]:
     """The replay run's cases (every distinct collective, and its scaling cases) and the
     step's collective inventory."""
     return collective_cases(run, case.hosts, case.devices_per_host,
@@ -32,15 +35,16 @@ def replay_cases(run, case) -> tuple[list, Any]:
                             replace(case.settings, traced_iters=0))
 
 
-def collective_cases(run, hosts: int, devices_per_host: int, local_axes: tuple,
-                     settings, scaling: bool = True) -> tuple[list, Any]:
+def collective_cases(run: Path, hosts: int, devices_per_host: int,
+                     local_axes: tuple[tuple[str, int], ...], settings: Settings,
+                     scaling: bool = True) -> tuple[list[Case], pd.DataFrame]:
     """A ``replay`` case per distinct collective saved under ``RUN/hlo`` on this layout
     (with ``scaling``: also in smaller groups and at a second size), and the inventory."""
     from podscale.analysis.verdicts.replay import load_inventory, scaling_params, specs
     from podscale.core.grid import Grid, expand
 
     inv = load_inventory(run)
-    out: dict[str, object] = {}
+    out: dict[str, Case] = {}
     for s in specs(inv) if len(inv) else []:
         for params in [s["params"], *(scaling_params(s) if scaling else [])]:
             grid = Grid(("replay",), hosts=(hosts,), devices_per_host=(devices_per_host,),

@@ -32,10 +32,12 @@ from typing import Any
 
 from podscale.core.errors import UsageError
 
-LISTS = {"workloads": str, "sizes": (str, int), "hosts": int, "devices_per_host": int,
-         "dtypes": str, "variants": str}
-SCALARS = {"iters": int, "warmup": int, "sync": str, "traced_iters": int, "local_axes": str,
-           "rounds": int, "check_elements": (int, str)}
+#: what a key's values must be: one type or any of several
+Kind = type | tuple[type, ...]
+LISTS: dict[str, Kind] = {"workloads": str, "sizes": (str, int), "hosts": int,
+                          "devices_per_host": int, "dtypes": str, "variants": str}
+SCALARS: dict[str, Kind] = {"iters": int, "warmup": int, "sync": str, "traced_iters": int,
+                            "local_axes": str, "rounds": int, "check_elements": (int, str)}
 TABLES = ("params",)
 SWEEP = "sweep"
 
@@ -99,6 +101,6 @@ def _grid(data: dict, path: str) -> dict[str, Any]:
     return out
 
 
-def _name(kind) -> str:
+def _name(kind: Kind) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join({str: "strings", int: "integers"}[k] for k in kinds)

@@ -11,11 +11,16 @@ verdict calibration (:mod:`.verdicts`), what ``podscale attach`` costs a program
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TypeAlias
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+
+#: where a stage writes its progress lines (``print`` by default)
+Log: TypeAlias = Callable[[str], None]
 
 STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "footprint", "study", "report",
                "history", "links", "verdicts", "attach", "asv", "asv-detect")

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from podscale.core.errors import PodscaleError
+from podscale.selfbench import Log
 
 ROOT = Path(__file__).resolve().parents[2]
 ASV = [sys.executable, "-m", "asv"]
@@ -115,7 +116,7 @@ SWEEP = (1.05, 1.1, 1.2, 1.3, 1.5)
 
 
 def asv_aa(out: Path, factor: float = 1.1, sweep: tuple[float, ...] = SWEEP,
-           log=print, plant: str = "", bench: tuple[str, ...] = ()) -> dict:
+           log: Log = print, plant: str = "", bench: tuple[str, ...] = ()) -> dict:
     """False alarms of ``asv continuous --interleave-rounds --factor FACTOR`` between two
     commits with no code change, per family (``time_*``, ``track_*``; both carry samples,
     so asv's Mann-Whitney test and the factor both apply), and of ``asv compare`` of the

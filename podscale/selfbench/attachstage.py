@@ -12,11 +12,11 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from podscale.attach import SUPERVISED
 from podscale.core.errors import PodscaleError
+from podscale.selfbench import Log
 
 SCRIPT = Path(__file__).with_name("loop_script.py")
 
@@ -34,10 +34,11 @@ def _run(argv: list[str], cwd: Path) -> float:
 
 
 def attach_overhead(work: Path, rounds: int = 5, steps: int = 400, warmup: int = 50,
-                    log: Callable[[str], None] = print) -> dict:
+                    log: Log = print) -> dict:
     """Per round, the plain and attached median step times (seconds), the ratio and the
     difference; their medians and ranges over the rounds."""
-    plain, attached = [], []
+    plain: list[float] = []
+    attached: list[float] = []
     for r in range(rounds):
         pair = [("plain", [str(SCRIPT), str(steps), str(warmup)]),
                 ("attached", ["-m", "podscale", "attach", "--run-dir",
@@ -49,13 +50,13 @@ def attach_overhead(work: Path, rounds: int = 5, steps: int = 400, warmup: int =
             f"{attached[-1] * 1e6:.0f} µs")
     ratio = [a / p for a, p in zip(attached, plain)]
     diff = [a - p for a, p in zip(attached, plain)]
-    out = {"plain_s": plain, "attached_s": attached, "ratio": ratio, "diff_s": diff,
-           "ratio_median": statistics.median(ratio), "diff_median_s": statistics.median(diff),
-           "plain_median_s": statistics.median(plain),
-           "target_s": max(0.02 * statistics.median(plain), 50e-6)}
-    out["met"] = out["diff_median_s"] <= out["target_s"]
-    log(f"  attached vs plain median step: {out['ratio_median']:.3f}x (rounds "
-        f"{min(ratio):.3f}-{max(ratio):.3f}), +{out['diff_median_s'] * 1e6:.0f} µs (rounds "
+    ratio_median, diff_median = statistics.median(ratio), statistics.median(diff)
+    target = max(0.02 * statistics.median(plain), 50e-6)
+    met = diff_median <= target
+    log(f"  attached vs plain median step: {ratio_median:.3f}x (rounds "
+        f"{min(ratio):.3f}-{max(ratio):.3f}), +{diff_median * 1e6:.0f} µs (rounds "
         f"{min(diff) * 1e6:.0f} to {max(diff) * 1e6:.0f}); target <= "
-        f"{out['target_s'] * 1e6:.0f} µs: {'met' if out['met'] else 'NOT met'}")
-    return out
+        f"{target * 1e6:.0f} µs: {'met' if met else 'NOT met'}")
+    return {"plain_s": plain, "attached_s": attached, "ratio": ratio, "diff_s": diff,
+            "ratio_median": ratio_median, "diff_median_s": diff_median,
+            "plain_median_s": statistics.median(plain), "target_s": target, "met": met}

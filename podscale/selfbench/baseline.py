@@ -104,7 +104,7 @@ def harness_overhead(out: Path, rounds: int = 5, iters: int = 50, warmup: int = 
             **result, "target": 1.02}
 
 
-def per_case_launches(cases_per_host: int = 3, hosts=(1, 2, 4), devices: int = 4,
+def per_case_launches(cases_per_host: int = 3, hosts: tuple[int, ...] = (1, 2, 4), devices: int = 4,
                       iters: int = 10, warmup: int = 2) -> dict:
     """Wall time of one script launch per case: psum and dot at a few sizes per host
     count; per host count the median and spread of the launch wall times."""

@@ -14,11 +14,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from podscale.core.errors import PodscaleError
 from podscale.launch.admission import available_mb, estimate_mb
+from podscale.selfbench import Log
 
 SIZE = 16 << 20  # bytes per device
 WORK = ("prepare", "check")  # podscale's own per-case phases outside the timed region
@@ -38,7 +38,7 @@ def _per_process(run_dir: Path) -> dict:
 
 
 def footprint(out: Path, counts: tuple[int, ...] = (2, 8, 16),
-              log: Callable[[str], None] = print) -> dict:
+              log: Log = print) -> dict:
     """Peak RSS and prepare + check CPU seconds per process, at each process count that
     fits in memory (skipped ones say why)."""
     from podscale.launch.options import LaunchOptions
@@ -85,7 +85,7 @@ def _ratios(rows: list[dict]) -> dict:
     return out
 
 
-def study_ledger(out: Path, log: Callable[[str], None] = print) -> dict:
+def study_ledger(out: Path, log: Log = print) -> dict:
     """Run the default study through the CLI and say where its wall time went."""
     from podscale.analysis import load_run
     from podscale.analysis.models.ledger import launches, phase_totals

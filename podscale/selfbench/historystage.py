@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from podscale.core.records import Manifest, write_manifest
+from podscale.selfbench import Log
 
 
 def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int | None = None,
@@ -49,7 +50,7 @@ def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int
     return out
 
 
-def history_stage(work: Path, log, runs: int = 1000, cases: int = 200) -> dict:
+def history_stage(work: Path, log: Log, runs: int = 1000, cases: int = 200) -> dict:
     """``podscale history`` over ``runs`` x ``cases`` (one planted change), 3 timings."""
     root = work / "history"
     make_history(root, runs, cases, slow_case=7, slow_from=runs // 2)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from podscale.core.errors import PodscaleError
+from podscale.selfbench import Log
 
 GRID = ["--devices-per-host", "1", "--sizes", "1K", "--iters", "3", "--warmup", "1",
         "--rounds", "1"]
@@ -28,8 +29,8 @@ def _wall(workload: str, p: int, out: Path) -> float:
     return time.monotonic() - start
 
 
-def links_scale(out: Path, counts=(8, 16, 32), pairs_at: int = 8,
-                log=print) -> dict:
+def links_scale(out: Path, counts: tuple[int, ...] = (8, 16, 32), pairs_at: int = 8,
+                log: Log = print) -> dict:
     rows = []
     for p in counts:
         rows.append({"workload": "links", "processes": p, "cases": p - 1,

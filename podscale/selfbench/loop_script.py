@@ -24,7 +24,7 @@ x = jax.device_put(np.ones((width * jax.device_count(), width), np.float32),
 
 
 @jax.jit
-def step(w, x):
+def step(w: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     loss = jnp.sum(jnp.tanh(x @ w))
     return w * 0.999, loss
 

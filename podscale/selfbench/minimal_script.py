@@ -35,17 +35,18 @@ def main(argv: list[str]) -> None:
     spec = P(("hosts", "local"))
     rng = np.random.default_rng(42 + 10 * process)
     if op == "psum":
-        local = (rng.standard_normal((devices, size // devices), dtype=np.float32),)
+        local: tuple[np.ndarray, ...] = (
+            rng.standard_normal((devices, size // devices), dtype=np.float32),)
 
-        def body(x):
-            return jax.lax.psum(x, ("hosts", "local"))
+        def body(*xs: jax.Array) -> jax.Array:
+            return jax.lax.psum(xs[0], ("hosts", "local"))
     else:  # dot: rows of 3-vectors
         v = rng.standard_normal((2 * size, 3), dtype=np.float32)
         shape = (devices, size // devices, 3)
         local = (v[:size].reshape(shape), v[size:].reshape(shape))
 
-        def body(x, y):
-            return jax.vmap(jax.numpy.vdot)(x[0], y[0])[None]
+        def body(*xs: jax.Array) -> jax.Array:
+            return jax.vmap(jax.numpy.vdot)(xs[0][0], xs[1][0])[None]
 
     args = [multihost_utils.host_local_array_to_global_array(a, mesh, spec) for a in local]
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec))

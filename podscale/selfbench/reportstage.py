@@ -18,8 +18,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from podscale.core.errors import PodscaleError
+from podscale.selfbench import Log
 
 SIZES = tuple(1024 * 2**i for i in range(12))
 ITERS = 50
@@ -71,8 +73,9 @@ def formats(out: Path, p: int = 256, repeats: int = 3) -> dict:
     return {"processes": p, "formats": rows}
 
 
-def report_scale(out: Path, processes=(256, 1024, 4096), repeats: int = 3, log=print) -> dict:
-    rows = []
+def report_scale(out: Path, processes: tuple[int, ...] = (256, 1024, 4096), repeats: int = 3,
+                 log: Log = print) -> dict:
+    rows: list[dict[str, Any]] = []
     for p in processes:
         run, mb, written = _make(out, p)
         samples = p * 2 * 2 * len(SIZES) * (ITERS + 1)

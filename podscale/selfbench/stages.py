@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from podscale.core.case import Layout, Settings
 from podscale.core.errors import PodscaleError
@@ -44,7 +45,7 @@ from podscale.launch.admission import PROCESS_MB, available_mb
 from podscale.launch.local import run_local
 from podscale.launch.options import LaunchOptions
 from podscale.launch.runner import execute
-from podscale.selfbench import STAGE_NAMES
+from podscale.selfbench import STAGE_NAMES, Log
 from podscale.selfbench.baseline import harness_overhead, per_case_launches
 from podscale.selfbench.baseline import one_case as _one
 from podscale.selfbench.historystage import history_stage
@@ -75,7 +76,7 @@ def measured_seconds(run_dir: Path) -> float:
     return float(per.groupby("case_id").max().sum())
 
 
-def turnaround(out: Path, log=None) -> dict:
+def turnaround(out: Path, log: Log | None = None) -> dict:
     start = time.monotonic()
     cases = expand(SWEEP)
     run = execute(cases, out, "sweep", progress=log)  # cases done / total, ETA
@@ -105,7 +106,7 @@ def turnaround(out: Path, log=None) -> dict:
             "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
 
 
-def scale(out: Path, counts=(1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
+def scale(out: Path, counts: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
     """psum on 1, 2, 4, ... single-device processes until one fails, the next would not
     fit in memory, or the last count completes: startup and latency per count, and why
     it stopped."""
@@ -153,7 +154,8 @@ def llc_bytes(default: int = 32 << 20,
     return best or default
 
 
-def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
+def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),
+                   devices: tuple[int, ...] = (1, 2)) -> dict:
     """Per layout: the stream (read) ceiling and dot's bandwidth, both with buffers of at
     least 4x the last-level cache per process, measured in one run; medians over
     iterations of the max over processes; dot / stream per layout."""
@@ -162,8 +164,8 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
     llc = llc_bytes()
     values = 1 << max(llc.bit_length() - 1, 20)  # float32 values: 4x the LLC in bytes
     rows = 1 << max((4 * llc // 24 - 1).bit_length(), 20)  # dot: 24 bytes of input a row
-    grid = dict(hosts=tuple(hosts), devices_per_host=tuple(devices), variants=("shard_map",),
-                settings=Settings(iters=10, warmup=2))
+    grid: dict[str, Any] = dict(hosts=tuple(hosts), devices_per_host=tuple(devices),
+                                variants=("shard_map",), settings=Settings(iters=10, warmup=2))
     cases = expand(Grid(workloads=("stream",), params=(("size", (values,)), ("op", ("read",))),
                         **grid)) + expand(Grid(workloads=("dot",),
                                                params=(("size", (rows,)),), **grid))
@@ -181,7 +183,7 @@ def memory_ceiling(out: Path, hosts=(1, 2), devices=(1, 2)) -> dict:
 STAGES = STAGE_NAMES
 
 
-def _harness(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _harness(work: Path, log: Log, _: int) -> dict:
     h = harness_overhead(work)
     for op in ("dot", "psum"):
         r = h[op]["ratio"]
@@ -191,7 +193,7 @@ def _harness(work: Path, log: Callable[[str], None], _: int) -> dict:
     return h
 
 
-def _turnaround(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _turnaround(work: Path, log: Log, _: int) -> dict:
     t = turnaround(work, log=log)
     log(f"  {t['cases']} cases in {t['sweep_s']:.1f}s; floor (process starts "
         f"{sum(t['startup_s'].values()):.1f}s + measured {t['measured_s']:.1f}s) = "
@@ -210,7 +212,7 @@ def _turnaround(work: Path, log: Callable[[str], None], _: int) -> dict:
     return t
 
 
-def _memory(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _memory(work: Path, log: Log, _: int) -> dict:
     m = memory_ceiling(work)
     log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
         f"dot {m['dot_bytes'] >> 20} MiB per process")
@@ -220,7 +222,7 @@ def _memory(work: Path, log: Callable[[str], None], _: int) -> dict:
     return m
 
 
-def _scale(work: Path, log: Callable[[str], None], max_processes: int) -> dict:
+def _scale(work: Path, log: Log, max_processes: int) -> dict:
     s = scale(work, tuple(n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n <= max_processes))
     log("  processes  wall(s)  startup(s)  psum(us)")
     for row in s["curve"]:
@@ -233,7 +235,7 @@ def _scale(work: Path, log: Callable[[str], None], max_processes: int) -> dict:
     return s
 
 
-def _report(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _report(work: Path, log: Log, _: int) -> dict:
     from podscale.selfbench import reportstage
 
     r = reportstage.report_scale(work, log=log)
@@ -242,7 +244,7 @@ def _report(work: Path, log: Callable[[str], None], _: int) -> dict:
     return r
 
 
-def _footprint(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _footprint(work: Path, log: Log, _: int) -> dict:
     from podscale.selfbench.footprint import footprint
 
     f = footprint(work, log=log)
@@ -252,19 +254,19 @@ def _footprint(work: Path, log: Callable[[str], None], _: int) -> dict:
     return f
 
 
-def _study(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _study(work: Path, log: Log, _: int) -> dict:
     from podscale.selfbench.footprint import study_ledger
 
     return study_ledger(work, log=log)
 
 
-def _links(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _links(work: Path, log: Log, _: int) -> dict:
     from podscale.selfbench.linkstage import links_scale
 
     return links_scale(work, log=log)
 
 
-def _verdicts(work: Path, log: Callable[[str], None], _: int) -> dict:
+def _verdicts(work: Path, log: Log, _: int) -> dict:
     from podscale.selfbench.verdicts import summary_lines, verdicts
 
     v = verdicts(work, log)
@@ -273,13 +275,13 @@ def _verdicts(work: Path, log: Callable[[str], None], _: int) -> dict:
     return v
 
 
-def _attach(work: Path, log: Callable[[str], None]) -> dict:
+def _attach(work: Path, log: Log) -> dict:
     from podscale.selfbench.attachstage import attach_overhead
 
     return attach_overhead(work, log=log)
 
 
-def _asv(work: Path, log: Callable[[str], None], _: int, plant: bool = False) -> dict:
+def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
     from podscale.selfbench import asvstage
 
     if plant:
@@ -294,7 +296,7 @@ def _asv(work: Path, log: Callable[[str], None], _: int, plant: bool = False) ->
 
 
 #: stage -> (key in the result, what it measures, the function)
-RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], dict]]] = {
+RUNNERS: dict[str, tuple[str, str, Callable[[Path, Log, int], dict]]] = {
     "harness": ("harness", "harness overhead: podscale vs a minimal hand-written script, dot "
                            "and psum 4K on 2 processes x 2 devices, 5 rounds", _harness),
     "turnaround": ("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
@@ -325,7 +327,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Callable[[str], None], int], 
 }
 
 
-def run_all(out: Path | None, log: Callable[[str], None] = print, max_processes: int = 32,
+def run_all(out: Path | None, log: Log = print, max_processes: int = 32,
             only: tuple[str, ...] = STAGES) -> dict:
     """Run the chosen stages in their order, logging each, and write the figures."""
     result: dict = {}

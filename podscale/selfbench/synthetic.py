@@ -3,6 +3,7 @@ tests, and for bench-self's report stage (reports at pod scale without a pod).""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,8 @@ from podscale.core.records import CaseRecord, EnvRecord, Manifest, Samples, writ
 from podscale.worker.writers import RecordWriter
 
 
-def synthetic_cases(sizes=(1024, 2048, 4096), hosts=(1, 2), dph=(1, 2),
+def synthetic_cases(sizes: tuple[int, ...] = (1024, 2048, 4096), hosts: tuple[int, ...] = (1, 2),
+                    dph: tuple[int, ...] = (1, 2),
                     settings: Settings | None = None) -> list[Case]:
     settings = settings or Settings(iters=30)
     return [Case(w, "1", f"podscale.suites.{w}:{w}", v, "float32", Layout(h, d), (("size", n),),
@@ -25,8 +27,11 @@ def synthetic_cases(sizes=(1024, 2048, 4096), hosts=(1, 2), dph=(1, 2),
 def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 30,
              platform: str = "cpu", cpu_count: int = 2, name: str = "<synthetic & 'run'>",
              settings: Settings | None = None, rounds: int = 3,
-             launch_noise: float = 0.03, only: str | None = None, sizes=(1024, 2048, 4096),
-             time_of=None, hosts=(1, 2), dph=(1, 2), process_skew: float | None = None,
+             launch_noise: float = 0.03, only: str | None = None,
+             sizes: tuple[int, ...] = (1024, 2048, 4096),
+             time_of: Callable[[Case, CaseRecord], float] | None = None,
+             hosts: tuple[int, ...] = (1, 2), dph: tuple[int, ...] = (1, 2),
+             process_skew: float | None = None,
              slow_process: tuple[int, float] | None = None, per_sample: bool = False) -> Path:
     """A complete run; times scale with size, hosts and ``slowdown``; small noise within
     a round and a per-round (per-launch) factor of log-sd ``launch_noise``, shared by every

@@ -21,11 +21,15 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.core.errors import PodscaleError
+from podscale.selfbench import Log
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GRID = ["dot,psum", "--hosts", "1,2", "--devices-per-host", "1,2", "--sizes", "4K,64K,1M"]
 SLOWED = "psum"
@@ -33,7 +37,8 @@ FAULT = f"stretch=1.5@*:{SLOWED}"
 TARGETS = {"aa_flagged": 0.05, "detected": 0.90}
 
 
-def cli_run(out: Path, name: str, fault: str | None = None, extra=()) -> Path:
+def cli_run(out: Path, name: str, fault: str | None = None,
+            extra: tuple[str, ...] = ()) -> Path:
     """``podscale run`` as a user runs it; the run directory it printed."""
     env = {k: v for k, v in os.environ.items() if k != "PODSCALE_FAULT"}
     if fault:
@@ -80,7 +85,7 @@ def iteration_test_flags(run_a: Path, run_b: Path, alpha: float = defaults.ALPHA
     return flags / len(cases)
 
 
-def rates(table, slowed: str = SLOWED) -> dict:
+def rates(table: pd.DataFrame, slowed: str = SLOWED) -> dict:
     hit = table["case_id"].str.startswith(f"{slowed}@")
     flagged = table["verdict"].isin(["slower", "faster"])
     return {"cases": len(table), "flagged": float(flagged.mean()),
@@ -92,7 +97,7 @@ def rates(table, slowed: str = SLOWED) -> dict:
             else float("nan")}
 
 
-def verdicts(out: Path, log: Callable[[str], None] = print, extra=()) -> dict:
+def verdicts(out: Path, log: Log = print, extra: tuple[str, ...] = ()) -> dict:
     from podscale.analysis.verdicts.compare import compare
 
     started = time.monotonic()

@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 
 from podscale.core import defaults
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_grid_args, add_verdict_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("ab", help="one grid as two arms (A, B) whose launches alternate in "
                                   "time (drift falls on both alike), then compared",
                        description=__doc__)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("attach", help="run a program unmodified on this rank, recording "
                                       "its steps (under a cluster launcher)",
                        description=__doc__)
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return _kept(run_dir, script_spec(args.script, args.args, args.step, "attach"), body)
 
 
-def _kept(run_dir: Path, spec: dict, body) -> int:
+def _kept(run_dir: Path, spec: dict, body: Callable[[], int]) -> int:
     """Under a cluster launcher: rank 0 (by the launcher's variables) keeps the manifest,
     ``failed`` when the script's exit code is not 0."""
     from podscale.attach.session import _env_process

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     from podscale.selfbench import STAGE_NAMES
 
     p = sub.add_parser("bench-self", help="measure podscale itself: harness overhead, "

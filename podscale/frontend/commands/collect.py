@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 
 from podscale.core import defaults
+from podscale.frontend.commands import Subparsers
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("collect", help="a run directory back from a job's log (the "
                                        "block podscale worker --print-run printed)",
                        description=__doc__)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_verdict_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("compare", help="regression table between two runs",
                        description=__doc__)
     p.add_argument("run_a", type=Path, metavar="A", help="the baseline run directory")

@@ -6,9 +6,10 @@ import argparse
 from pathlib import Path
 
 from podscale.core.errors import UsageError
+from podscale.frontend.commands import Subparsers
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("fit", help="latency-bandwidth fits t = alpha + S/beta per size "
                                    "sweep (writes RUN/fits.csv)", description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN", help="a run directory")

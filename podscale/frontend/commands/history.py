@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("history", help="the same cases across many runs: change points, "
                                        "drift", description=__doc__)
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN",

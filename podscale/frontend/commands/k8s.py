@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("k8s", help="print a Kubernetes Indexed Job running podscale worker",
                        description=__doc__)
     p.add_argument("--hosts", type=int, required=True, help="pods (processes)")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("list", help="every workload with its parameters and defaults",
                        description=__doc__)
     p.add_argument("workloads", nargs="?", default=None,

@@ -11,10 +11,11 @@ import argparse
 from pathlib import Path
 
 from podscale.core import defaults
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import seconds
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("profile", help="run your own program unmodified on simulated hosts "
                                        "and tabulate its steps", description=__doc__)
     p.add_argument("--hosts", type=int, default=2, help="processes (simulated hosts)")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_grid_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("replay", help="a real step's collectives: listed from its "
                                       "optimized HLO, each replayed alone, its share of "
                                       "the step, and predictions for larger n",

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from podscale.core.errors import UsageError
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_grid_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="run workloads over a grid of parameters and layouts",
                        description=__doc__)
     p.add_argument("workloads", nargs="?", default=None,

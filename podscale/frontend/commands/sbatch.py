@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("sbatch", help="print an sbatch script running podscale via srun",
                        description=__doc__)
     p.add_argument("--nodes", type=int, required=True, help="nodes to allocate")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_launcher_args, seconds
 
 #: a seed worker's peak RSS, measured (``seed/process-<i>.json``'s ``peak_rss_mb``): 432-447
@@ -16,7 +17,7 @@ from podscale.frontend.gridargs import add_launcher_args, seconds
 SEED_MB = 450
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("seed", help="run the reference program and check it",
                        description=__doc__)
     p.add_argument("--hosts", type=int, default=defaults.SEED_HOSTS, help="processes")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("show", help="print the result table of a run", description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN",
                    help="a run directory (results/<stamp>-<name>), finished or not")

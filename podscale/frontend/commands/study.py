@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import STUDY_FILE, add_grid_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("study", help="the default local scaling study and its report "
                                      "(grid: podscale/suites/study.toml)", description=__doc__)
     add_grid_args(p)

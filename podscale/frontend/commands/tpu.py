@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 
 from podscale.core import defaults
+from podscale.frontend.commands import Subparsers
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("tpu", help="a TPU pod study: podscale worker on every VM (gcloud "
                                    "ssh), the run copied back (gcloud scp), its report here",
                        description=__doc__)

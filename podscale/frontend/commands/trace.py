@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 
-def register(sub) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("trace", help="parse a run's profiler traces; merged timeline",
                        description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN", help="a run made with --profile")

@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.frontend.commands import Subparsers
 from podscale.frontend.gridargs import add_grid_args
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("worker", help="run on every host of a cluster job (mpirun, srun, "
                                       "TPU VMs, Kubernetes): join it and run the grid",
                        description=__doc__)
