@@ -63,6 +63,28 @@ def test_bad_input_one_line_exit_2(args, message, tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def test_replay_of_a_run_refuses_what_it_cannot_replay(tmp_path):
+    """``podscale replay RUN``: a folder that is not a profiled run, one that saved no step
+    program, and grid options the run itself decides: one line, exit 2."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    bare = tmp_path / "bare"
+    (bare / "profile").mkdir(parents=True)
+    saved = tmp_path / "saved"
+    (saved / "profile").mkdir(parents=True)
+    (saved / "hlo" / "h2xd1").mkdir(parents=True)
+    (saved / "hlo" / "h2xd1" / "step.hlo.txt").write_text("HloModule step")
+    (saved / "hlo" / "h2xd1" / "step.json").write_text('{"hosts": 2, "devices_per_host": 1}')
+    for args, message in (([plain], "not a run of podscale profile or podscale attach"),
+                          ([bare], "no step program was saved"),
+                          ([saved, "--hosts", "2", "--sizes", "4K"],
+                           "leave out --sizes, --hosts"),
+                          ([saved, "--rounds", "0"], "--rounds must be >= 1")):
+        res = podscale("replay", *map(str, args))
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
 @pytest.mark.parametrize(
     "content, message",
     [

@@ -383,3 +383,32 @@ def test_attach_names_the_process_that_stopped(tmp_path):
     while any(alive(p) for p in pids):
         assert len(pids) == 3 and time.monotonic() < deadline, f"left running: {pids}"
         time.sleep(0.05)
+
+
+@needs_mpirun
+def test_replay_of_a_program_attached_under_mpirun(tmp_path):
+    """``podscale replay RUN`` for a program that mpirun ran under ``podscale attach`` (no
+    front end): the step program saved at the first capture, its all-reduce replayed alone
+    by workers mpirun starts, beside its time in the captured steps."""
+    from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.verdicts.interference import interference
+    from podscale.analysis.verdicts.replay import replay_run
+    from podscale.core.manifest import read_manifest
+
+    program = ROOT / "tests" / "programs" / "train.py"
+    run_dir = tmp_path / "run"
+    cmd = ["mpirun", "-np", "2", sys.executable, "-m", "podscale", "attach", "--run-dir",
+           str(run_dir), "--profile-steps", "5:7", str(program), "--steps", "10"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert (run_dir / "hlo" / "h2xd1" / "local_step.hlo.txt").exists()
+    res = podscale("replay", str(run_dir), "--launcher", "mpirun", "--platform", "cpu",
+                   "--rounds", "1", env=env(**MPI_ENV))
+    assert res.returncode == 0, res.stderr + res.stdout
+    rep = replay_run(run_dir)
+    assert rep is not None and read_manifest(rep).spec["replay_of"] == "run"
+    t = interference(run_dir, summarize_profile(run_dir))
+    assert list(t["kind"]) == ["all_reduce"] and list(t["rounds"]) == [1], t
+    assert t["alone"].iloc[0] > 0 and t["in_step"].iloc[0] > 0
+    assert "# in the step vs alone" in res.stdout

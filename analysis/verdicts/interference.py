@@ -21,7 +21,7 @@ import pandas as pd
 
 from podscale.analysis.profile.inside import last_arrivals
 from podscale.analysis.profile.summary import ProfileSummary
-from podscale.analysis.units import time_h
+from podscale.analysis.units import gbps_h, time_h
 from podscale.analysis.verdicts.replay import load_inventory, replay_run, replayed, specs
 
 #: a factor whose every round is at least this is a Finding
@@ -92,11 +92,11 @@ def render(t: pd.DataFrame) -> str:
     lines = ["# in the step vs alone: each collective's time in the captured steps (on the "
              "process that arrived last) against the replay of it alone",
              f"# {'collective':<24} {'kind':<18} {'bytes':>9} {'n':>3} {'/step':>5} "
-             f"{'in step':>9} {'alone':>9} {'factor':>7} {'rounds':>12} {'busbw GB/s':>11}"]
+             f"{'in step':>9} {'alone':>9} {'factor':>7} {'rounds':>12} {'busbw in step':>13}"]
     for r in t.itertuples():
         spread = f"{r.factor_lo:.2f}-{r.factor_hi:.2f}" if r.rounds else "-"
         lines.append(f"  {r.collective[:24]:<24} {r.kind:<18} {r.bytes:>9} "
                      f"{r.participants:>3} {r.per_step:>5.1f} {time_h(r.in_step):>9} "
                      f"{time_h(r.alone):>9} {r.factor:>7.2f} {spread:>12} "
-                     f"{r.busbw_in_step:>11.3g}")
+                     f"{gbps_h(r.busbw_in_step):>13}")
     return "\n".join(lines)

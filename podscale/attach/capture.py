@@ -155,7 +155,8 @@ class Capture:
             devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
             layout = Layout(jax.process_count(), jax.local_device_count())
             path = self.run_dir / "hlo" / layout.key / file_name(name)
-            save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices])
+            save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices],
+                     hosts=layout.hosts, devices_per_host=layout.devices_per_host)
             self.emit({"kind": "program", "name": name, "file": f"{path}.hlo.txt"})
         except Exception as exc:  # noqa: BLE001 - the program runs on regardless
             self.emit({"kind": "program", "name": name, "error": f"{type(exc).__name__}: "

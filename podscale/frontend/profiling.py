@@ -16,6 +16,7 @@ from podscale.frontend.gridargs import seconds
 
 if TYPE_CHECKING:
     from podscale.attach.capture import Windows
+    from podscale.launch.options import LaunchOptions
 
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
@@ -125,15 +126,15 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
 
 
 def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
-                 timeout: float, port: int = 0) -> Path | None:
+                 options: LaunchOptions) -> Path | None:
     """Replay each distinct collective of the captured step's program (saved by process 0
-    at its first capture) alone, on the same layout, in ``rounds`` fresh launches: the
-    run ``RUN/<stamp>-replay``, or None when the program has no collective."""
+    at its first capture) alone, on the same layout, in ``rounds`` fresh launches started
+    as ``options`` says: the run ``RUN/<stamp>-replay``, or None when the program has no
+    collective."""
     from podscale.analysis import load_run
     from podscale.core.case import Settings
     from podscale.frontend.actions import wrong_results
     from podscale.frontend.replay import collective_cases
-    from podscale.launch.options import LaunchOptions
     from podscale.launch.runner import execute
 
     if not list(run_dir.glob("hlo/*/*.hlo.txt")):
@@ -144,11 +145,37 @@ def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
     if not cases:
         print("# replay: the step's program has no collective to replay")
         return None
-    rep = execute(cases, run_dir, "replay", LaunchOptions(case_timeout=timeout, port=port),
-                  spec={"replay_of": run_dir.name}, rounds=rounds, progress=None)
+    rep = execute(cases, run_dir, "replay", options, spec={"replay_of": run_dir.name},
+                  rounds=rounds, progress=None)
     if load_run(rep).wrong:
         raise wrong_results(load_run(rep))
     return rep
+
+
+def saved_layout(run_dir: Path) -> tuple[int, int]:
+    """(hosts, devices per host) of the step program a profiled run saved (``RUN/hlo``);
+    a one-line error when it saved none, or programs of more than one layout."""
+    import json
+    import re
+
+    if not (run_dir / "profile").is_dir():
+        raise UsageError(f"{run_dir}: not a run of podscale profile or podscale attach "
+                         "(no profile/ folder)")
+    saved = sorted(run_dir.glob("hlo/*/*.hlo.txt"))
+    if not saved:
+        raise UsageError(f"{run_dir}: no step program was saved (it is saved at the first "
+                         "capture: run with --profile-steps A:B or --profile-every N)")
+    layouts = sorted({p.parent.name for p in saved})
+    if len(layouts) > 1:
+        raise UsageError(f"{run_dir}: step programs of {len(layouts)} layouts "
+                         f"({', '.join(layouts)}); expected one")
+    info = json.loads(Path(str(saved[0]).removesuffix(".hlo.txt") + ".json").read_text())
+    if "hosts" in info:
+        return int(info["hosts"]), int(info["devices_per_host"])
+    m = re.fullmatch(r"h(\d+)xd(\d+)", layouts[0])  # saved before the sidecar said
+    if m is None:
+        raise UsageError(f"{run_dir}: cannot tell the layout of hlo/{layouts[0]}")
+    return int(m[1]), int(m[2])
 
 
 def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[str, str],

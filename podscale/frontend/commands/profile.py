@@ -77,9 +77,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.replay and code == 0:
         from podscale.frontend.profiling import replay_alone
+        from podscale.launch.options import LaunchOptions
 
         replay_alone(run_dir, args.hosts, args.devices_per_host, args.replay_rounds,
-                     args.timeout, args.port)
+                     LaunchOptions(case_timeout=args.timeout, port=args.port))
 
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir)
