@@ -52,6 +52,14 @@ from tests.conftest import ROOT, only_run, podscale
          "a job has one process count"),
         (["ab", "psum", "--env-b", "PODSCALE_PROCESS_ID=3"],
          "podscale sets PODSCALE_PROCESS_ID itself"),
+        (["sbatch", "--nodes", "1", "--program", "tests/programs/train.py", "--attach-args",
+          "--profile-steps 5"], "bad --attach-args: --profile-steps '5': want A:B"),
+        (["sbatch", "--nodes", "1", "--attach-args", "--step x", "--", "psum"],
+         "--attach-args are podscale attach's options: give --program too"),
+        (["k8s", "--hosts", "2", "--image", "x", "--results-pvc", "r", "--program", "/a/t.py",
+          "--attach-args", "--run-dir /x"], "the job's run directory is --run-dir's own"),
+        (["tpu", "--tpu", "t", "--zone", "z", "--dry-run", "--program", "/a/t.py",
+          "--attach-args", "--hang-timeout soon"], "bad --attach-args: argument --hang-timeout"),
     ],
 )
 def test_bad_input_one_line_exit_2(args, message, tmp_path):

@@ -326,15 +326,19 @@ def test_mpirun_attach_names_the_straggler(tmp_path):
 
 def test_generated_sbatch_script_attaches_a_program(slurm, tmp_path):
     """podscale sbatch --program: srun podscale attach runs the user's program on every
-    node of the allocation (JAX's Slurm detection joins the job), then its report."""
+    node of the allocation (JAX's Slurm detection joins the job) with the capture window of
+    --attach-args, then podscale replay of the step it saved (srun), then its report."""
     program = ROOT / "tests" / "programs" / "train.py"
     res = podscale("sbatch", "--nodes", "1", "--time", "00:10:00", "--program", str(program),
-                   "--run-dir", str(tmp_path / "run"), "--", "--steps", "12")
+                   "--run-dir", str(tmp_path / "run"), "--attach-args", "--profile-steps 5:7",
+                   "--", "--steps", "12")
     assert res.returncode == 0, res.stderr
-    assert "srun podscale attach --run-dir \"$RUN\"" in res.stdout
+    assert "srun podscale attach --run-dir \"$RUN\" --profile-steps 5:7 " in res.stdout
+    assert "podscale replay \"$RUN\" --launcher srun" in res.stdout
     script = tmp_path / "job.sh"
     script.write_text(res.stdout)
-    code = sbatch_wait(script, tmp_path, env(**slurm, JAX_PLATFORMS="cpu"))
+    code = sbatch_wait(script, tmp_path, env(**slurm, JAX_PLATFORMS="cpu",
+                                             XLA_FLAGS="--xla_force_host_platform_device_count=2"))
     logs = "".join(p.read_text() for p in tmp_path.glob("podscale-*.out"))
     assert code == 0, logs
     from podscale.analysis.profile.summary import summarize_profile
@@ -344,6 +348,11 @@ def test_generated_sbatch_script_attaches_a_program(slurm, tmp_path):
     assert s.profile.manifest.status == "complete" and s.step == "local_step" and s.steps == 12
     assert "process 0: final loss" in logs
     assert (run_dir / "report" / "summary.md").exists()
+    # the step's all-reduce over the process's 2 devices, replayed alone by srun
+    assert (run_dir / "hlo" / "h1xd2" / "local_step.hlo.txt").exists()
+    assert len(list(run_dir.glob("*-replay/run.json"))) == 1
+    assert "# in the step vs alone" in logs and "In the step vs alone" in (
+        run_dir / "report" / "summary.md").read_text()
 
 
 @needs_mpirun

@@ -119,24 +119,28 @@ def test_k8s_job_with_a_claim_mounts_it():
 
 
 def test_pods_run_a_users_program_under_attach(tmp_path):
-    """--program: every TPU VM (gcloud ssh) or pod runs podscale attach on the user's
-    program, its words quoted; on Kubernetes the records need the claim."""
+    """--program: every TPU VM (gcloud ssh) or pod runs podscale attach (with
+    --attach-args' options) on the user's program, its words quoted; on Kubernetes the
+    records need the claim."""
     res = podscale("tpu", "--tpu", "pod", "--zone", "z", "--run-dir", "/tmp/r", "--out",
-                   str(tmp_path), "--dry-run", "--program", "train.py", "--", "--lr", "3; x")
+                   str(tmp_path), "--dry-run", "--program", "train.py", "--attach-args",
+                   "--profile-every 100", "--", "--lr", "3; x")
     assert res.returncode == 0, res.stderr
     ssh = shlex.split(res.stdout.splitlines()[0])
     assert shlex.split(ssh[-1].removeprefix("--command=")) == [
-        "podscale", "attach", "--run-dir", "/tmp/r", "train.py", "--lr", "3; x"]
+        "podscale", "attach", "--run-dir", "/tmp/r", "--profile-every", "100",
+        "--profile-length", "2", "train.py", "--lr", "3; x"]
     res = podscale("k8s", "--hosts", "2", "--image", "img", "--program", "/app/train.py")
     assert res.returncode == 2 and "--program needs --results-pvc" in res.stderr
     program = str(ROOT / "tests" / "programs" / "train.py")
     res = podscale("k8s", "--hosts", "2", "--image", "img", "--results-pvc", "claim",
-                   "--name", "ps", "--run-dir", "run", "--program", program, "--",
-                   "--steps", "12")
+                   "--name", "ps", "--run-dir", "run", "--program", program,
+                   "--attach-args", "--step local_step --hang-timeout 60", "--", "--steps", "12")
     assert res.returncode == 0, res.stderr
     _, job = yaml.safe_load_all(res.stdout)
     (container,) = job["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == ["podscale", "attach", "--run-dir", "run", program,
+    assert container["command"] == ["podscale", "attach", "--run-dir", "run", "--step",
+                                    "local_step", "--hang-timeout", "60.0", program,
                                     "--steps", "12"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["PODSCALE_NUM_PROCESSES"] == "2"  # what attach's initialize() joins with

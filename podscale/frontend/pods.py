@@ -64,15 +64,19 @@ def validated(command: str, words: list[str], hosts: int | None = None,
 
 def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
            partition: str | None = None, gpus_per_node: int | None = None,
-           program: str | None = None, run_dir: str | None = None) -> int:
+           program: str | None = None, run_dir: str | None = None,
+           attach_args: str = "") -> int:
     """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes, or with
-    ``program`` for ``podscale attach PROGRAM RUN_ARGS`` on every node."""
+    ``program`` for ``podscale attach [ATTACH_ARGS] PROGRAM RUN_ARGS`` on every node (and
+    ``podscale replay`` of the step it saves, when ATTACH_ARGS open a capture window)."""
+    from podscale.frontend.profiling import attach_options
     from podscale.launch.generators import sbatch_script
 
     if nodes < 1:
         raise UsageError("--nodes must be >= 1")
     if gpus_per_node is not None and gpus_per_node < 0:
         raise UsageError("--gpus-per-node must be >= 0")
+    options, window = attach_options(attach_args, program)
     if program is not None:
         from podscale.frontend.profiling import check_script
 
@@ -80,7 +84,8 @@ def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
         base = run_dir or str(defaults.OUT / f"{Path(program).stem}-slurm")
         print(sbatch_script(nodes, _rest(run_args), time_limit=time_limit,
                             partition=partition, devices_per_host=gpus_per_node,
-                            program=(program, base)), end="")
+                            program=(program, base), attach_options=options,
+                            replay=window), end="")
         return 0
     words = validated("run", run_args, nodes=nodes)
     print(sbatch_script(nodes, words, time_limit=time_limit, partition=partition,
@@ -91,9 +96,11 @@ def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
 def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
         namespace: str = "default", run_dir: str | None = None,
         results_pvc: str | None = None, gpus_per_host: int = 0,
-        program: str | None = None) -> int:
+        program: str | None = None, attach_args: str = "") -> int:
     """Print the Service and Indexed Job running ``podscale worker WORKER_ARGS``, or with
-    ``program`` (a path in the image) ``podscale attach PROGRAM WORKER_ARGS``."""
+    ``program`` (a path in the image) ``podscale attach [ATTACH_ARGS] PROGRAM
+    WORKER_ARGS``."""
+    from podscale.frontend.profiling import attach_options
     from podscale.launch.generators import k8s_manifest
 
     if hosts < 1:
@@ -103,24 +110,28 @@ def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
     if program is not None and not results_pvc:
         raise UsageError("--program needs --results-pvc: a profiled program's records come "
                          "home on the claim, not through the log")
+    options, _ = attach_options(attach_args, program)
     words = _rest(worker_args) if program else validated("worker", worker_args, hosts=hosts)
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
-                       namespace=namespace, resources=res, program=program), end="")
+                       namespace=namespace, resources=res, program=program,
+                       attach_options=options), end="")
     return 0
 
 
 def tpu(name: str, zone: str, worker_args: list[str], *, project: str | None = None,
         run_dir: str | None = None, out: str = str(defaults.OUT), setup: str | None = None,
-        dry_run: bool = False, program: str | None = None) -> int:
+        dry_run: bool = False, program: str | None = None, attach_args: str = "") -> int:
     """Run, copy back, report; a failed step stops the rest (exit 3), but a failed run is
     still copied back: the records it kept come home too. With ``program`` (a path on the
     VMs), every VM runs it under ``podscale attach`` with ``worker_args``."""
     from podscale.frontend.actions import write_report
+    from podscale.frontend.profiling import attach_options
     from podscale.launch.generators import attach_words, tpu_commands, worker_words
 
+    options, _ = attach_options(attach_args, program)
     run_dir = run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
-    words = attach_words(run_dir, program, _rest(worker_args)) if program else \
+    words = attach_words(run_dir, program, _rest(worker_args), options) if program else \
         worker_words(run_dir, validated("worker", worker_args))
     ssh, scp, report = tpu_commands(name, zone, project, run_dir, words, out, setup)
     if dry_run:

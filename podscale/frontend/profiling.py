@@ -50,6 +50,41 @@ def windows_of(args: argparse.Namespace) -> Windows | None:
                          args.profile_anomalies)
 
 
+def add_attach_args(p: argparse.ArgumentParser) -> None:
+    """``--attach-args`` of the job generators (``sbatch``, ``k8s``, ``tpu``)."""
+    p.add_argument("--attach-args", default="", metavar="OPTIONS",
+                   help="with --program: podscale attach's own options on every host, e.g. "
+                        "\"--profile-steps 100:103 --hang-timeout 600\"")
+
+
+def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
+    """``--attach-args`` checked as ``podscale attach`` checks them (one-line errors):
+    the options again, and whether they open a capture window (the step program is then
+    saved, for ``podscale replay RUN``)."""
+    import shlex
+
+    from podscale.frontend.cli import Parser
+
+    if not text.strip():
+        return [], False
+    if program is None:
+        raise UsageError("--attach-args are podscale attach's options: give --program too")
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"bad --attach-args: {exc}") from None
+    if any(w.split("=")[0] == "--run-dir" for w in words):
+        raise UsageError("bad --attach-args: the job's run directory is --run-dir's own")
+    p = Parser(prog="podscale attach")
+    add_capture_args(p)
+    try:
+        ns = p.parse_args(words)
+        window = windows_of(ns) is not None
+    except UsageError as exc:
+        raise UsageError(f"bad --attach-args: {exc}") from None
+    return capture_argv(ns), window
+
+
 def capture_argv(args: argparse.Namespace) -> list[str]:
     """The same options again, for ``podscale attach`` on every process."""
     out = ["--step", args.step] if args.step else []
@@ -61,7 +96,7 @@ def capture_argv(args: argparse.Namespace) -> list[str]:
         out += ["--hang-timeout", str(args.hang_timeout)]
     if args.profile_anomalies:
         out += ["--profile-anomalies", str(args.profile_anomalies)]
-    return out + ["--profile-length", str(args.profile_length)]
+    return out + (["--profile-length", str(args.profile_length)] if args.profile_every else [])
 
 
 def check_script(script: Path) -> None:

@@ -23,10 +23,12 @@ def worker_words(run_dir: str, args: Sequence[str], *, gather: bool = True,
     return [*words, *args]
 
 
-def attach_words(run_dir: str, program: str, args: Sequence[str]) -> list[str]:
-    """``podscale attach`` as every host runs it: the program's records batched through
-    the coordination service to process 0, which keeps them under ``run_dir``."""
-    return ["podscale", "attach", "--run-dir", run_dir, program, *args]
+def attach_words(run_dir: str, program: str, args: Sequence[str],
+                 options: Sequence[str] = ()) -> list[str]:
+    """``podscale attach`` as every host runs it (with its own ``options``): the program's
+    records batched through the coordination service to process 0, which keeps them under
+    ``run_dir``."""
+    return ["podscale", "attach", "--run-dir", run_dir, *options, program, *args]
 
 
 def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
@@ -48,12 +50,14 @@ def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
 def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podscale",
                   time_limit: str = "01:00:00", partition: str | None = None,
                   devices_per_host: int | None = None,
-                  program: tuple[str, str] | None = None) -> str:
+                  program: tuple[str, str] | None = None,
+                  attach_options: Sequence[str] = (), replay: bool = False) -> str:
     """An sbatch script: one task per node; ``podscale run --launcher srun --report``
     inside the allocation supervises one ``srun`` per layout (host counts up to ``hosts``)
     on the cluster's shared filesystem, then writes the report next to the run. With
     ``program`` (its path and the run directory's base), ``srun podscale attach`` runs that
-    program with ``run_args`` on every node into ``BASE-$SLURM_JOB_ID``, then its report."""
+    program with ``run_args`` on every node into ``BASE-$SLURM_JOB_ID``, then (``replay``)
+    ``podscale replay`` of its saved step inside the allocation, then its report."""
     lines = ["#!/bin/bash", f"#SBATCH --job-name={shlex.quote(job_name)}",
              f"#SBATCH --nodes={hosts}", "#SBATCH --ntasks-per-node=1",
              f"#SBATCH --time={shlex.quote(time_limit)}", "#SBATCH --output=podscale-%j.out"]
@@ -64,9 +68,10 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
     lines.append("set -euo pipefail")
     if program is not None:
         script, base = program
+        attach = attach_words("RUNDIR", script, run_args, attach_options)
         lines += [f'RUN={shlex.quote(base)}-"$SLURM_JOB_ID"',
-                  'srun ' + shlex.join(attach_words("RUNDIR", script, run_args)).replace(
-                      "RUNDIR", '"$RUN"', 1),
+                  'srun ' + shlex.join(attach).replace("RUNDIR", '"$RUN"', 1),
+                  *(['podscale replay "$RUN" --launcher srun'] if replay else []),
                   'podscale report "$RUN"', ""]
         return "\n".join(lines)
     run = ["podscale", "run", *run_args, "--launcher", "srun", "--report"]
@@ -77,7 +82,8 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
 def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
                  run_dir: str | None = None, results_pvc: str | None = None,
                  port: int = 8476, namespace: str = "default",
-                 resources: dict | None = None, program: str | None = None) -> str:
+                 resources: dict | None = None, program: str | None = None,
+                 attach_options: Sequence[str] = ()) -> str:
     """A headless Service and an Indexed Job of ``hosts`` pods; pod 0 is the coordinator.
     With ``results_pvc`` the claim is mounted at /results and process 0 writes the
     gathered run there; without, process 0 prints it at the end of its log (collect it
@@ -92,7 +98,7 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
-    words = attach_words(run_dir, program, args) if program else \
+    words = attach_words(run_dir, program, args, attach_options) if program else \
         worker_words(run_dir, args, print_run=not results_pvc)
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())

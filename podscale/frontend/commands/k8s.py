@@ -30,6 +30,9 @@ def register(sub: Subparsers) -> None:
                         "worker; the words after -- are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (workloads, grid options)")
+    from podscale.frontend.profiling import add_attach_args
+
+    add_attach_args(p)
     p.set_defaults(func=run)
 
 
@@ -38,4 +41,5 @@ def run(args: argparse.Namespace) -> int:
 
     return k8s(args.name, args.image, args.hosts, args.worker_args, namespace=args.namespace,
                run_dir=args.run_dir, results_pvc=args.results_pvc,
-               gpus_per_host=args.gpus_per_host, program=args.program)
+               gpus_per_host=args.gpus_per_host, program=args.program,
+               attach_args=args.attach_args)

@@ -24,6 +24,9 @@ def register(sub: Subparsers) -> None:
                         "(default: results/<script>-slurm; the job id is appended)")
     p.add_argument("run_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale run (workloads, grid options)")
+    from podscale.frontend.profiling import add_attach_args
+
+    add_attach_args(p)
     p.set_defaults(func=run)
 
 
@@ -32,4 +35,4 @@ def run(args: argparse.Namespace) -> int:
 
     return sbatch(args.nodes, args.run_args, time_limit=args.time, partition=args.partition,
                   gpus_per_node=args.gpus_per_node, program=args.program,
-                  run_dir=args.run_dir)
+                  run_dir=args.run_dir, attach_args=args.attach_args)

@@ -30,6 +30,9 @@ def register(sub: Subparsers) -> None:
                         "are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (grid options)")
+    from podscale.frontend.profiling import add_attach_args
+
+    add_attach_args(p)
     p.set_defaults(func=run)
 
 
@@ -38,4 +41,5 @@ def run(args: argparse.Namespace) -> int:
 
     return tpu(args.tpu, args.zone, args.worker_args, project=args.project,
                run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run,
-               program=args.program)
+               program=args.program,
+               attach_args=args.attach_args)
