@@ -60,12 +60,14 @@ def short(seconds: float) -> str:
 
 
 class Clock:
-    """The ETA from measured costs: each case after a launch's first (one case's cost)
-    and each launch's first case (starting the processes, joining, the first compile),
-    times what is left of each; nothing until a case has finished. ``weights``: each
-    launch's cost relative to the others' (its processes: where they share the cores, a
-    case of 16 costs about 16 of one), so a study's launches of 1 to 16 processes do not
-    swing the ETA from case to case."""
+    """The ETA from measured costs: the mean cost of a case after a launch's first and of
+    a launch's first case (starting the processes, joining, the first compile), times what
+    is left of each; nothing until a case has finished. Means, not medians: the time left
+    is a sum, and a grid's cases alternate between cheap and dear (sizes 4K and 1M), which
+    swings a median from one to the other. Cases seen finished together share the time
+    since the last. ``weights``: each launch's cost relative to the others' (its processes:
+    where they share the cores, a case of 16 costs about 16 of one), so a study's launches
+    of 1 to 16 processes do not swing the ETA from case to case."""
 
     def __init__(self, launch_sizes: Sequence[int], weights: Sequence[float] = ()) -> None:
         self.sizes = list(launch_sizes)
@@ -81,15 +83,18 @@ class Clock:
     def _weight(self, launch: int) -> float:
         return float(self.weights[launch]) if 0 <= launch < len(self.weights) else 1.0
 
-    def case_done(self, now: float) -> None:
-        (self.first if self.done_in_launch == 0 else self.each).append(
-            (now - self.at) / self._weight(self.launch))
-        self.at, self.done_in_launch = now, self.done_in_launch + 1
+    def case_done(self, now: float, count: int = 1) -> None:
+        """``count`` cases finished since the last call (the time shared among them)."""
+        share = (now - self.at) / self._weight(self.launch) / max(count, 1)
+        for _ in range(count):
+            (self.first if self.done_in_launch == 0 else self.each).append(share)
+            self.done_in_launch += 1
+        self.at = now
 
     def left(self) -> float | None:
         if not self.each:  # one case's cost is not measured yet
             return None
-        per_case, per_launch = statistics.median(self.each), statistics.median(self.first)
+        per_case, per_launch = statistics.fmean(self.each), statistics.fmean(self.first)
         this = max(self.sizes[self.launch] - self.done_in_launch, 0) \
             if 0 <= self.launch < len(self.sizes) else 0
 
@@ -162,8 +167,9 @@ class Progress:
         done = min(self._base + self._count(), self.total)
         if done == self.done and not self.live:
             return
+        if done > self.done:
+            self.clock.case_done(now, done - self.done)
         for i in range(self.done, done):
-            self.clock.case_done(now)
             if not self.live:
                 tail = f" done ({short(now - self.started)}, ETA {self.eta()})"
                 head = f"# [{i + 1}/{self.total}] "
