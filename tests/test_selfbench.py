@@ -12,11 +12,13 @@ def test_minimal_script_runs_on_two_processes():
 def test_harness_overhead_sees_a_planted_slowdown(tmp_path, monkeypatch):
     """podscale's psum steps each made 20 ms slower (the script's are not): its ratio
     shows it, dot's does not. (Unfaulted, 4 KiB psum on 2 x 2 here takes 3-4 ms, and a
-    stretch factor is not seen in full: the stretch's sleep frees a core for the psum.)"""
+    stretch factor is not seen in full: the stretch's sleep frees a core for the psum.
+    dot's ratio is 1 to 1.8 on a quiet machine; a 4 KiB dot takes tens of µs, so under
+    the suite's load one round has read 3.1: it is held against psum's, not a constant.)"""
     monkeypatch.setenv("PODSCALE_FAULT", "slow=0.02@*:psum")
     r = harness_overhead(tmp_path, rounds=1, iters=10, warmup=2)
     assert r["psum"]["ratio"]["median"] > 3, r
-    assert r["dot"]["ratio"]["median"] < 1.8, r
+    assert r["dot"]["ratio"]["median"] * 2 < r["psum"]["ratio"]["median"], r
     assert r["layout"] == "h2xd2" and r["psum"]["ratio"]["n"] == 1
 
 
