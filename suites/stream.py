@@ -25,7 +25,7 @@ from podscale import (
     exact,
     exact_pattern,
     integral,
-    normals,
+    seed_for,
     spacing,
     sum_bound,
 )
@@ -44,8 +44,14 @@ class Stream(Mapped):
               Param("op", "read", "str", choices=OPS, help="read: sum; copy: y = 2x"))
 
     def inputs(self, ctx):
+        """Uniform in [0, 1) from the process's seed: a bandwidth figure does not depend
+        on the values; numpy draws these 4x faster than normals (0.08 s against 0.33 s for
+        128 MiB, paid every case by a ceiling of 4x the LLC per process); and with no
+        cancellation the sum stands well clear of its rounding bound, so the float check
+        would catch a zero (signs are the exact check's)."""
         shape = (ctx.local_devices, ctx.p["size"] // ctx.local_devices)
-        return (cast(normals(ctx.process, shape), ctx.case.dtype),)
+        x = np.random.default_rng(seed_for(ctx.process)).random(shape, dtype=np.float32)
+        return (cast(x, ctx.case.dtype),)
 
     def body(self, case, axes, x):
         import jax.numpy as jnp
@@ -59,9 +65,7 @@ class Stream(Mapped):
         if ctx.p["op"] == "copy":
             e = exact(x)
             return Expected(2 * e, np.zeros_like(e))  # scaling by 2 is exact
-        # summed in float64 without a float64 copy of the buffer
-        total = np.add.reduce(x, axis=-1, dtype=np.float64, keepdims=True)
-        size = np.add.reduce(np.abs(x), axis=-1, dtype=np.float64, keepdims=True)
+        total, size = _sums(x)
         return Expected(total, sum_bound(x.shape[-1], ctx.case.dtype, size, total,
                                          integers=integral(x)))
 
@@ -85,6 +89,22 @@ class Stream(Mapped):
         moved = size * (2 if case.p["op"] == "copy" else 1)
         return Work(moved, case.p["size"] if case.p["op"] == "read" else 0,
                     moved // case.devices_per_host)
+
+
+def _sums(x: np.ndarray, block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 sum and sum of magnitudes along the last axis, a block at a time: no
+    float64 copy and no full-size temporary of |x| (on 128 MiB, a fresh buffer's page
+    faults cost more than the sum)."""
+    total = np.zeros((*x.shape[:-1], 1))
+    size = np.zeros_like(total)
+    scratch = np.empty((*x.shape[:-1], min(block, x.shape[-1])), x.dtype)
+    for lo in range(0, x.shape[-1], block):
+        part = x[..., lo:lo + block]
+        total += np.add.reduce(part, axis=-1, dtype=np.float64, keepdims=True)
+        out = scratch[..., :part.shape[-1]]
+        size += np.add.reduce(np.abs(part, out=out), axis=-1, dtype=np.float64,
+                              keepdims=True)
+    return total, size
 
 
 stream = Stream()

@@ -13,8 +13,8 @@ O(S) per process and no communication, at any number of processes.
   closed form (O(1) per element: the magnitudes of one element are a run of consecutive
   residues mod V).
 - :func:`dense_pattern` (data movement): a value at every (rank, position), hashed from
-  both, signed and of mixed magnitude, exact in every dtype; an output that moved data
-  is checked against the sources' values computed where they are needed.
+  both (32 bits), signed and of mixed magnitude, exact in every dtype; an output that
+  moved data is checked against the sources' values computed where they are needed.
 """
 
 from __future__ import annotations
@@ -129,16 +129,41 @@ def reduce_pattern(op: str, positions: np.ndarray, n: int, dtype: str,
     return np.where(c < n, np.minimum(out, 0.0), out)
 
 
+#: the signed scales of :func:`dense_pattern`'s values: +-2**-e, e = 0..9
+DENSE_SCALES = np.array([sign * 2.0**-e for sign in (1.0, -1.0) for e in range(10)])
+
+
+def _hash32(ranks: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """A 32-bit hash of each (rank, position mod 2**32), broadcast together: the key
+    ``rank * 0x9E3779B1 + position`` through lowbias32's finalizer, in place on 4-byte
+    words (3x faster than the 64-bit :func:`_hash` and its float64 arithmetic)."""
+    r = (np.asarray(ranks, dtype=np.uint64) * np.uint64(0x9E3779B1)).astype(np.uint32)
+    x = r + np.asarray(positions).astype(np.uint32)  # broadcast: a new array, ours to mix
+    t = np.empty_like(x)
+    for shift, mult in ((16, 0x7FEB352D), (15, 0x846CA68B)):
+        np.right_shift(x, np.uint32(shift), out=t)
+        x ^= t
+        x *= np.uint32(mult)
+    np.right_shift(x, np.uint32(16), out=t)
+    x ^= t
+    return x
+
+
 def dense_pattern(ranks: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
     """A signed value of mixed magnitude at every (rank, position) (broadcast together),
-    exact in ``dtype``: inputs for data movement, whose outputs are copies."""
+    exact in ``dtype``: inputs for data movement, whose outputs are copies. The value is
+    ``m * s``: ``m`` in 1..127 from the hash's top 16 bits, ``s`` one of ``DENSE_SCALES``
+    (+-2**-e, e <= 9) from its low 16, so 2,540 values, exact in every supported dtype;
+    a wrong element is caught unless it lands on the same value (1 in 2,540)."""
     del dtype  # magnitudes 1..127 times 2**-e (e <= 9): exact in every supported dtype
-    h = _hash(np.asarray(ranks), np.asarray(positions))
-    value = (h % np.uint64(127)).astype(np.float64)
-    value += 1.0
-    np.negative(value, out=value, where=((h >> np.uint64(40)) & np.uint64(1)).astype(bool))
-    exponent = ((h >> np.uint64(48)) % np.uint64(10)).astype(np.int32)
-    return np.ldexp(value, np.negative(exponent, out=exponent), out=value)
+    h = _hash32(np.asarray(ranks), np.asarray(positions))
+    which = (h & np.uint32(0xFFFF)) * np.uint32(len(DENSE_SCALES)) >> np.uint32(16)
+    h >>= np.uint32(16)
+    h *= np.uint32(127)
+    h >>= np.uint32(16)  # 0..126
+    value = np.take(DENSE_SCALES, which)
+    value *= h + 1.0
+    return value
 
 
 def sample_positions(m: int, k: int, seed: int, chunks: int = 1) -> np.ndarray:
