@@ -77,3 +77,19 @@ def test_api_page_names_every_public_name():
     for name in podscale.__all__:
         assert getattr(podscale, name) is not None, name
     assert "summarize" in listed and "not_a_name" not in listed
+
+
+def test_every_performance_figure_names_its_stage_and_commit():
+    """Each row of docs/performance.md's main table names the bench-self stage that
+    measures it (or says it was a one-off) and the commit it was measured at."""
+    from podscale.selfbench import STAGE_NAMES
+
+    text = (ROOT / "docs" / "performance.md").read_text()
+    table = text.split("| what | figure | target | measured by, at |\n|---|---|---|---|\n")[1]
+    rows = [r for r in table.split("\n\n")[0].splitlines() if r.startswith("| ")]
+    assert len(rows) >= 10
+    for row in rows:
+        last = row.rstrip(" |").rsplit("|", 1)[-1]
+        stage = re.search(r"`--only ([a-z-]+)`", last)
+        assert (stage and stage[1] in STAGE_NAMES) or "one-off" in last, row[:80]
+        assert re.search(r"\b[0-9a-f]{7,}\b", last), row[:80]
