@@ -66,6 +66,28 @@ def test_long_function_check_can_fail(tmp_path):
     assert long_functions([tmp_path], 60) and not long_functions([tmp_path], 80)
 
 
+def many_parameters(roots: list[Path], limit: int = 10) -> list[str]:
+    found = []
+    for root in roots:
+        for path in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = node.args
+                    count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+                    if count > limit:
+                        found.append(f"{path}:{node.lineno} {node.name} ({count})")
+    return found
+
+
+def test_launchers_take_options_not_long_parameter_lists(tmp_path):
+    """No function in podscale/launch takes over 10 parameters (a LaunchOptions travels
+    instead); the check fails on one that does."""
+    assert many_parameters([ROOT / "podscale" / "launch"]) == []
+    (tmp_path / "m.py").write_text("def f(" + ", ".join(f"a{i}" for i in range(11)) + "):\n"
+                                   "    pass\n")
+    assert many_parameters([tmp_path]) and not many_parameters([tmp_path], 11)
+
+
 @pytest.mark.skipif(tool("mkdocs") is None, reason="mkdocs not installed")
 def test_docs_build_strict(tmp_path):
     res = subprocess.run([tool("mkdocs"), "build", "--strict", "--site-dir",

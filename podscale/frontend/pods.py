@@ -114,8 +114,8 @@ def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
     words = _rest(worker_args) if program else validated("worker", worker_args, hosts=hosts)
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
-                       namespace=namespace, resources=res, program=program,
-                       attach_options=options), end="")
+                       namespace=namespace, resources=res,
+                       program=[*options, program] if program else ()), end="")
     return 0
 
 

@@ -82,13 +82,13 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
 def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
                  run_dir: str | None = None, results_pvc: str | None = None,
                  port: int = 8476, namespace: str = "default",
-                 resources: dict | None = None, program: str | None = None,
-                 attach_options: Sequence[str] = ()) -> str:
+                 resources: dict | None = None, program: Sequence[str] = ()) -> str:
     """A headless Service and an Indexed Job of ``hosts`` pods; pod 0 is the coordinator.
     With ``results_pvc`` the claim is mounted at /results and process 0 writes the
     gathered run there; without, process 0 prints it at the end of its log (collect it
-    with ``podscale collect``). With ``program`` (a path in the image), every pod runs it
-    under ``podscale attach`` with ``args`` (the claim is then required). Rendered as YAML
+    with ``podscale collect``). With ``program`` (``podscale attach``'s options, then a
+    path in the image), every pod runs it under ``podscale attach`` with ``args`` (the
+    claim is then required). Rendered as YAML
     whose every scalar is a JSON string."""
     q = json.dumps
     run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
@@ -98,7 +98,7 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
-    words = attach_words(run_dir, program, args, attach_options) if program else \
+    words = attach_words(run_dir, program[-1], args, program[:-1]) if program else \
         worker_words(run_dir, args, print_run=not results_pvc)
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
