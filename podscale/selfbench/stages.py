@@ -41,7 +41,7 @@ from podscale.core.case import Layout, Settings
 from podscale.core.errors import PodscaleError
 from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
-from podscale.launch.admission import PROCESS_MB, available_mb
+from podscale.launch.admission import PROCESS_MB, available_mb, estimate_mb
 from podscale.launch.local import run_local
 from podscale.launch.options import LaunchOptions
 from podscale.launch.runner import execute
@@ -157,8 +157,10 @@ def llc_bytes(default: int = 32 << 20,
 def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),
                    devices: tuple[int, ...] = (1, 2)) -> dict:
     """Per layout: the stream (read) ceiling and dot's bandwidth, both with buffers of at
-    least 4x the last-level cache per process, measured in one run; medians over
-    iterations of the max over processes; dot / stream per layout."""
+    least 4x the last-level cache per process where memory allows (halved together until
+    admission's estimate fits: a VM can report its host's whole L3, 480 MiB here), measured
+    in one run; medians over iterations of the max over processes; dot / stream per
+    layout."""
     from podscale.analysis import load_run
 
     llc = llc_bytes()
@@ -166,10 +168,16 @@ def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),
     rows = 1 << max((4 * llc // 24 - 1).bit_length(), 20)  # dot: 24 bytes of input a row
     grid: dict[str, Any] = dict(hosts=tuple(hosts), devices_per_host=tuple(devices),
                                 variants=("shard_map",), settings=Settings(iters=10, warmup=2))
-    cases = expand(Grid(workloads=("stream",), params=(("size", (values,)), ("op", ("read",))),
-                        **grid)) + expand(Grid(workloads=("dot",),
-                                               params=(("size", (rows,)),), **grid))
-    run = execute(cases, out, "memory", progress=None)
+
+    def cases_at(values: int, rows: int) -> list:
+        return expand(Grid(workloads=("stream",), params=(("size", (values,)),
+                                                          ("op", ("read",))), **grid)) + \
+            expand(Grid(workloads=("dot",), params=(("size", (rows,)),), **grid))
+
+    capped = False
+    while estimate_mb(cases_at(values, rows))[1] > available_mb() and rows > 1 << 20:
+        values, rows, capped = values // 2, rows // 2, True
+    run = execute(cases_at(values, rows), out, "memory", progress=None)
     table = load_run(run).summary()
     layouts = []
     for (h, d), g in table.groupby(["hosts", "devices_per_host"]):
@@ -177,7 +185,7 @@ def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),
         layouts.append({"layout": Layout(h, d).key, "stream_gbps": float(s.gbps),
                         "dot_gbps": float(t.gbps), "fraction": float(t.gbps / s.gbps)})
     return {"llc_bytes": llc, "stream_bytes": values * 4, "dot_bytes": rows * 24,
-            "layouts": layouts}
+            "capped_by_memory": capped, "layouts": layouts}
 
 
 STAGES = STAGE_NAMES
@@ -215,7 +223,8 @@ def _turnaround(work: Path, log: Log, _: int) -> dict:
 def _memory(work: Path, log: Log, _: int) -> dict:
     m = memory_ceiling(work)
     log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
-        f"dot {m['dot_bytes'] >> 20} MiB per process")
+        f"dot {m['dot_bytes'] >> 20} MiB per process"
+        + (" (halved to fit in memory: under 4x the LLC)" if m["capped_by_memory"] else ""))
     for row in m["layouts"]:
         log(f"  {row['layout']}: stream {row['stream_gbps']:.1f} GB/s, dot "
             f"{row['dot_gbps']:.1f} GB/s per process = {row['fraction']:.0%}")
