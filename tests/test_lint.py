@@ -5,6 +5,7 @@ import ast
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,17 +43,19 @@ def test_types_check(installed):
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-def long_functions(roots: list[Path], limit: int = 60) -> list[str]:
-    found = []
+def functions(roots: list[Path]) -> Iterator[tuple[Path, ast.FunctionDef]]:
+    """Every function (and method) defined in the Python files under ``roots``."""
     for root in roots:
         for path in root.rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    length = node.end_lineno - node.lineno + 1
-                    if length > limit:
-                        found.append(f"{path}:{node.lineno} {node.name} "
-                                     f"({length} lines)")
-    return found
+                    yield path, node
+
+
+def long_functions(roots: list[Path], limit: int = 60) -> list[str]:
+    return [f"{path}:{node.lineno} {node.name} ({length} lines)"
+            for path, node in functions(roots)
+            if (length := node.end_lineno - node.lineno + 1) > limit]
 
 
 def test_no_function_over_60_lines():
@@ -67,16 +70,9 @@ def test_long_function_check_can_fail(tmp_path):
 
 
 def many_parameters(roots: list[Path], limit: int = 10) -> list[str]:
-    found = []
-    for root in roots:
-        for path in root.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    a = node.args
-                    count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
-                    if count > limit:
-                        found.append(f"{path}:{node.lineno} {node.name} ({count})")
-    return found
+    return [f"{path}:{node.lineno} {node.name} ({count})" for path, node in functions(roots)
+            if (count := len(node.args.posonlyargs) + len(node.args.args)
+                + len(node.args.kwonlyargs)) > limit]
 
 
 def test_launchers_take_options_not_long_parameter_lists(tmp_path):
