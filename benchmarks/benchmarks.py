@@ -260,7 +260,7 @@ class TrackCollectiveFits:
         out: dict = {}
         for _, launch in rm.groupby("round"):
             for r in fits(samples, table, boot=0, rm=launch).itertuples():
-                out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, r.beta_GBps))
+                out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, r.beta_gbps))
         return out
 
     def track_alpha(self, cache, collective):

@@ -19,7 +19,7 @@ def test_peak_is_selected_by_device_kind(kind, name):
     peak = peak_for(kind)
     assert (peak.name if peak else None) == name
     if peak:
-        assert peak.source and peak.link_one_way_GBps == peak.link_chip_bidir_GBps / 2
+        assert peak.source and peak.link_one_way_gbps == peak.link_chip_bidir_gbps / 2
 
 
 def test_percent_of_documented_ceiling(tmp_path):
@@ -28,10 +28,10 @@ def test_percent_of_documented_ceiling(tmp_path):
     samples, cases = loaded.samples, loaded.cases
     table = with_ceilings(summarize(samples, cases), "TPU v5 lite")
     coll = table[(table.workload == "psum") & (table.participants > 1)]
-    assert (coll.ceiling_GBps == 200.0).all() and coll.ceiling.str.contains("TPU v5e").all()
+    assert (coll.ceiling_gbps == 200.0).all() and coll.ceiling.str.contains("TPU v5e").all()
     assert np.allclose(coll.pct_ceiling, 100 * coll.busbw / 200.0)
     dot = table[table.workload == "dot"]
-    assert (dot.ceiling_GBps == 819.0).all()
+    assert (dot.ceiling_gbps == 819.0).all()
     assert np.allclose(dot.pct_ceiling, 100 * dot.gbps / dot.devices_per_host / 819.0)
     one = table[(table.workload == "psum") & (table.participants == 1)]
     assert one.pct_ceiling.isna().all()  # one participant: nothing on a link, no busbw
@@ -64,15 +64,15 @@ def _table():
 def test_cpu_ceilings_are_measured_in_the_run():
     table = _table()
     out = with_ceilings(table, "cpu").set_index(["workload", "hosts"])
-    assert out.loc[("dot", 2), "ceiling_GBps"] == 8.0  # stream read on the same layout
+    assert out.loc[("dot", 2), "ceiling_gbps"] == 8.0  # stream read on the same layout
     assert "same layout" in out.loc[("dot", 2), "ceiling"]
-    assert out.loc[("dot", 4), "ceiling_GBps"] == 10.0  # none there: the best elsewhere
+    assert out.loc[("dot", 4), "ceiling_gbps"] == 10.0  # none there: the best elsewhere
     assert out.loc[("dot", 2), "pct_ceiling"] == pytest.approx(25.0)
     # across processes: the best transfer between processes (not the in-process ppermute)
-    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0
+    assert out.loc[("all_reduce", 2), "ceiling_gbps"] == 3.0
     assert out.loc[("all_reduce", 2), "pct_ceiling"] == pytest.approx(100 * 0.5 / 3.0)
     # inside one process: memory (stream on that layout, or the best elsewhere)
-    assert out.loc[("all_reduce", 1), "ceiling_GBps"] == 10.0
+    assert out.loc[("all_reduce", 1), "ceiling_gbps"] == 10.0
     assert "inside one process" in out.loc[("all_reduce", 1), "ceiling"]
     bare = with_ceilings(table[table.workload == "dot"], "cpu")
     assert bare.pct_ceiling.isna().all() and bare.ceiling.str.startswith("N/A: add").all()
@@ -80,7 +80,7 @@ def test_cpu_ceilings_are_measured_in_the_run():
 
 def test_gpu_collectives_across_hosts_are_not_held_against_nvlink():
     out = with_ceilings(_table(), "NVIDIA H100 80GB HBM3").set_index(["workload", "hosts"])
-    assert out.loc[("all_reduce", 1), "ceiling_GBps"] == 450.0  # NVLink, one way
-    assert out.loc[("all_reduce", 2), "ceiling_GBps"] == 3.0  # measured between hosts
+    assert out.loc[("all_reduce", 1), "ceiling_gbps"] == 450.0  # NVLink, one way
+    assert out.loc[("all_reduce", 2), "ceiling_gbps"] == 3.0  # measured between hosts
     assert "NVLink" not in out.loc[("all_reduce", 2), "ceiling"]
-    assert out.loc[("dot", 2), "ceiling_GBps"] == 3350.0
+    assert out.loc[("dot", 2), "ceiling_gbps"] == 3350.0

@@ -44,10 +44,10 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
         a, b = alpha * bias(rows), beta / bias(rows)
         covered += list((rows.alpha_lo <= a) & (a <= rows.alpha_hi))
         covered += list((rows.beta_lo <= b) & (b <= rows.beta_hi))
-        assert (abs(rows.alpha_us / a - 1) < 0.25).all() and (abs(rows.beta_GBps / b - 1)
+        assert (abs(rows.alpha_us / a - 1) < 0.25).all() and (abs(rows.beta_gbps / b - 1)
                                                               < 0.1).all(), rows
         assert ((rows.alpha_hi - rows.alpha_lo) < 0.6 * alpha).all()  # and they are tight
-        assert np.allclose(rows.s_half_bytes, rows.alpha_us * 1e-6 * rows.beta_GBps * 1e9)
+        assert np.allclose(rows.s_half_bytes, rows.alpha_us * 1e-6 * rows.beta_gbps * 1e9)
     assert sum(covered) >= 0.75 * len(covered), covered  # 23 of 28 (seeded)
     # a 2x slower link shows as half the beta, outside the first fit's interval
     slow = make_run(tmp_path / "s", sizes=(4096, 65536, 1 << 20, 1 << 22), rounds=4,
@@ -72,7 +72,7 @@ def test_fit_command_on_a_real_run(small_run, tmp_path):
     res = podscale("fit", str(small_run), "--out", str(out))
     assert res.returncode == 0, res.stderr
     table = pd.read_csv(out)
-    need = ["workload", "axes", "n", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
+    need = ["workload", "axes", "n", "alpha_us", "alpha_lo", "alpha_hi", "beta_gbps",
             "beta_lo", "beta_hi", "s_half_bytes", "r2"]
     assert set(need) <= set(table.columns) and len(table) == 8  # 2 workloads x 2 x 2 layouts
     assert set(table[table.workload == "psum"].n) == {2, 4}

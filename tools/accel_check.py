@@ -203,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             figures.append({
                 "case": case.id, "device_kind": dev.device_kind, "platform": dev.platform,
                 "jax": jax.__version__, "time_us": t * 1e6, "gbps": gbps,
-                "pct_hbm": 100 * gbps / peak.hbm_GBps if peak and case.workload != "psum"
-                else None, "ceiling": f"{peak.name} HBM {peak.hbm_GBps} GB/s ({peak.source})"
+                "pct_hbm": 100 * gbps / peak.hbm_gbps if peak and case.workload != "psum"
+                else None, "ceiling": f"{peak.name} HBM {peak.hbm_gbps} GB/s ({peak.source})"
                 if peak else f"none documented for {dev.device_kind!r}",
                 "harness_ratio": t / statistics.median(minimal), "wrong": checks["wrong"],
                 "checked": checks["checked"]})

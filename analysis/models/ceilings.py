@@ -29,36 +29,36 @@ class Peak:
 
     name: str
     pattern: str  # regex matched against jax's device_kind
-    link_chip_bidir_GBps: float  # ICI (TPU) or NVLink (GPU), summed over the chip's links
+    link_chip_bidir_gbps: float  # ICI (TPU) or NVLink (GPU), summed over the chip's links
     links: int | None
-    hbm_GBps: float
-    dcn_chip_GBps: float | None
+    hbm_gbps: float
+    dcn_chip_gbps: float | None
     source: str
 
     @property
-    def link_one_way_GBps(self) -> float:
-        return self.link_chip_bidir_GBps / 2
+    def link_one_way_gbps(self) -> float:
+        return self.link_chip_bidir_gbps / 2
 
 
 PEAKS: tuple[Peak, ...] = (
     # TPU v4: 6 ICI links of 400 Gb/s each way (Jouppi et al., "TPU v4: An Optically
-    # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GBps
+    # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GB/s
     # (https://cloud.google.com/tpu/docs/v4)
     Peak("TPU v4", r"TPU v4", 600.0, 6, 1200.0, None,
          "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)"),
-    # TPU v5e: ICI 400 GBps bidirectional per chip, 4 ports; HBM 819 GBps; 2 x 100 Gbps
+    # TPU v5e: ICI 400 GB/s bidirectional per chip, 4 ports; HBM 819 GB/s; 2 x 100 Gbps
     # NICs per 8-chip host (https://cloud.google.com/tpu/docs/v5e)
     Peak("TPU v5e", r"TPU v5 ?lite|TPU v5e", 400.0, 4, 819.0, 200 / 8 / 8,
          "cloud.google.com/tpu/docs/v5e"),
-    # TPU v5p: ICI 1200 GBps bidirectional per chip (3D torus: 6 links); HBM 2765 GBps;
+    # TPU v5p: ICI 1200 GB/s bidirectional per chip (3D torus: 6 links); HBM 2765 GB/s;
     # DCN 50 Gbps per chip (https://cloud.google.com/tpu/docs/v5p)
     Peak("TPU v5p", r"TPU v5p|TPU v5$", 1200.0, 6, 2765.0, 50 / 8,
          "cloud.google.com/tpu/docs/v5p"),
-    # TPU v6e (Trillium): ICI 800 GBps bidirectional per chip, 4 ports; HBM 1638 GBps;
+    # TPU v6e (Trillium): ICI 800 GB/s bidirectional per chip, 4 ports; HBM 1638 GB/s;
     # DCN 100 Gbps per chip (https://cloud.google.com/tpu/docs/v6e)
     Peak("TPU v6e", r"TPU v6 ?lite|TPU v6e|Trillium", 800.0, 4, 1638.0, 100 / 8,
          "cloud.google.com/tpu/docs/v6e"),
-    # TPU7x (Ironwood): ICI 1200 GBps bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
+    # TPU7x (Ironwood): ICI 1200 GB/s bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
     # per chip (https://cloud.google.com/tpu/docs/tpu7x); link count not documented there
     Peak("TPU7x", r"TPU ?7x|Ironwood", 1200.0, None, 7380.0, 100 / 8,
          "cloud.google.com/tpu/docs/tpu7x"),
@@ -122,12 +122,12 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
         np.nan, "N/A: add pairs or ppermute across hosts to the run")
     if peak is not None:
         if not collective:
-            return peak.hbm_GBps, f"{peak.name} HBM ({peak.source})", \
+            return peak.hbm_gbps, f"{peak.name} HBM ({peak.source})", \
                 r.gbps / r.devices_per_host
         if across and not peak.name.startswith("TPU"):  # NVLink stays inside a host
             value, label = measured_loop
             return value, label.replace("loopback transfer", "transfer"), r.busbw
-        return peak.link_one_way_GBps, f"{peak.name} interconnect per chip, one way " \
+        return peak.link_one_way_gbps, f"{peak.name} interconnect per chip, one way " \
                                        f"({peak.source})", r.busbw
     if collective and across:
         return (*measured_loop, r.busbw)
@@ -138,7 +138,7 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
 
 
 def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFrame:
-    """``summary`` plus ``ceiling_GBps``, ``ceiling`` (what it is) and ``pct_ceiling``:
+    """``summary`` plus ``ceiling_gbps``, ``ceiling`` (what it is) and ``pct_ceiling``:
     busbw for collectives over 2+ participants, GB/s per device otherwise. Collectives
     whose groups span hosts are held against the links between hosts (TPU ICI, or a
     transfer between processes measured in the run); groups inside a host against the
@@ -147,8 +147,8 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFram
     peak = peak_for(device_kind)
     stream, loop, loop_where = _measured(summary)
     rows = [_ceiling(r, peak, stream, loop, loop_where) for r in out.itertuples()]
-    out["ceiling_GBps"] = [v for v, _, _ in rows]
+    out["ceiling_gbps"] = [v for v, _, _ in rows]
     out["ceiling"] = [label for _, label, _ in rows]
     measured = np.asarray([m for _, _, m in rows], float)
-    out["pct_ceiling"] = 100 * measured / out["ceiling_GBps"].to_numpy(float)
+    out["pct_ceiling"] = 100 * measured / out["ceiling_gbps"].to_numpy(float)
     return out

@@ -23,7 +23,7 @@ from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.stats import per_iteration, round_medians
 
 COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
-           "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_GBps",
+           "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_gbps",
            "beta_lo", "beta_hi", "s_half_bytes", "r2"]
 KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host"]
 MIN_SIZES = 3  # two sizes determine alpha and beta exactly: no fit, no check of the model
@@ -102,7 +102,7 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
         rows.append({**d, "axes": d.get("axes", "all"), "n": n, "basis": basis,
                      "sizes": len(np.unique(x)), "points": len(x),
                      "alpha_us": f["alpha"] * 1e6, "alpha_lo": f["alpha_lo"] * 1e6,
-                     "alpha_hi": f["alpha_hi"] * 1e6, "beta_GBps": f["beta"] / 1e9,
+                     "alpha_hi": f["alpha_hi"] * 1e6, "beta_gbps": f["beta"] / 1e9,
                      "beta_lo": f["beta_lo"] / 1e9, "beta_hi": f["beta_hi"] / 1e9,
                      "s_half_bytes": f["s_half"], "r2": f["r2"]})
     extra = [k for k in keys if k not in COLUMNS]  # the workloads' other parameters
@@ -129,7 +129,7 @@ def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     keys = KEYS + others
     left = summary[keys + ["bytes_per_device", "bytes_per_process", "collective",
                            "participants"]].astype({c: object for c in others})
-    right = table[keys + ["alpha_us", "beta_GBps", "basis", "s_half_bytes", "r2"]].astype(
+    right = table[keys + ["alpha_us", "beta_gbps", "basis", "s_half_bytes", "r2"]].astype(
         {c: object for c in others})
     m = left.merge(right, on=keys, how="left")
     factor = [bus_factor(c, int(n)) if n > 1 else None
@@ -137,7 +137,7 @@ def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     x = np.where(m["basis"] == "busbw",
                  m["bytes_per_device"] * pd.Series([f or np.nan for f in factor]),
                  m["bytes_per_process"])
-    t = m["alpha_us"] * 1e-6 + x / (m["beta_GBps"] * 1e9)
+    t = m["alpha_us"] * 1e-6 + x / (m["beta_gbps"] * 1e9)
     regime = np.where(m["s_half_bytes"].isna(), np.array(None, dtype=object),
                       np.where(x >= m["s_half_bytes"], "bandwidth", "latency"))
     return pd.DataFrame({"model_s": t.to_numpy(float), "alpha_us": m["alpha_us"].to_numpy(float),

@@ -229,7 +229,7 @@ def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame,
         for nn, s, tp, tl, th, b in zip(at_n, sizes_at, pred, lo, hi, at_bus):
             preds.append({**d, "n": int(nn), "size": int(s), "predicted_us": tp * 1e6,
                           "lo_us": tl * 1e6, "hi_us": th * 1e6,
-                          "busbw_GBps": b / tp / 1e9 if tp > 0 else math.nan,
+                          "busbw_gbps": b / tp / 1e9 if tp > 0 else math.nan,
                           "label": f"model output (measured n: {','.join(map(str, ns))})"})
     return {"models": pd.DataFrame(models), "heldout": pd.DataFrame(held),
             "predictions": pd.DataFrame(preds), "points": pts,

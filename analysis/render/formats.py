@@ -41,7 +41,7 @@ def fits_table(table: pd.DataFrame) -> pd.DataFrame:
              "layout": layout_key(r.hosts, r.devices_per_host), "n": r.n,
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
-             "beta": f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
+             "beta": f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
              "basis": r.basis, "S_half": bytes_h(r.s_half_bytes), "r2": f"{r.r2:.2f}"}
             for r in table.itertuples()]
     return pd.DataFrame(rows)
@@ -68,14 +68,14 @@ def predictions_table(pred: pd.DataFrame) -> pd.DataFrame:
     out["size"] = pred["size"].map(bytes_h)
     out["predicted (95%)"] = [f"{time_h(p / 1e6)} ({time_h(lo / 1e6)} to {time_h(hi / 1e6)})"
                               for p, lo, hi in zip(pred.predicted_us, pred.lo_us, pred.hi_us)]
-    out["busbw"] = pred["busbw_GBps"].map(gbps_h)
+    out["busbw"] = pred["busbw_gbps"].map(gbps_h)
     out["label"] = pred["label"]
     return out
 
 
 def ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
     cols = ["workload", "variant", "dtype", "size", "hosts", "devices_per_host", "busbw",
-            "gbps", "ceiling_GBps", "pct_ceiling", "ceiling"]
+            "gbps", "ceiling_gbps", "pct_ceiling", "ceiling"]
     return summary[[c for c in cols if c in summary.columns]].map(cell)
 
 

@@ -86,7 +86,7 @@ def _model_and_ceiling(g: sns.FacetGrid, df: pd.DataFrame, by: str, y: str) -> N
                 s = s.sort_values("size")
                 ax.plot(s["size"], s[y] * s["time_s"] / s["model_s"], ":", color="0.35",
                         lw=1, zorder=1)
-        top = part["ceiling_GBps"].max() if "ceiling_GBps" in part else float("nan")
+        top = part["ceiling_gbps"].max() if "ceiling_gbps" in part else float("nan")
         if pd.notna(top):
             ax.axhline(top, color="crimson", lw=1, ls="--")
             ax.annotate("ceiling", (1, top), xycoords=("axes fraction", "data"),

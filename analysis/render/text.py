@@ -19,7 +19,7 @@ def fits_text(table: pd.DataFrame) -> str:
     for r in table.itertuples():
         alpha = f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)}-" \
                 f"{time_h(r.alpha_hi / 1e6)})"
-        beta = f"{gbps_h(r.beta_GBps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
+        beta = f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
         lines.append(f"{r.workload:<16} {r.variant:<9} {r.dtype:<8} {str(r.axes):<6} "
                      f"{layout_key(r.hosts, r.devices_per_host):<7} {r.n:>4} {alpha:>22} "
                      f"{beta:>24} {bytes_h(r.s_half_bytes):>9} {r.r2:>6.2f}")

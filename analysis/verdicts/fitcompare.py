@@ -31,7 +31,7 @@ def compare_fits(run_a: Run | Path, run_b: Run | Path) -> pd.DataFrame:
     both = a.astype({k: str for k in keys}).merge(b.astype({k: str for k in keys}), on=keys,
                                                   suffixes=("_a", "_b"))
     out = both[keys].copy()
-    for p, unit in (("alpha", "us"), ("beta", "GBps")):
+    for p, unit in (("alpha", "us"), ("beta", "gbps")):
         va, vb = both[f"{p}_{unit}_a"], both[f"{p}_{unit}_b"]
         out[f"{p}_a"], out[f"{p}_b"], out[f"{p}_ratio"] = va, vb, vb / va
         for side in ("a", "b"):
