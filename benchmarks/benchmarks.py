@@ -260,7 +260,9 @@ class TrackCollectiveFits:
         out: dict = {}
         for _, launch in rm.groupby("round"):
             for r in fits(samples, table, boot=0, rm=launch).itertuples():
-                out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, r.beta_gbps))
+                beta = getattr(r, "beta_gbps", None)  # beta_GBps before the rename
+                beta = r.beta_GBps if beta is None else beta
+                out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, beta))
         return out
 
     def track_alpha(self, cache, collective):
