@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,12 +43,45 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
                         "a call for S seconds while some wait (default: never)")
 
 
-def windows_of(args: argparse.Namespace) -> Windows | None:
-    """The capture windows the options ask for (refused in one line when malformed)."""
-    from podscale.attach.capture import Windows
+@dataclass(frozen=True)
+class CaptureOptions:
+    """``podscale attach``'s own options (:func:`add_capture_args`): the step's name,
+    capture windows and the hang timeout, from the command line to every process."""
 
-    return Windows.parse(args.profile_steps, args.profile_every, args.profile_length,
-                         args.profile_anomalies)
+    step: str | None = None
+    profile_steps: str | None = None
+    profile_every: int | None = None
+    profile_length: int = 2
+    profile_anomalies: int = 0
+    hang_timeout: float | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> CaptureOptions:
+        """The options as parsed; malformed windows refused in one line."""
+        out = cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+        out.windows()
+        return out
+
+    def windows(self) -> Windows | None:
+        """The capture windows asked for (None: none)."""
+        from podscale.attach.capture import Windows
+
+        return Windows.parse(self.profile_steps, self.profile_every, self.profile_length,
+                             self.profile_anomalies)
+
+    def argv(self) -> list[str]:
+        """The same options again, for ``podscale attach`` on every process."""
+        out = ["--step", self.step] if self.step else []
+        if self.profile_steps:
+            out += ["--profile-steps", self.profile_steps]
+        if self.profile_every:
+            out += ["--profile-every", str(self.profile_every),
+                    "--profile-length", str(self.profile_length)]
+        if self.hang_timeout:
+            out += ["--hang-timeout", str(self.hang_timeout)]
+        if self.profile_anomalies:
+            out += ["--profile-anomalies", str(self.profile_anomalies)]
+        return out
 
 
 def add_attach_args(p: argparse.ArgumentParser) -> None:
@@ -78,25 +112,10 @@ def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
     p = Parser(prog="podscale attach")
     add_capture_args(p)
     try:
-        ns = p.parse_args(words)
-        window = windows_of(ns) is not None
+        capture = CaptureOptions.of(p.parse_args(words))
     except UsageError as exc:
         raise UsageError(f"bad --attach-args: {exc}") from None
-    return capture_argv(ns), window
-
-
-def capture_argv(args: argparse.Namespace) -> list[str]:
-    """The same options again, for ``podscale attach`` on every process."""
-    out = ["--step", args.step] if args.step else []
-    if args.profile_steps:
-        out += ["--profile-steps", args.profile_steps]
-    if args.profile_every:
-        out += ["--profile-every", str(args.profile_every)]
-    if args.hang_timeout:
-        out += ["--hang-timeout", str(args.hang_timeout)]
-    if args.profile_anomalies:
-        out += ["--profile-anomalies", str(args.profile_anomalies)]
-    return out + (["--profile-length", str(args.profile_length)] if args.profile_every else [])
+    return capture.argv(), capture.windows() is not None
 
 
 def check_script(script: Path) -> None:
@@ -118,12 +137,12 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
 
 
 def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
-            out: Path, name: str | None = None, step: str | None = None,
-            timeout: float = 300.0, port: int = 0, force: bool = False,
-            attach_args: list[str] | None = None) -> tuple[Path, int]:
+            out: Path, name: str | None = None, timeout: float = 300.0, port: int = 0,
+            force: bool = False,
+            capture: CaptureOptions = CaptureOptions()) -> tuple[Path, int]:
     """Run ``script`` on ``hosts`` local processes of ``devices_per_host`` CPU devices;
     the run directory and the program's exit code (the first failing process's).
-    ``attach_args``: options for ``podscale attach`` on every process (capture windows)."""
+    ``capture``: ``podscale attach``'s options on every process (the step, windows)."""
     from podscale.core.case import Layout
     from podscale.core.records import Manifest, lifecycle
     from podscale.launch.admission import admit_processes
@@ -137,10 +156,10 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
     run_dir = new_run_dir(out, name or script.stem)
-    spec = {**script_spec(script, args, step, "local"), "hosts": hosts,
+    spec = {**script_spec(script, args, capture.step, "local"), "hosts": hosts,
             "devices_per_host": devices_per_host, "case_timeout": timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
-            *(attach_args or []), str(script.resolve()), *args]
+            *capture.argv(), str(script.resolve()), *args]
     watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
     import os
 
@@ -216,7 +235,8 @@ def saved_layout(run_dir: Path) -> tuple[int, int]:
 def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[str, str],
                env_b: dict[str, str], rounds: int, *, hosts: int, devices_per_host: int,
                out: Path, name: str | None, timeout: float, port: int = 0,
-               attach_args: list[str] | None = None) -> tuple[Path, list[Path], list[Path]]:
+               capture: CaptureOptions = CaptureOptions()
+               ) -> tuple[Path, list[Path], list[Path]]:
     """Arms A and B of a program, ``rounds`` launches each, alternating (A B, B A, ...):
     the folder holding them and each arm's run directories; a failing launch stops it."""
     import os
@@ -237,7 +257,7 @@ def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[s
                 run_dir, code = profile(script, args, hosts=hosts,
                                         devices_per_host=devices_per_host, out=folder,
                                         name=f"{arm}{r}", timeout=timeout, port=port,
-                                        attach_args=attach_args)
+                                        capture=capture)
             finally:
                 for k, v in saved.items():
                     if v is None:

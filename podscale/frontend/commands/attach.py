@@ -38,10 +38,15 @@ def _job_id() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.profiling import SUPERVISED, check_script, script_spec, windows_of
+    from podscale.frontend.profiling import (
+        SUPERVISED,
+        CaptureOptions,
+        check_script,
+        script_spec,
+    )
 
     check_script(args.script)
-    windows = windows_of(args)
+    capture = CaptureOptions.of(args)
     run_dir = args.run_dir or Path("results") / f"attach-{args.script.stem}{_job_id()}"
     if run_dir.exists() and not run_dir.is_dir():
         from podscale.core.errors import UsageError
@@ -50,11 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from podscale.attach.session import attach
 
     def body() -> int:
-        return attach(run_dir, args.script, args.args, windows, args.step, args.hang_timeout)
+        return attach(run_dir, args.script, args.args, capture.windows(), capture.step,
+                      capture.hang_timeout)
 
     if os.environ.get(SUPERVISED):
         return body()
-    return _kept(run_dir, script_spec(args.script, args.args, args.step, "attach"), body)
+    return _kept(run_dir, script_spec(args.script, args.args, capture.step, "attach"), body)
 
 
 def _kept(run_dir: Path, spec: dict, body: Callable[[], int]) -> int:

@@ -57,9 +57,10 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
-    from podscale.frontend.profiling import capture_argv, profile, windows_of
+    from podscale.frontend.profiling import CaptureOptions, profile
 
-    windows = windows_of(args)  # malformed windows: refused before any process starts
+    capture = CaptureOptions.of(args)  # malformed windows: refused before any process starts
+    windows = capture.windows()
     if args.replay and windows is None:
         raise UsageError("--replay compares each collective's time in the captured steps "
                          "with its time alone: give a capture window (--profile-steps A:B "
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         return ab(args)
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
-                            name=args.name, step=args.step, timeout=args.timeout,
-                            port=args.port, force=args.force, attach_args=capture_argv(args))
+                            name=args.name, timeout=args.timeout, port=args.port,
+                            force=args.force, capture=capture)
     from podscale.frontend.actions import show_profile
     from podscale.frontend.seedcheck import echo_outputs
 
@@ -100,7 +101,7 @@ def ab(args: argparse.Namespace) -> int:
     from podscale.analysis.units import time_h
     from podscale.core.errors import UsageError
     from podscale.frontend.ab import parse_env
-    from podscale.frontend.profiling import ab_program, capture_argv, check_script
+    from podscale.frontend.profiling import CaptureOptions, ab_program, check_script
 
     if args.replay:
         raise UsageError("--replay is for one run of the program, not an A/B")
@@ -111,7 +112,7 @@ def ab(args: argparse.Namespace) -> int:
         args.script, args.args, args_b, env_a, env_b,
         defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,
         devices_per_host=args.devices_per_host, out=args.out, name=args.name,
-        timeout=args.timeout, port=args.port, attach_args=capture_argv(args))
+        timeout=args.timeout, port=args.port, capture=CaptureOptions.of(args))
     a = [summarize_profile(r, args.step) for r in runs_a]
     b = [summarize_profile(r, args.step) for r in runs_b]
     v = compare_rounds(a, b)
