@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import statistics
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 HISTORY = 50
@@ -41,13 +41,18 @@ POLL_MS = 200
 WAIT_STEPS, WAIT_MAX_S = 20, 60.0
 
 
-def anomalous(period: float, history: list[float]) -> bool:
-    """Whether ``period`` is an anomaly against ``history`` (the rule above)."""
+def anomalous(period: float, history: Sequence[float], ordered: bool = False) -> bool:
+    """Whether ``period`` is an anomaly against ``history`` (the rule above; ``ordered``:
+    ``history`` is sorted already). A period under ``MIN_RATIO`` x the median, every usual
+    step, is answered from the median alone: the MAD is computed for the rare rest."""
     if len(history) < MIN_HISTORY:
         return False
-    med = statistics.median(history)
-    mad = statistics.median(abs(x - med) for x in history)
-    return period > max(med + 3 * mad, MIN_RATIO * med)
+    ranked = history if ordered else sorted(history)
+    n = len(ranked)
+    med = ranked[n // 2] if n % 2 else (ranked[n // 2 - 1] + ranked[n // 2]) / 2
+    if period <= MIN_RATIO * med:
+        return False
+    return period > med + 3 * statistics.median(abs(x - med) for x in ranked)
 
 
 def first_step(end_us: float, readies: list[tuple[int, int]]) -> int | None:
@@ -89,6 +94,7 @@ class Anomalies:
         self._stop = stop
         self.ready: dict[int, deque[tuple[int, int]]] = {}  # computation -> (k, ready)
         self.periods: dict[int, deque[float]] = {}
+        self.ranked: dict[int, list[float]] = {}  # the same periods, sorted
         self.client: Any = None
         self.process = 0
         self.step_name: str | None = None
@@ -117,14 +123,18 @@ class Anomalies:
         self.step_name, self.step_id = comp.name, comp.id
         readies = self.ready.setdefault(comp.id, deque(maxlen=4 * HISTORY))
         periods = self.periods.setdefault(comp.id, deque(maxlen=HISTORY))
+        ranked = self.ranked.setdefault(comp.id, [])
         k = readies[-1][0] + 1 if readies else 0
         if readies:
             period = ready_us - readies[-1][1]
             if (self.thread is not None and self.taken < ANOMALY_WINDOWS
-                    and k >= self.cooldown and anomalous(period, list(periods))):
+                    and k >= self.cooldown and anomalous(period, ranked, ordered=True)):
                 self.cooldown = k + HISTORY  # this process proposes once per history
                 self._propose(k)
+            if len(periods) == HISTORY:  # the oldest leaves both
+                del ranked[bisect_left(ranked, periods[0])]
             periods.append(period)
+            insort(ranked, period)
         readies.append((k, ready_us))
         with self._moved:
             self._moved.notify_all()
