@@ -87,6 +87,7 @@ def test_replay_of_a_run_refuses_what_it_cannot_replay(tmp_path):
                           ([bare], "no step program was saved"),
                           ([saved, "--hosts", "2", "--sizes", "4K"],
                            "leave out --sizes, --hosts"),
+                          ([saved, "--check-elements", "5"], "leave out --check-elements"),
                           ([saved, "--rounds", "0"], "--rounds must be >= 1")):
         res = podscale("replay", *map(str, args))
         assert res.returncode == 2 and message in res.stderr, res.stderr
