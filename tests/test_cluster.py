@@ -334,7 +334,7 @@ def test_generated_sbatch_script_attaches_a_program(slurm, tmp_path):
                    "--", "--steps", "12")
     assert res.returncode == 0, res.stderr
     assert "srun podscale attach --run-dir \"$RUN\" --profile-steps 5:7 " in res.stdout
-    assert "podscale replay \"$RUN\" --launcher srun" in res.stdout
+    assert "podscale replay \"$RUN\" --launcher srun || true" in res.stdout
     script = tmp_path / "job.sh"
     script.write_text(res.stdout)
     code = sbatch_wait(script, tmp_path, env(**slurm, JAX_PLATFORMS="cpu",
