@@ -93,8 +93,9 @@ def add_attach_args(p: argparse.ArgumentParser) -> None:
 
 def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
     """``--attach-args`` checked as ``podscale attach`` checks them (one-line errors):
-    the options again, and whether they open a capture window (the step program is then
-    saved, for ``podscale replay RUN``)."""
+    the options again, and whether they ask for a step window (``--profile-steps`` or
+    ``--profile-every``: process 0 then saves the step's program at its first capture,
+    for ``podscale replay RUN``; an anomaly's capture saves none)."""
     import shlex
 
     from podscale.frontend.cli import Parser
@@ -115,7 +116,7 @@ def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
         capture = CaptureOptions.of(p.parse_args(words))
     except UsageError as exc:
         raise UsageError(f"bad --attach-args: {exc}") from None
-    return capture.argv(), capture.windows() is not None
+    return capture.argv(), bool(capture.profile_steps or capture.profile_every)
 
 
 def check_script(script: Path) -> None:
