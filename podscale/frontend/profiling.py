@@ -69,6 +69,13 @@ class CaptureOptions:
         return Windows.parse(self.profile_steps, self.profile_every, self.profile_length,
                              self.profile_anomalies)
 
+    @property
+    def step_window(self) -> bool:
+        """A window of steps (``--profile-steps``/``--profile-every``): process 0 saves the
+        step's program at its first capture (for ``podscale replay``); an anomaly's capture
+        saves none."""
+        return bool(self.profile_steps or self.profile_every)
+
     def argv(self) -> list[str]:
         """The same options again, for ``podscale attach`` on every process."""
         out = ["--step", self.step] if self.step else []
@@ -93,9 +100,8 @@ def add_attach_args(p: argparse.ArgumentParser) -> None:
 
 def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
     """``--attach-args`` checked as ``podscale attach`` checks them (one-line errors):
-    the options again, and whether they ask for a step window (``--profile-steps`` or
-    ``--profile-every``: process 0 then saves the step's program at its first capture,
-    for ``podscale replay RUN``; an anomaly's capture saves none)."""
+    the options again, and whether they ask for a step window
+    (:attr:`CaptureOptions.step_window`)."""
     import shlex
 
     from podscale.frontend.cli import Parser
@@ -116,7 +122,7 @@ def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
         capture = CaptureOptions.of(p.parse_args(words))
     except UsageError as exc:
         raise UsageError(f"bad --attach-args: {exc}") from None
-    return capture.argv(), bool(capture.profile_steps or capture.profile_every)
+    return capture.argv(), capture.step_window
 
 
 def check_script(script: Path) -> None:

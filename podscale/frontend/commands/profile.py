@@ -60,11 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.profiling import CaptureOptions, profile
 
     capture = CaptureOptions.of(args)  # malformed windows: refused before any process starts
-    windows = capture.windows()
-    if args.replay and windows is None:
+    if args.replay and not capture.step_window:
         raise UsageError("--replay compares each collective's time in the captured steps "
-                         "with its time alone: give a capture window (--profile-steps A:B "
-                         "or --profile-every N)")
+                         "with its time alone: give a step window (--profile-steps A:B "
+                         "or --profile-every N; an anomaly's capture saves no program)")
     if args.replay_rounds < 1:
         raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
     if args.env_a or args.env_b or args.args_b is not None or args.rounds is not None:
