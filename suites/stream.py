@@ -9,7 +9,7 @@ the bytes moved, so its GB/s is the figure to divide a local workload's GB/s by 
 mostly reads: compare it with ``op=read``). On CPU ``op=copy`` also pays for a fresh
 output buffer every step (page faults: measured 4.9 GB/s against 31 GB/s for ``read`` on
 one process here), as any non-donating jitted step does. Each device's values are rows of
-1024 (see ``_block``): on a TPU that layout, not the shape, would otherwise set the ceiling.
+1024 (see ``_block``): laid out as one row, a TPU's tiling, not its memory, set the ceiling.
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
            attach_args: str = "") -> int:
     """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes, or with
     ``program`` for ``podscale attach [ATTACH_ARGS] PROGRAM RUN_ARGS`` on every node (and
-    ``podscale replay`` of the step it saves, when ATTACH_ARGS open a capture window)."""
-    from podscale.frontend.profiling import attach_options
+    ``podscale replay`` of the step it saves, when ATTACH_ARGS ask for a step window)."""
+    from podscale.frontend.profiling import attach_options, check_script
     from podscale.launch.generators import sbatch_script
 
     if nodes < 1:
@@ -78,8 +78,6 @@ def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
         raise UsageError("--gpus-per-node must be >= 0")
     options, window = attach_options(attach_args, program)
     if program is not None:
-        from podscale.frontend.profiling import check_script
-
         check_script(Path(program))  # the batch script runs where it is submitted from
         base = run_dir or str(defaults.OUT / f"{Path(program).stem}-slurm")
         print(sbatch_script(nodes, _rest(run_args), time_limit=time_limit,

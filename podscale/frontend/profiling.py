@@ -187,11 +187,11 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
 
 
 def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
-                 options: LaunchOptions) -> Path | None:
+                 options: LaunchOptions, force: bool = False) -> Path | None:
     """Replay each distinct collective of the captured step's program (saved by process 0
     at its first capture) alone, on the same layout, in ``rounds`` fresh launches started
-    as ``options`` says: the run ``RUN/<stamp>-replay``, or None when the program has no
-    collective."""
+    as ``options`` says (local ones admitted as ``podscale run``'s are, unless ``force``):
+    the run ``RUN/<stamp>-replay``, or None when the program has no collective."""
     from podscale.analysis import load_run
     from podscale.core.case import Settings
     from podscale.frontend.actions import wrong_results
@@ -206,6 +206,10 @@ def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
     if not cases:
         print("# replay: the step's program has no collective to replay")
         return None
+    if options.launcher == "local":  # every process on this machine: will they fit?
+        from podscale.launch.admission import admit
+
+        admit(cases, force=force)
     rep = execute(cases, run_dir, "replay", options, spec={"replay_of": run_dir.name},
                   rounds=rounds, progress=None)
     if load_run(rep).wrong:

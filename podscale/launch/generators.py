@@ -71,7 +71,7 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
         attach = attach_words("RUNDIR", script, run_args, attach_options)
         lines += [f'RUN={shlex.quote(base)}-"$SLURM_JOB_ID"',
                   'srun ' + shlex.join(attach).replace("RUNDIR", '"$RUN"', 1),
-                  # no capture opened (too few steps, no anomaly): said, and the report runs
+                  # a step window that never opened (too few steps): said, the report runs
                   *(['podscale replay "$RUN" --launcher srun || true'] if replay else []),
                   'podscale report "$RUN"', ""]
         return "\n".join(lines)
@@ -89,8 +89,7 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     gathered run there; without, process 0 prints it at the end of its log (collect it
     with ``podscale collect``). With ``program`` (``podscale attach``'s options, then a
     path in the image), every pod runs it under ``podscale attach`` with ``args`` (the
-    claim is then required). Rendered as YAML
-    whose every scalar is a JSON string."""
+    claim is then required). Rendered as YAML whose every scalar is a JSON string."""
     q = json.dumps
     run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
     env = {

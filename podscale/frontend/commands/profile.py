@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from podscale.launch.options import LaunchOptions
 
         replay_alone(run_dir, args.hosts, args.devices_per_host, args.replay_rounds,
-                     LaunchOptions(case_timeout=args.timeout, port=args.port))
+                     LaunchOptions(case_timeout=args.timeout, port=args.port), args.force)
 
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir)

@@ -56,7 +56,7 @@ def profiled(args: argparse.Namespace, run_dir: Path) -> int:
     from podscale.core.errors import UsageError
     from podscale.frontend.actions import show_profile
     from podscale.frontend.gridargs import launch_options
-    from podscale.frontend.profiling import PROCESS_MB, replay_alone, saved_layout
+    from podscale.frontend.profiling import replay_alone, saved_layout
 
     given = [k for k in FROM_THE_RUN if getattr(args, k, None) not in (None, False, [])]
     if given or args.profile:
@@ -67,13 +67,7 @@ def profiled(args: argparse.Namespace, run_dir: Path) -> int:
     if rounds < 1:
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     hosts, devices_per_host = saved_layout(run_dir)
-    options = launch_options(args)
-    if options.launcher == "local":
-        from podscale.launch.admission import admit_processes
-
-        admit_processes(hosts, hosts * PROCESS_MB, force=args.force,
-                        basis=f"{PROCESS_MB} MB per process")
-    replay_alone(run_dir, hosts, devices_per_host, rounds, options)
+    replay_alone(run_dir, hosts, devices_per_host, rounds, launch_options(args), args.force)
     show_profile(run_dir)
     print(f"# run directory: {run_dir}")
     return 0
