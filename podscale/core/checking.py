@@ -35,8 +35,15 @@ class Check:
     unsampled: int = 0
 
 
+#: output dtypes numpy compares with float64 values exactly, element by element, with no
+#: float64 copy of the outputs (an exact pass over 16 x 256K float32 values: one
+#: temporary of booleans, not 32 MB)
+NATIVE = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _conform(got: np.ndarray, expected: Expected, dtype: str) -> tuple[np.ndarray, ...]:
-    """(compared outputs, value, bound) after the shape and dtype comparison."""
+    """(compared outputs, in their own dtype where numpy compares it with float64
+    exactly, else as float64; value; bound) after the shape and dtype comparison."""
     want = expected.dtype or dtype
     have = str(got.dtype)
     value = np.asarray(expected.value, np.float64)
@@ -54,7 +61,9 @@ def _conform(got: np.ndarray, expected: Expected, dtype: str) -> tuple[np.ndarra
                              f"is {want} {tuple(full)}")
     if expected.positions is not None:
         got = got[..., np.asarray(expected.positions)]
-    return got.astype(np.float64), value, np.broadcast_to(expected.bound, shape)
+    if got.dtype not in NATIVE:  # bfloat16 and other ml_dtypes: as float64
+        got = got.astype(np.float64)
+    return got, value, np.broadcast_to(expected.bound, shape)
 
 
 def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
@@ -69,6 +78,7 @@ def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
     if np.size(expected.bound) == 1 and np.all(expected.bound == 0) and \
             np.isfinite(value).all():
         return _equal(raw, got, value, dtype, total)
+    got = got.astype(np.float64, copy=False)
     finite = np.isfinite(got)
     sound = np.isfinite(value) & ~np.isnan(bound)
     err = np.abs(np.where(finite, got, 0.0) - np.where(sound, value, 0.0))

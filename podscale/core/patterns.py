@@ -144,13 +144,16 @@ def reduce_pattern(op: str, positions: np.ndarray, n: int, dtype: str,
 DENSE_SCALES = np.array([sign * 2.0**-e for sign in (1.0, -1.0) for e in range(10)])
 
 
-def _hash32(ranks: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """A 32-bit hash of each (rank, position mod 2**32), broadcast together: the key
-    ``rank * 0x9E3779B1 + position`` through lowbias32's finalizer, in place on 4-byte
-    words (3x faster than the 64-bit :func:`_hash` and its float64 arithmetic)."""
-    r = (np.asarray(ranks, dtype=np.uint64) * np.uint64(0x9E3779B1)).astype(np.uint32)
-    x = r + np.asarray(positions).astype(np.uint32)  # broadcast: a new array, ours to mix
-    return _finalize(x, *LOWBIAS32)
+#: the key of (rank, position) is ``rank * DENSE_STRIDE + position``: an odd stride far
+#: from any power of two (no chunk or block offset maps one rank onto another), small
+#: enough that ranks 0..n-1 over a long buffer share one table of keys (:func:`dense_rows`)
+DENSE_STRIDE = 1021
+
+
+def _hash32(keys: np.ndarray) -> np.ndarray:
+    """A 32-bit hash of each key: lowbias32's finalizer, in place on ``keys`` (uint32;
+    3x faster than the 64-bit :func:`_hash` and its float64 arithmetic)."""
+    return _finalize(np.asarray(keys, np.uint32), *LOWBIAS32)
 
 
 def dense_pattern(ranks: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
@@ -166,6 +169,21 @@ def dense_pattern(ranks: np.ndarray, positions: np.ndarray, dtype: str) -> np.nd
     shape = np.broadcast_shapes(r.shape, p.shape)
     out = np.empty(shape)
     _fill(out, np.broadcast_to(r, shape), np.broadcast_to(p, shape))
+    return out
+
+
+def dense_rows(n: int, m: int, dtype: str) -> np.ndarray:
+    """:func:`dense_pattern` of ranks 0..n-1 at positions 0..m-1, shape (n, m): where the
+    ranks' keys overlap (``m`` beyond ``n * DENSE_STRIDE``), each row is a window of one
+    table of ``(n-1) * DENSE_STRIDE + m`` values, so an all-gather's expected output costs
+    about ``m`` hashes and ``n`` copies, not ``n * m`` hashes."""
+    span = (n - 1) * DENSE_STRIDE + m
+    if 2 * span > n * m or span >= 1 << 32:
+        return dense_pattern(np.arange(n)[:, None], np.arange(m)[None, :], dtype)
+    table = dense_pattern(np.zeros(1, np.int64), np.arange(span), dtype)
+    out = np.empty((n, m))
+    for r in range(n):
+        out[r] = table[r * DENSE_STRIDE:r * DENSE_STRIDE + m]
     return out
 
 
@@ -189,7 +207,9 @@ def _fill(out: np.ndarray, ranks: np.ndarray, positions: np.ndarray) -> None:
 
 
 def _dense(ranks: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    h = _hash32(ranks, positions)
+    keys = np.asarray(ranks).astype(np.uint32) * np.uint32(DENSE_STRIDE)  # mod 2**32
+    keys += np.asarray(positions).astype(np.uint32)
+    h = _hash32(keys)
     which = (h & np.uint32(0xFFFF)) * np.uint32(len(DENSE_SCALES)) >> np.uint32(16)
     h >>= np.uint32(16)
     h *= np.uint32(127)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from podscale.core.patterns import dense_pattern, exact_pattern, reduce_pattern
+from podscale.core.patterns import dense_pattern, dense_rows, exact_pattern, reduce_pattern
 
 REDUCTIONS = ("sum", "max", "min", "reduce_scatter")
 MOVEMENTS = ("all_gather", "all_to_all", "permute", "broadcast")
@@ -50,7 +50,7 @@ def rule_output(rule: str, rank: int, n: int, m: int, dtype: str,
     if rule == "reduce_scatter":
         return reduce_pattern("sum", rank * c + np.arange(c), n, dtype)
     if rule == "all_gather":
-        return dense_pattern(np.arange(n)[:, None], np.arange(m)[None, :], dtype).reshape(-1)
+        return dense_rows(n, m, dtype).reshape(-1)
     if rule == "all_to_all":
         return dense_pattern(np.arange(n)[:, None], rank * c + np.arange(c)[None, :],
                              dtype).reshape(-1)
