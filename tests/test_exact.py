@@ -180,3 +180,27 @@ def test_stream_read_exact_check_sums_exactly_and_sees_a_dropped_block():
     dropped = column.copy()
     dropped[5 * k:6 * k] = 0
     assert dropped.sum() != column.sum()
+
+
+@pytest.mark.parametrize("size,devices", [(3 * (1 << 20) + 10, 2), (1000, 1)])
+def test_stream_reference_from_its_period_is_the_inputs_sum(size, devices):
+    """stream's inputs repeat a period per device; the reference (the period's sum times
+    its repeats, plus the rest) equals the float64 sum of every input, with a remainder and
+    with a buffer shorter than one period; and a period that does not repeat is seen."""
+    from podscale.core.case import Case, Layout, Settings
+    from podscale.core.workload import Context
+    from podscale.suites.stream import stream as wl
+
+    case = Case("stream", "1", "stream", "shard_map", "float32", Layout(1, devices),
+                (("op", "read"), ("size", size)), Settings())
+    ctx = Context(case, 0, 1, [None] * devices, None)
+    (x,) = wl.inputs(ctx)
+    flat = x.reshape(devices, -1).astype(np.float64)
+    want = flat.sum(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(wl.reference(ctx, (x,)).value, want)
+    assert len(np.unique(flat[0])) >= min(size // devices, 1 << 20) * 0.9  # drawn, not constant
+    if size > 1 << 20:
+        broken = x.copy().reshape(devices, -1)
+        broken[0, -1] += 0.5  # the inputs no longer repeat: the reference no longer holds
+        assert not np.array_equal(wl.reference(ctx, (broken,)).value,
+                                  broken.astype(np.float64).sum(axis=-1, keepdims=True))
