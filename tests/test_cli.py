@@ -327,3 +327,20 @@ def test_workload_identity_is_its_source(tmp_path):
     twice = expand(Grid(workloads=("psum",), hosts=(2, 2), devices_per_host=(1, 1)))
     assert [c.id for c in once] == [c.id for c in twice] and len(once) == len(set(
         c.id for c in once)) > 0
+
+
+def test_default_run_name_fits_however_many_workloads():
+    """A run given no --name is named by its workloads; the study file's eleven would
+    exceed a name's 100 characters (``podscale run --suite-file`` once refused itself), so
+    the name keeps those that fit and says how many more, with room for an arm's -A."""
+    from podscale.frontend.suitefile import load
+    from podscale.launch.runner import check_name, default_name
+
+    assert default_name(["dot", "psum", "dot"]) == "dot-psum"
+    workloads = [w for sweep in load(ROOT / "suites" / "study.toml")
+                 for w in sweep["workloads"].split(",")]
+    assert len("-".join(dict.fromkeys(workloads))) > 100
+    name = default_name(workloads)
+    assert name.startswith("dot-psum-stream-all_reduce") and name.endswith("-more")
+    assert check_name(name + "-A") and len(name) <= 90
+    assert default_name(["x" * 95]) == "1-workloads"

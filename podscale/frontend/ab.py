@@ -72,14 +72,14 @@ def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Pa
     launches alternating, then compare them under ``verdict``."""
     from podscale.analysis import load_run
     from podscale.frontend.actions import write_compare, wrong_results
-    from podscale.launch.runner import execute_arms
+    from podscale.launch.runner import default_name, execute_arms
 
     cases, rounds = prepared.cases, prepared.rounds
     if rounds < 2:
         raise UsageError("podscale ab pairs rounds: --rounds must be >= 2")
     for note in arm_notes(env_a, env_b, prepared.options.simulate_cpu):
         print(f"# note: {note}")
-    name = name or "-".join(dict.fromkeys(c.workload for c in cases))
+    name = name or default_name(c.workload for c in cases)
     run_a, run_b = execute_arms(cases, out, {f"{name}-A": env_a, f"{name}-B": env_b},
                                 prepared.options, spec=prepared.spec, reuse=prepared.reuse,
                                 rounds=rounds)

@@ -116,7 +116,9 @@ def run_grid(args: argparse.Namespace, default_file: Path | None = None,
 
     prepared = prepare_run(args, default_file)
     cases = prepared.cases
-    name = args.name or "-".join(dict.fromkeys(c.workload for c in cases))
+    from podscale.launch.runner import default_name
+
+    name = args.name or default_name(c.workload for c in cases)
     fmt = getattr(args, "format", "text")
     run = load_run(prepared.execute(args.out, name,
                                     progress=print if fmt == "text" else _to_stderr))

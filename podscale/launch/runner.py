@@ -15,7 +15,7 @@ import itertools
 import re
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -35,6 +35,19 @@ def check_name(name: str) -> str:
         raise UsageError(f"bad run name {name!r}: use letters, digits, '.', '_' and '-' "
                          "(one path component, at most 100 characters)")
     return name
+
+
+def default_name(workloads: Iterable[str], limit: int = 90) -> str:
+    """A run's name where none was given: its workloads joined by ``-``, as many as fit in
+    ``limit`` characters and then how many more (a suite file of eleven workloads would
+    exceed a name's 100; ``limit`` leaves room for an arm's ``-A``)."""
+    names = list(dict.fromkeys(workloads))
+    for k in range(len(names), 0, -1):
+        more = len(names) - k
+        name = "-".join(names[:k]) + (f"-and-{more}-more" if more else "")
+        if len(name) <= limit:
+            return name
+    return f"{len(names)}-workloads"
 
 
 def new_run_dir(out: Path, name: str) -> Path:
