@@ -84,6 +84,41 @@ def test_launchers_take_options_not_long_parameter_lists(tmp_path):
     assert many_parameters([tmp_path]) and not many_parameters([tmp_path], 11)
 
 
+def argparse_outside(root: Path, allowed: tuple[str, ...]) -> list[str]:
+    """Modules under ``root`` but outside ``allowed`` (relative paths) that import
+    argparse, and functions there with a parameter annotated as a ``Namespace`` (mypy
+    holds every function annotated)."""
+    found = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(allowed):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[0] == "argparse" for n in names):
+                found.append(f"{rel}:{node.lineno} imports argparse")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                found += [f"{rel}:{node.lineno} {node.name}({a.arg})" for a in params
+                          if a.annotation is not None
+                          and "Namespace" in ast.unparse(a.annotation)]
+    return found
+
+
+def test_argparse_stops_in_the_commands(tmp_path):
+    """The command line's parsed options become values in ``frontend/commands/`` (and the
+    parser in ``cli.py``): no other module imports argparse or takes a Namespace, so
+    every command's logic is callable from Python with named arguments. The check fails
+    on a module that does."""
+    allowed = ("frontend/commands/", "frontend/cli.py")
+    assert argparse_outside(ROOT / "podscale", allowed) == []
+    (tmp_path / "m.py").write_text("import argparse\n\n\n"
+                                   "def f(args: argparse.Namespace):\n    pass\n")
+    assert len(argparse_outside(tmp_path, allowed)) == 2
+
+
 @pytest.mark.skipif(tool("mkdocs") is None, reason="mkdocs not installed")
 def test_docs_build_strict(tmp_path):
     res = subprocess.run([tool("mkdocs"), "build", "--strict", "--site-dir",

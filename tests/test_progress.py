@@ -3,7 +3,7 @@
 
 from podscale.core.grid import expand_all
 from podscale.frontend.cli import build_parser
-from podscale.frontend.gridargs import STUDY_FILE, grids_from_args
+from podscale.frontend.commands.gridargs import STUDY_FILE, grids_from_args
 from podscale.launch.progress import fit, fit_label, labels
 
 

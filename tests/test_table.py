@@ -9,15 +9,15 @@ from podscale.analysis import load_run
 from podscale.analysis.render.table import WIDTH, export, render
 from podscale.core.records import CaseRecord, Manifest, Samples, write_manifest
 from podscale.core.registry import builtins, load_source
-from podscale.frontend.actions import prepare_run
 from podscale.frontend.cli import build_parser
+from podscale.frontend.commands.gridargs import prepared_of
 from podscale.worker.writers import RecordWriter
 
 
 def _default_cases(name: str, hosts: int = 4):
     args = build_parser().parse_args(["run", name, "--hosts", str(hosts),
                                       "--devices-per-host", "2", "--force"])
-    return prepare_run(args)[1]
+    return prepared_of(args).cases
 
 
 def _write(path, cases) -> None:

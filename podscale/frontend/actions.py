@@ -4,7 +4,6 @@ reads results, so one command loads a run once."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +11,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError, WrongResults
-from podscale.frontend.gridargs import grids_from_args, launch_options
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from podscale.analysis.run import Run
+    from podscale.core.grid import Grid
 
 
 def show(run: Run, fmt: str = "text") -> int:
@@ -87,52 +86,46 @@ class Prepared(NamedTuple):
                        reuse=self.reuse, rounds=self.rounds, progress=progress)
 
 
-def prepare_run(args: argparse.Namespace, default_file: Path | None = None) -> Prepared:
-    """The grids, cases, rounds and launch options, every case and option validated
-    before any process starts."""
+def prepare(grids: list[Grid], rounds: int, options: LaunchOptions, *, force: bool = False,
+            reuse: bool = True, name: str | None = None) -> Prepared:
+    """The grids' cases with their rounds and launch options, every case, the run's
+    ``name`` and (locally) the memory its processes need checked before any process
+    starts."""
     from podscale.core.grid import expand_all, spec_of
     from podscale.launch.runner import check_name
 
-    if getattr(args, "name", None):
-        check_name(args.name)
-    gs, rounds = grids_from_args(args, default_file)
-    cases = expand_all(gs)
-    options = launch_options(args, trace_dir=args.trace_dir if args.profile else None)
-    if args.trace_dir and args.launcher == "local" and max(c.hosts for c in cases) > 1:
-        raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
-                         "share one host (leave it out: traces go to the run directory)")
-    if args.launcher == "local":  # every process on this machine: will they fit?
+    if name:
+        check_name(name)
+    cases = expand_all(grids)
+    if options.launcher == "local":  # every process on this machine: will they fit?
         from podscale.launch.admission import admit
 
-        admit(cases, force=args.force)
-    return Prepared(gs, cases, rounds, options, spec_of(gs), args.reuse)
+        admit(cases, force=force)
+    return Prepared(grids, cases, rounds, options, spec_of(grids), reuse)
 
 
-def run_grid(args: argparse.Namespace, default_file: Path | None = None,
-             report: bool = False) -> int:
-    """Execute the grid, print its table, parse its traces, write its report (optional)
-    and fail on wrong results: ``podscale run`` and ``podscale study``."""
+def run_grid(prepared: Prepared, out: Path, name: str | None = None, *, fmt: str = "text",
+             trace_dir: str | None = None, report: bool = False) -> int:
+    """Execute the prepared grid as ``name`` (default: its workloads) under ``out``, print
+    its table (``fmt``), parse its traces (from ``trace_dir``, where they were written
+    elsewhere), write its report (optional) and fail on wrong results: ``podscale run``
+    and ``podscale study``."""
     from podscale.analysis import load_run
-
-    prepared = prepare_run(args, default_file)
-    cases = prepared.cases
     from podscale.launch.runner import default_name
 
-    name = args.name or default_name(c.workload for c in cases)
-    fmt = getattr(args, "format", "text")
-    run = load_run(prepared.execute(args.out, name,
+    name = name or default_name(c.workload for c in prepared.cases)
+    run = load_run(prepared.execute(out, name,
                                     progress=print if fmt == "text" else _to_stderr))
     wrong = show(run, fmt)
     from podscale.analysis.verdicts.history import write_summary
 
     write_summary(run.path, run=run)  # what podscale history reads
     if any(g.settings.traced_iters for g in prepared.grids):
-        remote = args.trace_dir
-        if remote and "://" in remote:
-            print(f"# traces written under {remote}; copy them here and run: podscale trace "
-                  f"{run.path} --traces <copy>")
+        if trace_dir and "://" in trace_dir:
+            print(f"# traces written under {trace_dir}; copy them here and run: podscale "
+                  f"trace {run.path} --traces <copy>")
         else:
-            trace(run.path, Path(remote) if remote else None)
+            trace(run.path, Path(trace_dir) if trace_dir else None)
     if report:
         write_report(run)
     print(f"# results: {run.path}")
@@ -161,12 +154,6 @@ def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> N
         print(interference.render(alone))
         for line in interference.sentences(alone):
             print(f"- {line}")
-
-
-def add_format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="text: tables for people; csv or json: every summary column at full "
-                        "precision for scripts (progress then goes to stderr)")
 
 
 def trace(run_dir: Path, traces: Path | None = None) -> None:
@@ -225,11 +212,6 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.threshold < 0 or not 0 < self.alpha < 1:
             raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
-
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> Verdict:
-        return cls(args.threshold, args.alpha, args.correction, args.paired,
-                   args.fail_on_regression)
 
     def compare(self, run_a: Run, run_b: Run, force: bool = False) -> tuple[Any, list[str]]:
         """(table, notes) of :func:`podscale.analysis.verdicts.compare.compare` under this

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -23,82 +24,42 @@ from podscale.core import defaults
 from podscale.core.errors import UsageError, WorkerFailed
 
 
-def _rest(words: list[str]) -> list[str]:
-    return words[1:] if words[:1] == ["--"] else words
-
-
-def validated(command: str, words: list[str], hosts: int | None = None,
-              nodes: int | None = None) -> list[str]:
-    """The words a generated job passes to ``podscale run`` or ``podscale worker``,
-    checked as that command would check them — workloads, grid values, every case of the
-    grid at ``hosts`` processes where the job's size is known, no layout wider than the
-    ``nodes`` allocated — before anything is printed or started (one-line error, exit 2)."""
-    from dataclasses import replace
-
-    from podscale.core.grid import expand_all
-    from podscale.frontend.cli import build_parser
-    from podscale.frontend.gridargs import grids_from_args
-
-    words = _rest(words)
-    extra = ["--run-dir", "/tmp/podscale-check"] if command == "worker" else []
-    args = build_parser().parse_args([command, *extra, *words])
-    if args.workloads is None and args.suite_file is None:
-        raise UsageError(f"name the workloads after -- (e.g. -- psum --sizes 1M): podscale "
-                         f"{command} needs them")
-    grids, _ = grids_from_args(args)
-    if hosts is not None:
-        asked = sorted({h for g in grids for h in g.hosts})
-        if args.hosts and asked != [hosts]:
-            raise UsageError(f"--hosts {args.hosts} after -- contradicts the job's {hosts} "
-                             "process(es): podscale worker runs the job's own process count "
-                             "(leave --hosts out)")
-        grids = [replace(g, hosts=(hosts,)) for g in grids]
-    widest = max(h for g in grids for h in g.hosts)
-    if nodes is not None and widest > nodes:
-        raise UsageError(f"the grid runs {widest} hosts but the job allocates {nodes} "
-                         f"node(s), one process each: pass --nodes {widest} or --hosts "
-                         f"up to {nodes} after --")
-    expand_all(grids)
-    return words
-
-
-def sbatch(nodes: int, run_args: list[str], *, time_limit: str = "01:00:00",
+def sbatch(nodes: int, words: list[str], *, time_limit: str = "01:00:00",
            partition: str | None = None, gpus_per_node: int | None = None,
            program: str | None = None, run_dir: str | None = None,
-           attach_args: str = "") -> int:
-    """Print the batch script for ``podscale run RUN_ARGS`` on ``nodes`` nodes, or with
-    ``program`` for ``podscale attach [ATTACH_ARGS] PROGRAM RUN_ARGS`` on every node (and
-    ``podscale replay`` of the step it saves, when ATTACH_ARGS ask for a step window)."""
-    from podscale.frontend.profiling import attach_options, check_script
+           attach: Sequence[str] = (), replay: bool = False) -> int:
+    """Print the batch script for ``podscale run WORDS`` (checked: :func:`podscale.frontend
+    .commands.gridargs.job_words`) on ``nodes`` nodes, or with ``program`` for ``podscale
+    attach [ATTACH] PROGRAM WORDS`` (the program's own) on every node (``attach``:
+    its options, checked; with ``replay``, a step window among them, then ``podscale
+    replay`` of the step it saves)."""
+    from podscale.frontend.profiling import check_script
     from podscale.launch.generators import sbatch_script
 
     if nodes < 1:
         raise UsageError("--nodes must be >= 1")
     if gpus_per_node is not None and gpus_per_node < 0:
         raise UsageError("--gpus-per-node must be >= 0")
-    options, window = attach_options(attach_args, program)
     if program is not None:
         check_script(Path(program))  # the batch script runs where it is submitted from
         base = run_dir or str(defaults.OUT / f"{Path(program).stem}-slurm")
-        print(sbatch_script(nodes, _rest(run_args), time_limit=time_limit,
+        print(sbatch_script(nodes, words, time_limit=time_limit,
                             partition=partition, devices_per_host=gpus_per_node,
-                            program=(program, base), attach_options=options,
-                            replay=window), end="")
+                            program=(program, base), attach_options=attach,
+                            replay=replay), end="")
         return 0
-    words = validated("run", run_args, nodes=nodes)
     print(sbatch_script(nodes, words, time_limit=time_limit, partition=partition,
                         devices_per_host=gpus_per_node), end="")
     return 0
 
 
-def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
+def k8s(name: str, image: str, hosts: int, words: list[str], *,
         namespace: str = "default", run_dir: str | None = None,
         results_pvc: str | None = None, gpus_per_host: int = 0,
-        program: str | None = None, attach_args: str = "") -> int:
-    """Print the Service and Indexed Job running ``podscale worker WORKER_ARGS``, or with
-    ``program`` (a path in the image) ``podscale attach [ATTACH_ARGS] PROGRAM
-    WORKER_ARGS``."""
-    from podscale.frontend.profiling import attach_options
+        program: str | None = None, attach: Sequence[str] = ()) -> int:
+    """Print the Service and Indexed Job running ``podscale worker WORDS`` (checked), or
+    with ``program`` (a path in the image) ``podscale attach [ATTACH] PROGRAM WORDS``
+    (``attach``: its options, checked; ``words``: the program's own)."""
     from podscale.launch.generators import k8s_manifest
 
     if hosts < 1:
@@ -108,29 +69,26 @@ def k8s(name: str, image: str, hosts: int, worker_args: list[str], *,
     if program is not None and not results_pvc:
         raise UsageError("--program needs --results-pvc: a profiled program's records come "
                          "home on the claim, not through the log")
-    options, _ = attach_options(attach_args, program)
-    words = _rest(worker_args) if program else validated("worker", worker_args, hosts=hosts)
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
                        namespace=namespace, resources=res,
-                       program=[*options, program] if program else ()), end="")
+                       program=[*attach, program] if program else ()), end="")
     return 0
 
 
-def tpu(name: str, zone: str, worker_args: list[str], *, project: str | None = None,
+def tpu(name: str, zone: str, words: list[str], *, project: str | None = None,
         run_dir: str | None = None, out: str = str(defaults.OUT), setup: str | None = None,
-        dry_run: bool = False, program: str | None = None, attach_args: str = "") -> int:
+        dry_run: bool = False, program: str | None = None, attach: Sequence[str] = ()) -> int:
     """Run, copy back, report; a failed step stops the rest (exit 3), but a failed run is
     still copied back: the records it kept come home too. With ``program`` (a path on the
-    VMs), every VM runs it under ``podscale attach`` with ``worker_args``."""
+    VMs), every VM runs it under ``podscale attach`` (with ``attach``, its options,
+    checked) with ``words``, its own; else ``podscale worker WORDS`` (checked)."""
     from podscale.frontend.actions import write_report
-    from podscale.frontend.profiling import attach_options
     from podscale.launch.generators import attach_words, tpu_commands, worker_words
 
-    options, _ = attach_options(attach_args, program)
     run_dir = run_dir or f"/tmp/podscale/{datetime.now():%Y%m%d-%H%M%S}-tpu"
-    words = attach_words(run_dir, program, _rest(worker_args), options) if program else \
-        worker_words(run_dir, validated("worker", worker_args))
+    words = attach_words(run_dir, program, words, attach) if program else \
+        worker_words(run_dir, words)
     ssh, scp, report = tpu_commands(name, zone, project, run_dir, words, out, setup)
     if dry_run:
         for argv in (ssh, ["mkdir", "-p", out], scp, report):

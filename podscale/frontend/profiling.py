@@ -4,16 +4,14 @@ under ``podscale attach``, with admission, signals, the lifeline and records as 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podscale.attach import SUPERVISED
 from podscale.core.errors import UsageError, WorkerFailed
-from podscale.frontend.gridargs import seconds
 
 if TYPE_CHECKING:
     from podscale.attach.capture import Windows
@@ -24,29 +22,12 @@ if TYPE_CHECKING:
 PROCESS_MB = 350
 
 
-def add_capture_args(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``profile`` and ``attach``: the step, capture windows, hangs."""
-    p.add_argument("--step", default=None,
-                   help="the step computation's name (default: the dominant recurring one; "
-                        "windows count the most-called computation's calls)")
-    p.add_argument("--profile-steps", default=None, metavar="A:B",
-                   help="capture a profiler trace of steps A to B-1 on every process")
-    p.add_argument("--profile-every", type=int, default=None, metavar="N",
-                   help="capture --profile-length steps every N steps on every process")
-    p.add_argument("--profile-length", type=int, default=2, metavar="K",
-                   help="steps per capture with --profile-every")
-    p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
-                   help="capture K steps on every process after a step slower than "
-                        "median + 3 MAD (and 4x the median) of the last 50; at most 3")
-    p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
-                   help="end the job, naming who stopped where, when no process completes "
-                        "a call for S seconds while some wait (default: never)")
-
-
 @dataclass(frozen=True)
 class CaptureOptions:
-    """``podscale attach``'s own options (:func:`add_capture_args`): the step's name,
-    capture windows and the hang timeout, from the command line to every process."""
+    """``podscale attach``'s own options (declared in
+    :mod:`podscale.frontend.commands.captureargs`): the step's name, capture windows and
+    the hang timeout, from the command line to every process; malformed windows refused
+    in one line."""
 
     step: str | None = None
     profile_steps: str | None = None
@@ -55,12 +36,9 @@ class CaptureOptions:
     profile_anomalies: int = 0
     hang_timeout: float | None = None
 
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> CaptureOptions:
-        """The options as parsed; malformed windows refused in one line."""
-        out = cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
-        out.windows()
-        return out
+    def __post_init__(self) -> None:
+        self.windows()  # malformed windows: refused in one line
+
 
     def windows(self) -> Windows | None:
         """The capture windows asked for (None: none)."""
@@ -89,40 +67,6 @@ class CaptureOptions:
         if self.profile_anomalies:
             out += ["--profile-anomalies", str(self.profile_anomalies)]
         return out
-
-
-def add_attach_args(p: argparse.ArgumentParser) -> None:
-    """``--attach-args`` of the job generators (``sbatch``, ``k8s``, ``tpu``)."""
-    p.add_argument("--attach-args", default="", metavar="OPTIONS",
-                   help="with --program: podscale attach's own options on every host, e.g. "
-                        "\"--profile-steps 100:103 --hang-timeout 600\"")
-
-
-def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
-    """``--attach-args`` checked as ``podscale attach`` checks them (one-line errors):
-    the options again, and whether they ask for a step window
-    (:attr:`CaptureOptions.step_window`)."""
-    import shlex
-
-    from podscale.frontend.cli import Parser
-
-    if not text.strip():
-        return [], False
-    if program is None:
-        raise UsageError("--attach-args are podscale attach's options: give --program too")
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise UsageError(f"bad --attach-args: {exc}") from None
-    if any(w.split("=")[0] == "--run-dir" for w in words):
-        raise UsageError("bad --attach-args: the job's run directory is --run-dir's own")
-    p = Parser(prog="podscale attach")
-    add_capture_args(p)
-    try:
-        capture = CaptureOptions.of(p.parse_args(words))
-    except UsageError as exc:
-        raise UsageError(f"bad --attach-args: {exc}") from None
-    return capture.argv(), capture.step_window
 
 
 def check_script(script: Path) -> None:

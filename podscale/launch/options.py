@@ -1,5 +1,5 @@
 """How a run's processes start and are watched: one frozen, validated value from the
-command line (``podscale.frontend.gridargs.launch_options``) down to the launchers
+command line (``podscale.frontend.commands.gridargs.launch_options``) down to the launchers
 (:func:`podscale.launch.runner.execute_arms`, ``run_local``, ``run_external``)."""
 
 from __future__ import annotations

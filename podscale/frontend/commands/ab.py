@@ -8,7 +8,7 @@ import argparse
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_grid_args, add_verdict_args
+from podscale.frontend.commands.gridargs import add_grid_args, add_verdict_args
 
 
 def register(sub: Subparsers) -> None:
@@ -28,10 +28,10 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.frontend.ab import ROUNDS, ab, parse_env
-    from podscale.frontend.actions import Verdict, prepare_run
+    from podscale.frontend.commands.gridargs import prepared_of, verdict_of
 
-    verdict = Verdict.of(args)
+    verdict = verdict_of(args)
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
     if args.rounds is None:
         args.rounds = ROUNDS
-    return ab(prepare_run(args), env_a, env_b, args.out, args.name, verdict)
+    return ab(prepared_of(args), env_a, env_b, args.out, args.name, verdict)

@@ -21,7 +21,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--run-dir", type=Path, default=None,
                    help="the run directory, the same on every rank (default: "
                         "results/attach-<script>[-<job id>])")
-    from podscale.frontend.profiling import add_capture_args
+    from podscale.frontend.commands.captureargs import add_capture_args
 
     add_capture_args(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
@@ -38,15 +38,11 @@ def _job_id() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.profiling import (
-        SUPERVISED,
-        CaptureOptions,
-        check_script,
-        script_spec,
-    )
+    from podscale.frontend.commands.captureargs import capture_of
+    from podscale.frontend.profiling import SUPERVISED, check_script, script_spec
 
     check_script(args.script)
-    capture = CaptureOptions.of(args)
+    capture = capture_of(args)
     run_dir = args.run_dir or Path("results") / f"attach-{args.script.stem}{_job_id()}"
     if run_dir.exists() and not run_dir.is_dir():
         from podscale.core.errors import UsageError

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_verdict_args
+from podscale.frontend.commands.gridargs import add_verdict_args
 
 
 def register(sub: Subparsers) -> None:
@@ -25,9 +25,10 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.frontend.actions import Verdict, write_compare
+    from podscale.frontend.actions import write_compare
+    from podscale.frontend.commands.gridargs import verdict_of
 
-    verdict = Verdict.of(args)
+    verdict = verdict_of(args)
     profiled = [(d / "profile").is_dir() for d in (args.run_a, args.run_b)]
     if any(profiled):
         if not all(profiled):

@@ -30,16 +30,21 @@ def register(sub: Subparsers) -> None:
                         "worker; the words after -- are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (workloads, grid options)")
-    from podscale.frontend.profiling import add_attach_args
+    from podscale.frontend.commands.captureargs import add_attach_args
 
     add_attach_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.commands.captureargs import attach_options
+    from podscale.frontend.commands.gridargs import job_words, rest
     from podscale.frontend.pods import k8s
 
-    return k8s(args.name, args.image, args.hosts, args.worker_args, namespace=args.namespace,
+    attach, _ = attach_options(args.attach_args, args.program)
+    words = rest(args.worker_args) if args.program else \
+        job_words("worker", args.worker_args, hosts=args.hosts)
+    return k8s(args.name, args.image, args.hosts, words, namespace=args.namespace,
                run_dir=args.run_dir, results_pvc=args.results_pvc,
                gpus_per_host=args.gpus_per_host, program=args.program,
-               attach_args=args.attach_args)
+               attach=attach)

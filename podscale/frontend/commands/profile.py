@@ -12,7 +12,7 @@ from pathlib import Path
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import seconds
+from podscale.frontend.commands.gridargs import seconds
 
 
 def register(sub: Subparsers) -> None:
@@ -29,8 +29,8 @@ def register(sub: Subparsers) -> None:
                    help="the coordinator's port on 127.0.0.1 (0: any free one)")
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
-    from podscale.frontend.actions import add_format
-    from podscale.frontend.profiling import add_capture_args
+    from podscale.frontend.commands.captureargs import add_capture_args
+    from podscale.frontend.commands.gridargs import add_format
 
     add_capture_args(p)
     p.add_argument("--replay", action="store_true",
@@ -57,9 +57,10 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
-    from podscale.frontend.profiling import CaptureOptions, profile
+    from podscale.frontend.commands.captureargs import capture_of
+    from podscale.frontend.profiling import profile
 
-    capture = CaptureOptions.of(args)  # malformed windows: refused before any process starts
+    capture = capture_of(args)  # malformed windows: refused before any process starts
     if args.replay and not capture.step_window:
         raise UsageError("--replay compares each collective's time in the captured steps "
                          "with its time alone: give a step window (--profile-steps A:B "
@@ -100,7 +101,8 @@ def ab(args: argparse.Namespace) -> int:
     from podscale.analysis.units import time_h
     from podscale.core.errors import UsageError
     from podscale.frontend.ab import parse_env
-    from podscale.frontend.profiling import CaptureOptions, ab_program, check_script
+    from podscale.frontend.commands.captureargs import capture_of
+    from podscale.frontend.profiling import ab_program, check_script
 
     if args.replay:
         raise UsageError("--replay is for one run of the program, not an A/B")
@@ -111,7 +113,7 @@ def ab(args: argparse.Namespace) -> int:
         args.script, args.args, args_b, env_a, env_b,
         defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,
         devices_per_host=args.devices_per_host, out=args.out, name=args.name,
-        timeout=args.timeout, port=args.port, capture=CaptureOptions.of(args))
+        timeout=args.timeout, port=args.port, capture=capture_of(args))
     a = [summarize_profile(r, args.step) for r in runs_a]
     b = [summarize_profile(r, args.step) for r in runs_b]
     v = compare_rounds(a, b)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_grid_args
+from podscale.frontend.commands.gridargs import add_grid_args
 
 
 def register(sub: Subparsers) -> None:
@@ -35,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
 
     if Path(args.workloads).is_dir():
         return profiled(args, Path(args.workloads))
-    from podscale.frontend.actions import prepare_run
+    from podscale.frontend.commands.gridargs import prepared_of
     from podscale.frontend.replay import check_predict, replay
 
     predict = parse_int_list(args.predict, "--predict")
     check_predict(predict)  # before the grid: the option's own fault first
-    return replay(prepare_run(args), args.out, args.name, predict)
+    return replay(prepared_of(args), args.out, args.name, predict)
 
 
 #: what a profiled run's replay takes from the run itself, not from the command line
@@ -55,7 +55,7 @@ def profiled(args: argparse.Namespace, run_dir: Path) -> int:
     from podscale.core import defaults
     from podscale.core.errors import UsageError
     from podscale.frontend.actions import show_profile
-    from podscale.frontend.gridargs import launch_options
+    from podscale.frontend.commands.gridargs import launch_options
     from podscale.frontend.profiling import replay_alone, saved_layout
 
     given = [k for k in FROM_THE_RUN if getattr(args, k, None) not in (None, False, [])]

@@ -6,7 +6,7 @@ import argparse
 
 from podscale.core.errors import UsageError
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_grid_args
+from podscale.frontend.commands.gridargs import add_format, add_grid_args, prepared_of
 
 
 def register(sub: Subparsers) -> None:
@@ -18,8 +18,6 @@ def register(sub: Subparsers) -> None:
     add_grid_args(p)
     p.add_argument("--report", action="store_true",
                    help="write the report at the end (RUN/report/index.html)")
-    from podscale.frontend.actions import add_format
-
     add_format(p)
     p.set_defaults(func=run)
 
@@ -30,4 +28,5 @@ def run(args: argparse.Namespace) -> int:
     if args.workloads is None and args.suite_file is None:
         raise UsageError("name the workloads (e.g. dot,psum; podscale list) or give "
                          "--suite-file")
-    return run_grid(args, report=args.report)
+    return run_grid(prepared_of(args), args.out, args.name, fmt=args.format,
+                    trace_dir=args.trace_dir, report=args.report)

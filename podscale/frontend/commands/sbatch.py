@@ -24,15 +24,20 @@ def register(sub: Subparsers) -> None:
                         "(default: results/<script>-slurm; the job id is appended)")
     p.add_argument("run_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale run (workloads, grid options)")
-    from podscale.frontend.profiling import add_attach_args
+    from podscale.frontend.commands.captureargs import add_attach_args
 
     add_attach_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.commands.captureargs import attach_options
+    from podscale.frontend.commands.gridargs import job_words, rest
     from podscale.frontend.pods import sbatch
 
-    return sbatch(args.nodes, args.run_args, time_limit=args.time, partition=args.partition,
+    attach, replay = attach_options(args.attach_args, args.program)
+    words = rest(args.run_args) if args.program else \
+        job_words("run", args.run_args, nodes=args.nodes)
+    return sbatch(args.nodes, words, time_limit=args.time, partition=args.partition,
                   gpus_per_node=args.gpus_per_node, program=args.program,
-                  run_dir=args.run_dir, attach_args=args.attach_args)
+                  run_dir=args.run_dir, attach=attach, replay=replay)

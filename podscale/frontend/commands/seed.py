@@ -9,7 +9,7 @@ from pathlib import Path
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_launcher_args, seconds
+from podscale.frontend.commands.gridargs import add_launcher_args, seconds
 
 #: a seed worker's peak RSS, measured (``seed/process-<i>.json``'s ``peak_rss_mb``): 432-447
 #: MB at 2, 4 and 16 processes of 4 devices (2,000,000 x 3 float32 vectors, their float64
@@ -33,7 +33,7 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.case import Layout
-    from podscale.frontend.gridargs import launch_options
+    from podscale.frontend.commands.gridargs import launch_options
     from podscale.frontend.seedcheck import report
     from podscale.launch.runner import execute
 

@@ -12,7 +12,7 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("show", help="print the result table of a run", description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN",
                    help="a run directory (results/<stamp>-<name>), finished or not")
-    from podscale.frontend.actions import add_format
+    from podscale.frontend.commands.gridargs import add_format
 
     add_format(p)
     p.set_defaults(func=run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import STUDY_FILE, add_grid_args
+from podscale.frontend.commands.gridargs import STUDY_FILE, add_grid_args, prepared_of
 
 
 def register(sub: Subparsers) -> None:
@@ -18,5 +18,5 @@ def register(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from podscale.frontend.actions import run_grid
 
-    args.name = args.name or "study"
-    return run_grid(args, STUDY_FILE, report=True)
+    return run_grid(prepared_of(args, STUDY_FILE), args.out, args.name or "study",
+                    trace_dir=args.trace_dir, report=True)

@@ -30,16 +30,19 @@ def register(sub: Subparsers) -> None:
                         "are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (grid options)")
-    from podscale.frontend.profiling import add_attach_args
+    from podscale.frontend.commands.captureargs import add_attach_args
 
     add_attach_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from podscale.frontend.commands.captureargs import attach_options
+    from podscale.frontend.commands.gridargs import job_words, rest
     from podscale.frontend.pods import tpu
 
-    return tpu(args.tpu, args.zone, args.worker_args, project=args.project,
+    attach, _ = attach_options(args.attach_args, args.program)
+    words = rest(args.worker_args) if args.program else job_words("worker", args.worker_args)
+    return tpu(args.tpu, args.zone, words, project=args.project,
                run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run,
-               program=args.program,
-               attach_args=args.attach_args)
+               program=args.program, attach=attach)

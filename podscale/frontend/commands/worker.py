@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.gridargs import add_grid_args
+from podscale.frontend.commands.gridargs import add_grid_args
 
 
 def register(sub: Subparsers) -> None:
@@ -30,7 +30,7 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.case import parse_int_list
-    from podscale.frontend.gridargs import grids_from_args
+    from podscale.frontend.commands.gridargs import grids_from_args
     from podscale.worker.host import host_main
 
     if args.run_dir.exists() and not args.run_dir.is_dir():

@@ -1,6 +1,7 @@
-"""The grid options of the command line: declared (``add_grid_args``), then turned into
-grids — the command line overrides a suite file's sweeps, which override
-``GRID_DEFAULTS`` — and the launcher options into one :class:`LaunchOptions`."""
+"""The options several commands share, declared (``add_grid_args``, ``add_verdict_args``,
+``add_format``) and turned into values where argparse stops: grids — the command line
+overrides a suite file's sweeps, which override ``GRID_DEFAULTS`` — the launcher options
+as one :class:`LaunchOptions`, a prepared run, a verdict."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import argparse
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core import defaults
 from podscale.core.case import (
@@ -22,6 +23,9 @@ from podscale.core.case import (
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
 from podscale.launch.options import LaunchOptions
+
+if TYPE_CHECKING:
+    from podscale.frontend.actions import Prepared, Verdict
 
 #: the default study's grid, shipped with the built-in workloads
 STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
@@ -248,3 +252,73 @@ def add_verdict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paired", action="store_true",
                    help="runs of one podscale ab: a paired t-test, round i of A with round "
                         "i of B (default: Welch's t-test over the rounds)")
+
+
+def verdict_of(args: argparse.Namespace) -> Verdict:
+    """:func:`add_verdict_args`' options as a :class:`Verdict` (validated)."""
+    from podscale.frontend.actions import Verdict
+
+    return Verdict(args.threshold, args.alpha, args.correction, args.paired,
+                   args.fail_on_regression)
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                   help="text: tables for people; csv or json: every summary column at full "
+                        "precision for scripts (progress then goes to stderr)")
+
+
+def prepared_of(args: argparse.Namespace, default_file: Path | None = None) -> Prepared:
+    """The run :func:`add_grid_args`' options ask for (:func:`podscale.frontend.actions
+    .prepare`), every case and option validated before any process starts."""
+    from podscale.frontend.actions import prepare
+
+    gs, rounds = grids_from_args(args, default_file)
+    options = launch_options(args, trace_dir=args.trace_dir if args.profile else None)
+    if args.trace_dir and args.launcher == "local" and max(h for g in gs for h in g.hosts) > 1:
+        raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
+                         "share one host (leave it out: traces go to the run directory)")
+    return prepare(gs, rounds, options, force=args.force, reuse=args.reuse,
+                   name=getattr(args, "name", None))
+
+
+def rest(words: list[str]) -> list[str]:
+    """The words after a command's ``--``."""
+    return words[1:] if words[:1] == ["--"] else words
+
+
+def job_words(command: str, words: list[str], hosts: int | None = None,
+              nodes: int | None = None) -> list[str]:
+    """The words a generated job passes to ``podscale run`` or ``podscale worker``,
+    checked as that command would check them — workloads, grid values, every case of the
+    grid at ``hosts`` processes where the job's size is known, no layout wider than the
+    ``nodes`` allocated — before anything is printed or started (one-line error, exit 2)."""
+    from dataclasses import replace
+
+    from podscale.core.grid import expand_all
+    from podscale.frontend.cli import build_parser
+
+    for flag, value in (("--hosts", hosts), ("--nodes", nodes)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be >= 1")
+    words = rest(words)
+    extra = ["--run-dir", "/tmp/podscale-check"] if command == "worker" else []
+    args = build_parser().parse_args([command, *extra, *words])
+    if args.workloads is None and args.suite_file is None:
+        raise UsageError(f"name the workloads after -- (e.g. -- psum --sizes 1M): podscale "
+                         f"{command} needs them")
+    grids, _ = grids_from_args(args)
+    if hosts is not None:
+        asked = sorted({h for g in grids for h in g.hosts})
+        if args.hosts and asked != [hosts]:
+            raise UsageError(f"--hosts {args.hosts} after -- contradicts the job's {hosts} "
+                             "process(es): podscale worker runs the job's own process count "
+                             "(leave --hosts out)")
+        grids = [replace(g, hosts=(hosts,)) for g in grids]
+    widest = max(h for g in grids for h in g.hosts)
+    if nodes is not None and widest > nodes:
+        raise UsageError(f"the grid runs {widest} hosts but the job allocates {nodes} "
+                         f"node(s), one process each: pass --nodes {widest} or --hosts "
+                         f"up to {nodes} after --")
+    expand_all(grids)
+    return words

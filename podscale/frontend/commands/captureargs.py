@@ -1,0 +1,71 @@
+"""``podscale attach``'s own options, shared by ``attach`` and ``profile`` (the step, capture
+windows, hangs) and passed on by the job generators (``--attach-args`` of ``sbatch``,
+``k8s``, ``tpu``): declared, and turned into a :class:`CaptureOptions`."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+
+from podscale.core.errors import UsageError
+from podscale.frontend.commands.gridargs import seconds
+from podscale.frontend.profiling import CaptureOptions
+
+
+def add_capture_args(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``profile`` and ``attach``: the step, capture windows, hangs."""
+    p.add_argument("--step", default=None,
+                   help="the step computation's name (default: the dominant recurring one; "
+                        "windows count the most-called computation's calls)")
+    p.add_argument("--profile-steps", default=None, metavar="A:B",
+                   help="capture a profiler trace of steps A to B-1 on every process")
+    p.add_argument("--profile-every", type=int, default=None, metavar="N",
+                   help="capture --profile-length steps every N steps on every process")
+    p.add_argument("--profile-length", type=int, default=2, metavar="K",
+                   help="steps per capture with --profile-every")
+    p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
+                   help="capture K steps on every process after a step slower than "
+                        "median + 3 MAD (and 4x the median) of the last 50; at most 3")
+    p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
+                   help="end the job, naming who stopped where, when no process completes "
+                        "a call for S seconds while some wait (default: never)")
+
+
+def capture_of(args: argparse.Namespace) -> CaptureOptions:
+    """The options :func:`add_capture_args` declared, as parsed (malformed windows refused
+    in one line)."""
+    return CaptureOptions(**{f.name: getattr(args, f.name) for f in fields(CaptureOptions)})
+
+
+def add_attach_args(p: argparse.ArgumentParser) -> None:
+    """``--attach-args`` of the job generators (``sbatch``, ``k8s``, ``tpu``)."""
+    p.add_argument("--attach-args", default="", metavar="OPTIONS",
+                   help="with --program: podscale attach's own options on every host, e.g. "
+                        "\"--profile-steps 100:103 --hang-timeout 600\"")
+
+
+def attach_options(text: str, program: str | None) -> tuple[list[str], bool]:
+    """``--attach-args`` checked as ``podscale attach`` checks them (one-line errors):
+    the options again, and whether they ask for a step window
+    (:attr:`CaptureOptions.step_window`)."""
+    import shlex
+
+    from podscale.frontend.cli import Parser
+
+    if not text.strip():
+        return [], False
+    if program is None:
+        raise UsageError("--attach-args are podscale attach's options: give --program too")
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"bad --attach-args: {exc}") from None
+    if any(w.split("=")[0] == "--run-dir" for w in words):
+        raise UsageError("bad --attach-args: the job's run directory is --run-dir's own")
+    p = Parser(prog="podscale attach")
+    add_capture_args(p)
+    try:
+        capture = capture_of(p.parse_args(words))
+    except UsageError as exc:
+        raise UsageError(f"bad --attach-args: {exc}") from None
+    return capture.argv(), capture.step_window
