@@ -204,3 +204,39 @@ def test_stream_reference_from_its_period_is_the_inputs_sum(size, devices):
         broken[0, -1] += 0.5  # the inputs no longer repeat: the reference no longer holds
         assert not np.array_equal(wl.reference(ctx, (broken,)).value,
                                   broken.astype(np.float64).sum(axis=-1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype,width,exactly", [("float32", 3, True), ("bfloat16", 3, True),
+                                                 ("bfloat16", 1000, False)])
+def test_dot_exact_check_compares_every_row_for_equality(dtype, width, exactly):
+    """dot's exact pass: integer rows whose dot products are exact in the dtype (bound 0:
+    every row compared for equality, through check's equality path); two swapped rows and
+    a zeroed row are wrong. Rows too wide for the dtype's integers fall back to the
+    rounding bound, still sound."""
+    from podscale.core.case import Layout, Settings
+    from podscale.core.workload import Context
+    from podscale.protocol import cast
+    from podscale.suites.dot import PERIOD
+    from podscale.suites.dot import dot as wl
+
+    size = 2 * PERIOD + 10
+    case = Case("dot", "1", "dot", "shard_map", dtype, Layout(1, 2),
+                (("size", size), ("width", width)), Settings())
+    ctx = Context(case, 0, 1, [None, None], None)
+    ex = wl.exact_check(ctx)
+    x, y = (np.asarray(a, np.float64) for a in ex.inputs)
+    assert x.shape == (2, size // 2, width) and np.all(x == np.rint(x))
+    got = cast(np.einsum("dri,dri->dr", x, y), dtype)  # exact: integers
+    first = check(got, ex.expected, dtype)
+    assert first.wrong == 0 and first.checked == size
+    assert (first.exact == size) == exactly
+    if not exactly:
+        return
+    swapped = got.copy()
+    i = int(np.flatnonzero(got[0, :-1] != got[0, 1:])[0])
+    swapped[0, [i, i + 1]] = swapped[0, [i + 1, i]]
+    assert check(swapped, ex.expected, dtype).wrong == 2
+    zeroed = got.copy()
+    j = int(np.flatnonzero(got[1] != 0)[0])
+    zeroed[1, j] = 0
+    assert check(zeroed, ex.expected, dtype).wrong == 1
