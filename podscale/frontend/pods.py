@@ -29,7 +29,7 @@ def sbatch(nodes: int, words: list[str], *, time_limit: str = "01:00:00",
            program: str | None = None, run_dir: str | None = None,
            attach: Sequence[str] = (), replay: bool = False) -> int:
     """Print the batch script for ``podscale run WORDS`` (checked: :func:`podscale.frontend
-    .commands.gridargs.job_words`) on ``nodes`` nodes, or with ``program`` for ``podscale
+    .commands.jobwords.job_words`) on ``nodes`` nodes, or with ``program`` for ``podscale
     attach [ATTACH] PROGRAM WORDS`` (the program's own) on every node (``attach``:
     its options, checked; with ``replay``, a step window among them, then ``podscale
     replay`` of the step it saves)."""

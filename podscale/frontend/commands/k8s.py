@@ -38,7 +38,7 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.frontend.commands.captureargs import attach_options
-    from podscale.frontend.commands.gridargs import job_words, rest
+    from podscale.frontend.commands.jobwords import job_words, rest
     from podscale.frontend.pods import k8s
 
     attach, _ = attach_options(args.attach_args, args.program)

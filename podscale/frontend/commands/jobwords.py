@@ -1,0 +1,50 @@
+"""The words a generated job passes on (``podscale sbatch``, ``k8s``, ``tpu``: the words
+after ``--``), checked as the command they name would check them, before anything is
+printed or started."""
+
+from __future__ import annotations
+
+from podscale.core.errors import UsageError
+from podscale.frontend.commands.gridargs import grids_from_args
+
+
+def rest(words: list[str]) -> list[str]:
+    """The words after a command's ``--``."""
+    return words[1:] if words[:1] == ["--"] else words
+
+
+def job_words(command: str, words: list[str], hosts: int | None = None,
+              nodes: int | None = None) -> list[str]:
+    """The words a generated job passes to ``podscale run`` or ``podscale worker``,
+    checked as that command would check them — workloads, grid values, every case of the
+    grid at ``hosts`` processes where the job's size is known, no layout wider than the
+    ``nodes`` allocated — before anything is printed or started (one-line error, exit 2)."""
+    from dataclasses import replace
+
+    from podscale.core.grid import expand_all
+    from podscale.frontend.cli import build_parser
+
+    for flag, value in (("--hosts", hosts), ("--nodes", nodes)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be >= 1")
+    words = rest(words)
+    extra = ["--run-dir", "/tmp/podscale-check"] if command == "worker" else []
+    args = build_parser().parse_args([command, *extra, *words])
+    if args.workloads is None and args.suite_file is None:
+        raise UsageError(f"name the workloads after -- (e.g. -- psum --sizes 1M): podscale "
+                         f"{command} needs them")
+    grids, _ = grids_from_args(args)
+    if hosts is not None:
+        asked = sorted({h for g in grids for h in g.hosts})
+        if args.hosts and asked != [hosts]:
+            raise UsageError(f"--hosts {args.hosts} after -- contradicts the job's {hosts} "
+                             "process(es): podscale worker runs the job's own process count "
+                             "(leave --hosts out)")
+        grids = [replace(g, hosts=(hosts,)) for g in grids]
+    widest = max(h for g in grids for h in g.hosts)
+    if nodes is not None and widest > nodes:
+        raise UsageError(f"the grid runs {widest} hosts but the job allocates {nodes} "
+                         f"node(s), one process each: pass --nodes {widest} or --hosts "
+                         f"up to {nodes} after --")
+    expand_all(grids)
+    return words
