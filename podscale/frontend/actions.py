@@ -63,7 +63,8 @@ def wrong_results(run: Run) -> WrongResults:
 
 
 class Prepared(NamedTuple):
-    """A run the command line asked for, every case and option validated."""
+    """A run ready to start (:func:`prepare`): its grids, cases, rounds and launch options,
+    every case and option validated."""
 
     grids: list
     cases: list
