@@ -35,75 +35,17 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from podscale.core.case import Layout, Settings
 from podscale.core.errors import PodscaleError
-from podscale.core.grid import Grid, expand
-from podscale.core.plan import Plan
-from podscale.launch.admission import PROCESS_MB, available_mb, estimate_mb
-from podscale.launch.local import run_local
+from podscale.launch.admission import PROCESS_MB, available_mb
 from podscale.launch.options import LaunchOptions
 from podscale.launch.runner import execute
 from podscale.selfbench import STAGE_NAMES, Log
-from podscale.selfbench.baseline import harness_overhead, per_case_launches
+from podscale.selfbench.baseline import harness_overhead
 from podscale.selfbench.baseline import one_case as _one
 from podscale.selfbench.historystage import history_stage
-
-SWEEP = Grid(workloads=("dot", "psum"), params=(("size", (4096, 16384, 65536, 262144)),),
-             hosts=(1, 2, 4), devices_per_host=(1, 2, 4), variants=("shard_map",),
-             settings=Settings(iters=10, warmup=2))
-
-
-def startup_seconds(hosts: int, out: Path) -> float:
-    """Wall time to start ``hosts`` processes that join the job and leave (no case)."""
-    run_dir = out / f"startup-h{hosts}"
-    run_dir.mkdir(parents=True)
-    layout = Layout(hosts, 1)
-    plan = Plan(str(run_dir), layout).write(run_dir / "plans" / "startup.json")
-    start = time.monotonic()
-    run_local(layout, plan, run_dir / "logs", case_timeout=300)
-    return time.monotonic() - start
-
-
-def measured_seconds(run_dir: Path) -> float:
-    """Sum over cases of the slowest process's total sample time (compile, warmup, timed)."""
-    from podscale.analysis import load_run
-
-    run = load_run(run_dir)
-    samples = run.samples
-    per = samples.groupby(["case_id", "process"])["seconds"].sum()
-    return float(per.groupby("case_id").max().sum())
-
-
-def turnaround(out: Path, log: Log | None = None) -> dict:
-    start = time.monotonic()
-    cases = expand(SWEEP)
-    run = execute(cases, out, "sweep", progress=log)  # cases done / total, ETA
-    sweep = time.monotonic() - start
-    starts = {h: startup_seconds(h, out) for h in SWEEP.hosts}
-    measured = measured_seconds(run)
-    # one launch per case, as a seed-style script does: measured with the minimal script
-    # on several cases per host count, extrapolated to the sweep's cases
-
-    per_case = per_case_launches(hosts=SWEEP.hosts, devices=max(SWEEP.devices_per_host),
-                                 iters=SWEEP.settings.iters, warmup=SWEEP.settings.warmup)
-    n_cases = {h: sum(c.hosts == h for c in cases) for h in SWEEP.hosts}
-    est = {q: sum(per_case[h][q] * n_cases[h] for h in SWEEP.hosts) for q in ("q1", "median",
-                                                                               "q3")}
-    per_case_total = est["median"]
-    floor = sum(starts.values()) + measured
-    from podscale.analysis import load_run
-    from podscale.analysis.models.ledger import phase_totals
-
-    # where the sweep's wall time went, per phase
-    ledger = phase_totals(load_run(run).ledger).round(3).to_dict()
-    return {"cases": sum(n_cases.values()), "sweep_s": sweep, "startup_s": starts,
-            "ledger_s": ledger,
-            "measured_s": measured, "floor_s": floor, "vs_floor": sweep / floor,
-            "per_case_launch_s": per_case_total, "per_case_launch_iqr_s": (est["q1"], est["q3"]),
-            "per_case_launch_wall_s": per_case, "speedup_vs_per_case": per_case_total / sweep,
-            "targets": {"vs_floor": 1.5, "speedup_vs_per_case": 5.0}, "run": str(run)}
+from podscale.selfbench.memorystage import memory_ceiling
+from podscale.selfbench.turnaround import measured_seconds, turnaround
 
 
 def scale(out: Path, counts: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
@@ -136,56 +78,6 @@ def scale(out: Path, counts: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) ->
                       "startup_s": wall - measured_seconds(run), "psum_us": t * 1e6})
         largest = n
     return {"largest": largest, "target": 32, "curve": curve, "stopped": stopped}
-
-
-def llc_bytes(default: int = 32 << 20,
-              root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
-    """The last-level cache of CPU 0 (Linux sysfs), or ``default``."""
-    best = 0
-    for index in root.glob("index*"):
-        try:
-            level = int((index / "level").read_text())
-            text = (index / "size").read_text().strip().upper()
-        except (OSError, ValueError):
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        size = int(text.rstrip("KMG")) * scale
-        best = max(best, size) if level >= 2 else best
-    return best or default
-
-
-def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),
-                   devices: tuple[int, ...] = (1, 2)) -> dict:
-    """Per layout: the stream (read) ceiling and dot's bandwidth, both with buffers of at
-    least 4x the last-level cache per process where memory allows (halved together until
-    admission's estimate fits: a VM can report its host's whole L3, 480 MiB here), measured
-    in one run; medians over iterations of the max over processes; dot / stream per
-    layout."""
-    from podscale.analysis import load_run
-
-    llc = llc_bytes()
-    values = 1 << max(llc.bit_length() - 1, 20)  # float32 values: 4x the LLC in bytes
-    rows = 1 << max((4 * llc // 24 - 1).bit_length(), 20)  # dot: 24 bytes of input a row
-    grid: dict[str, Any] = dict(hosts=tuple(hosts), devices_per_host=tuple(devices),
-                                variants=("shard_map",), settings=Settings(iters=10, warmup=2))
-
-    def cases_at(values: int, rows: int) -> list:
-        return expand(Grid(workloads=("stream",), params=(("size", (values,)),
-                                                          ("op", ("read",))), **grid)) + \
-            expand(Grid(workloads=("dot",), params=(("size", (rows,)),), **grid))
-
-    capped = False
-    while estimate_mb(cases_at(values, rows))[1] > available_mb() and rows > 1 << 20:
-        values, rows, capped = values // 2, rows // 2, True
-    run = execute(cases_at(values, rows), out, "memory", progress=None)
-    table = load_run(run).summary()
-    layouts = []
-    for (h, d), g in table.groupby(["hosts", "devices_per_host"]):
-        s, t = (g[g.workload == w].iloc[0] for w in ("stream", "dot"))
-        layouts.append({"layout": Layout(h, d).key, "stream_gbps": float(s.gbps),
-                        "dot_gbps": float(t.gbps), "fraction": float(t.gbps / s.gbps)})
-    return {"llc_bytes": llc, "stream_bytes": values * 4, "dot_bytes": rows * 24,
-            "capped_by_memory": capped, "layouts": layouts}
 
 
 STAGES = STAGE_NAMES
