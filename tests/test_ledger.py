@@ -50,3 +50,21 @@ def test_memory_names_the_largest_footprint_and_its_phase():
     assert any("peak RSS 700 MB (process 1" in s and "300 MB of it reached in check" in s
                for s in sentences(ledger))
     assert memory(ledger.drop(columns=["rss.peak"])).empty
+
+
+def test_worker_numpy_buffers_without_huge_pages():
+    """A worker turns numpy's huge-page advice off (its host buffers are written once in a
+    short-lived process, where the kernel's compaction on first touch costs more than the
+    pages save); numpy's default, on Linux, is on."""
+    import subprocess
+    import sys
+
+    code = ("from numpy._core.multiarray import _get_madvise_hugepage as on\n"
+            "before = on()\n"
+            "from podscale.worker.runtime import small_pages\n"
+            "small_pages()\n"
+            "print(before, on())\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert out == ["True", "False"]
