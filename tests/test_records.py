@@ -3,6 +3,7 @@ import json
 import pytest
 
 from podscale.core.errors import UsageError
+from podscale.core.recordfile import read_columns, read_records
 from podscale.core.records import (
     CaseRecord,
     Manifest,
@@ -10,9 +11,7 @@ from podscale.core.records import (
     Samples,
     lifecycle,
     pack,
-    read_columns,
     read_manifest,
-    read_records,
     write_manifest,
 )
 from podscale.worker.writers import RecordWriter

@@ -19,6 +19,7 @@ import pandas as pd
 from podscale.analysis.data import cache
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError
+from podscale.core.recordfile import read_columns
 from podscale.core.records import (
     PHASES,
     CaseRecord,
@@ -26,7 +27,6 @@ from podscale.core.records import (
     LedgerRecord,
     Manifest,
     SkipRecord,
-    read_columns,
     read_manifest,
 )
 

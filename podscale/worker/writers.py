@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
-from podscale.core.records import to_line
+from podscale.core.recordfile import to_line
 
 
 class RecordWriter:
