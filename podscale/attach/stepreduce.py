@@ -1,0 +1,104 @@
+"""A capture window's trace, reduced in the process that wrote it to one row per step,
+with ``jax.profiler.ProfileData`` (no pandas, no xprof in the process): each step's
+executions of the step's XLA module per device, their span, busy time (the union of op
+times), collective time and op count, and the parts of :mod:`podscale.core.attribution`
+(compute, callback, exposed and hidden collective, idle) of the device whose execution
+ended last; and, for the window, each op's count and time (the ``OPS_KEPT`` with the
+most)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from podscale.core.attribution import COLLECTIVE, attribute, op_totals, union
+
+#: ops per capture window whose counts and times the record keeps (most time first)
+OPS_KEPT = 64
+
+
+def _executions(xplane: Path) -> tuple[list[tuple[str, str, list[tuple[int, int, str]]]],
+                                       int | None]:
+    """(module, device, ops) of every XLA execution the trace holds: from device planes'
+    ``XLA Modules`` and ``XLA Ops`` lines (TPU, GPU), else from op events that name their
+    ``hlo_module`` (the CPU client: one execution per module, device and ``run_id``); and
+    the session's start on the wall clock (ns; event times count from it), if it says."""
+    from bisect import bisect_left
+
+    from jax.profiler import ProfileData
+
+    execs: list[tuple[str, str, list[tuple[int, int, str]]]] = []
+    runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
+    began: int | None = None
+    for plane in ProfileData.from_file(str(xplane)).planes:
+        start = dict(plane.stats).get("profile_start_time")
+        if start is not None:
+            began = int(start)
+        lines = {line.name: list(line.events) for line in plane.lines}
+        if "XLA Modules" in lines:
+            ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
+                         for e in lines.get("XLA Ops", []))
+            starts = [o[0] for o in ops]
+            for ev in lines["XLA Modules"]:
+                a, b = int(ev.start_ns), int(ev.start_ns + ev.duration_ns)
+                inside = ops[bisect_left(starts, a):bisect_left(starts, b)]
+                execs.append((ev.name.split("(")[0], plane.name, inside or [(a, b, ev.name)]))
+            continue
+        for events in lines.values():
+            for ev in events:
+                stats = dict(ev.stats)
+                if stats.get("hlo_module") is None or ev.name.startswith("end:"):
+                    continue
+                start = int(ev.start_ns)
+                runs.setdefault((str(stats["hlo_module"]), int(stats.get("device_ordinal", 0)),
+                                 int(stats.get("run_id", 0))), []).append(
+                    (start, start + int(ev.duration_ns), ev.name))
+    if not execs:
+        execs = [(m, str(d), sorted(ops)) for (m, d, _), ops in runs.items()]
+    return execs, began
+
+
+def reduce_steps(xplane: Path, name: str | None, first: int,
+                 skew_us: int = 0) -> tuple[list[dict], dict[str, list[float]]]:
+    """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
+    else the module with the most executions) per device, numbered from ``first`` in
+    order of their start: span, busy (union of op time), collective time and the parts
+    (µs), and each collective op of the device that ended last as [name, start, duration]
+    (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
+    and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
+    execs, began = _executions(xplane)
+    modules: dict[str, int] = {}
+    for module, _, _ in execs:
+        modules[module] = modules.get(module, 0) + 1
+    wanted = f"jit_{name}" if name and f"jit_{name}" in modules else \
+        max(modules, key=lambda m: modules[m], default=None)
+    per_device: dict[str, list[list[tuple[int, int, str]]]] = {}
+    for module, device, ops in execs:
+        if module == wanted:
+            per_device.setdefault(device, []).append(ops)
+    rows: dict[int, dict] = {}
+    for runs in per_device.values():
+        for i, ops in enumerate(sorted(runs, key=lambda o: o[0][0])):
+            row = rows.setdefault(first + i, {"step": first + i, "module": wanted,
+                                              "devices": 0, "start_ns": ops[0][0],
+                                              "end_ns": 0, "busy_us": 0.0,
+                                              "collective_us": 0.0, "ops": 0})
+            spans = [(a, b) for a, b, _ in ops]
+            end = max(b for _, b in spans)
+            row["devices"] += 1
+            row["start_ns"] = min(row["start_ns"], ops[0][0])
+            row["busy_us"] = max(row["busy_us"], union(spans) / 1e3)
+            row["collective_us"] = max(row["collective_us"], union(
+                [(a, b) for a, b, n in ops if COLLECTIVE.search(n)]) / 1e3)
+            row["ops"] += len(ops)
+            if end > row["end_ns"]:  # the device that ended last: its parts
+                parts = attribute(ops)
+                row.update({k: round(v, 3) for k, v in parts.items()
+                            if k not in ("busy_us", "collective_us")})
+                row["end_ns"] = end
+                if began is not None:  # on this process's clock
+                    row["end_us"] = round((began + end) / 1e3 + skew_us, 1)
+                row["collectives"] = [] if began is None else [
+                    [n, round((began + a) / 1e3 + skew_us, 1), round((b - a) / 1e3, 1)]
+                    for a, b, n in ops if COLLECTIVE.search(n)]
+    return [rows[k] for k in sorted(rows)], \
+        op_totals([ops for runs in per_device.values() for ops in runs], OPS_KEPT)
