@@ -78,8 +78,8 @@ class Dot(Mapped):
         magnitude = np.einsum("ri,ri->r", np.abs(period[0]), np.abs(period[1]),
                               dtype=np.float64)
         value, size_abs = (v[rows].reshape(d, size // d) for v in (each, magnitude))
-        bound = sum_bound(width, dtype, size_abs, value, integers=True)
-        return ExactCheck((x, y), Expected(value, 0.0 if not bound.any() else bound))
+        return ExactCheck((x, y), Expected(value, sum_bound(width, dtype, size_abs, value,
+                                                            integers=True)))
 
     def work(self, case):
         size, width = case.p["size"], case.p["width"]
