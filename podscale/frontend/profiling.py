@@ -39,7 +39,6 @@ class CaptureOptions:
     def __post_init__(self) -> None:
         self.windows()  # malformed windows: refused in one line
 
-
     def windows(self) -> Windows | None:
         """The capture windows asked for (None: none)."""
         from podscale.attach.capture import Windows

@@ -48,3 +48,17 @@ def job_words(command: str, words: list[str], hosts: int | None = None,
                          f"up to {nodes} after --")
     expand_all(grids)
     return words
+
+
+def job_of(command: str, words: list[str], program: str | None, attach_args: str, *,
+           hosts: int | None = None, nodes: int | None = None
+           ) -> tuple[list[str], list[str], bool]:
+    """What a generated job runs: (its words, ``podscale attach``'s options, whether they
+    ask for a step window). With ``program`` the words after ``--`` are the program's own;
+    else they are checked by :func:`job_words`."""
+    from podscale.frontend.commands.captureargs import attach_options
+
+    attach, window = attach_options(attach_args, program)
+    if program:
+        return rest(words), attach, window
+    return job_words(command, words, hosts=hosts, nodes=nodes), attach, window

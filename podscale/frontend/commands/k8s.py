@@ -37,13 +37,11 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.commands.captureargs import attach_options
-    from podscale.frontend.commands.jobwords import job_words, rest
+    from podscale.frontend.commands.jobwords import job_of
     from podscale.frontend.pods import k8s
 
-    attach, _ = attach_options(args.attach_args, args.program)
-    words = rest(args.worker_args) if args.program else \
-        job_words("worker", args.worker_args, hosts=args.hosts)
+    words, attach, _ = job_of("worker", args.worker_args, args.program, args.attach_args,
+                              hosts=args.hosts)
     return k8s(args.name, args.image, args.hosts, words, namespace=args.namespace,
                run_dir=args.run_dir, results_pvc=args.results_pvc,
                gpus_per_host=args.gpus_per_host, program=args.program,

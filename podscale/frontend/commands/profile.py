@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
 from podscale.frontend.commands.gridargs import seconds
+
+if TYPE_CHECKING:
+    from podscale.frontend.profiling import CaptureOptions
 
 
 def register(sub: Subparsers) -> None:
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replay_rounds < 1:
         raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
     if args.env_a or args.env_b or args.args_b is not None or args.rounds is not None:
-        return ab(args)
+        return ab(args, capture)
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
                             name=args.name, timeout=args.timeout, port=args.port,
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def ab(args: argparse.Namespace) -> int:
+def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
     """The program as arms A and B, launches alternating, and the verdict on its step."""
     import shlex
 
@@ -101,7 +105,6 @@ def ab(args: argparse.Namespace) -> int:
     from podscale.analysis.units import time_h
     from podscale.core.errors import UsageError
     from podscale.frontend.ab import parse_env
-    from podscale.frontend.commands.captureargs import capture_of
     from podscale.frontend.profiling import ab_program, check_script
 
     if args.replay:
@@ -113,7 +116,7 @@ def ab(args: argparse.Namespace) -> int:
         args.script, args.args, args_b, env_a, env_b,
         defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,
         devices_per_host=args.devices_per_host, out=args.out, name=args.name,
-        timeout=args.timeout, port=args.port, capture=capture_of(args))
+        timeout=args.timeout, port=args.port, capture=capture)
     a = [summarize_profile(r, args.step) for r in runs_a]
     b = [summarize_profile(r, args.step) for r in runs_b]
     v = compare_rounds(a, b)

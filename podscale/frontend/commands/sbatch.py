@@ -31,13 +31,11 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.commands.captureargs import attach_options
-    from podscale.frontend.commands.jobwords import job_words, rest
+    from podscale.frontend.commands.jobwords import job_of
     from podscale.frontend.pods import sbatch
 
-    attach, replay = attach_options(args.attach_args, args.program)
-    words = rest(args.run_args) if args.program else \
-        job_words("run", args.run_args, nodes=args.nodes)
+    words, attach, replay = job_of("run", args.run_args, args.program, args.attach_args,
+                                   nodes=args.nodes)
     return sbatch(args.nodes, words, time_limit=args.time, partition=args.partition,
                   gpus_per_node=args.gpus_per_node, program=args.program,
                   run_dir=args.run_dir, attach=attach, replay=replay)

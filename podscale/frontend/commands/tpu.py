@@ -37,12 +37,10 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.commands.captureargs import attach_options
-    from podscale.frontend.commands.jobwords import job_words, rest
+    from podscale.frontend.commands.jobwords import job_of
     from podscale.frontend.pods import tpu
 
-    attach, _ = attach_options(args.attach_args, args.program)
-    words = rest(args.worker_args) if args.program else job_words("worker", args.worker_args)
+    words, attach, _ = job_of("worker", args.worker_args, args.program, args.attach_args)
     return tpu(args.tpu, args.zone, words, project=args.project,
                run_dir=args.run_dir, out=args.out, setup=args.setup, dry_run=args.dry_run,
                program=args.program, attach=attach)
