@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from podscale.analysis import load_run
+from podscale.analysis.profile.load import load_profile
 from tests.conftest import ROOT, only_run, podscale
 
 pytestmark = pytest.mark.cluster
@@ -395,6 +396,9 @@ def test_attach_names_the_process_that_stopped(tmp_path):
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "failed" and manifest["error"].startswith("hang: ")
     assert "hangs.py" in (run_dir / "hang" / "process-1.txt").read_text()
+    calls = load_profile(run_dir).calls  # the steps before the hang are kept
+    steps = calls[calls["name"] == "local_step"]
+    assert steps.groupby("process").size().to_dict() == {0: 5, 1: 5, 2: 5}
     pids = [json.loads(p.read_text().splitlines()[0])["pid"]
             for p in (run_dir / "profile").glob("process-*.jsonl")]
 

@@ -261,6 +261,35 @@ def test_exit_code_is_the_programs(tmp_path):
     assert p.processes.loc[1, "exit_code"] == 3 and len(p.calls[p.calls["process"] == 1]) == 5
 
 
+def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_path):
+    """Process 1 of 3 stops before step 5 and stays alive (tests/programs/hangs.py, with
+    no pause): with --hang-timeout 3 the job ends promptly with the roll-call's exit code,
+    the verdict names process 1 at the program's line and the others inside step 5, every
+    process is gone, and the steps before the hang are in the run's record and tables."""
+    program = ROOT / "tests" / "programs" / "hangs.py"
+    began = time.monotonic()
+    res = podscale("profile", "--hosts", "3", "--hang-timeout", "3", "--out",
+                   str(tmp_path / "out"), str(program), "0")
+    took = time.monotonic() - began
+    assert res.returncode == 5, res.stderr[-2000:]
+    verdict = res.stderr.strip()  # one line: the roll-call's verdict, not "process k exited"
+    assert verdict.startswith("podscale: hangs.py on h3xd1: hang: no progress for 3s"), verdict
+    assert "process 1 at hangs.py:32 (time.sleep(3600)" in verdict, verdict
+    assert "processes 0, 2 inside local_step #5" in verdict, verdict
+    assert took < 60, took  # a start (about 10 s here), 3 s, the roll-call: not the 300 s timeout
+    run_dir = only_run(tmp_path / "out")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    p = load_profile(run_dir)
+    steps = p.calls[p.calls["name"] == "local_step"]
+    assert steps.groupby("process").size().to_dict() == {0: 5, 1: 5, 2: 5}
+    assert set(p.processes["exit_code"]) == {5}
+    pids = list(p.processes["pid"])
+    assert len(pids) == 3 and not [q for q in pids if os.path.exists(f"/proc/{q}")
+                                   and "Z" not in open(f"/proc/{q}/stat").read().split()[2]]
+    assert "step local_step (5 steps)" in res.stdout, res.stdout
+    assert "- the job hung and was ended: no progress for 3s" in res.stdout, res.stdout
+
+
 LONG = """import time
 import jax
 import jax.numpy as jnp

@@ -58,7 +58,8 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> 
         m = marks.loc[p]
         begin = float(m["process_start"]) if pd.notna(m.get("process_start")) \
             else float(m["attach"])
-        first, last, end = float(g["dispatch"].min()), float(g["ready"].max()), float(m["end"])
+        first, last = float(g["dispatch"].min()), float(g["ready"].max())
+        end = float(m["end"]) if pd.notna(m.get("end")) else last  # killed: no end record
         joined = pd.notna(m.get("join_start"))
         join_start = float(m["join_start"]) if joined else first
         join_end = float(m["join_end"]) if joined else first

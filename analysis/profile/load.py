@@ -90,6 +90,9 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
         elif kind == "end":
             marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
+        elif kind == "hang":  # ended by the roll-call: its verdict is the process's end
+            marks.update(end=o.get("end"), exit_code=o.get("exit_code"),
+                         error=f"hang: {o['verdict']}")
         elif kind in ("gaps", "calls"):
             rows["call" if kind == "calls" else "gaps"].extend(o["rows"])
         elif kind == "capture":

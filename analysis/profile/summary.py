@@ -78,12 +78,20 @@ def _processes(ps: list[int], total: int) -> str:
     return ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps))
 
 
+def _hang(marks: pd.DataFrame) -> list[str]:
+    """The hang roll-call's verdict, first: the job ended there (every process says it)."""
+    errors = marks["error"].dropna() if "error" in marks else pd.Series(dtype=object)
+    hung = [e for e in errors if isinstance(e, str) and e.startswith("hang: ")]
+    return [f"the job hung and was ended: {hung[0][len('hang: '):]}"] if hung else []
+
+
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
-    out = [] if s.desync is None else [
-        f"{s.desync.text()}: every launch from there on may pair collectives with the "
-        "wrong peers (a multi-controller program must launch the same computations in "
-        "the same order on every process)"]
+    out = _hang(s.profile.processes)
+    if s.desync is not None:
+        out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
+                   "with the wrong peers (a multi-controller program must launch the same "
+                   "computations in the same order on every process)")
     if s.step is None:
         return [*out, "no computation recurred (at least 3 calls on every process): no "
                 "step to tabulate"]

@@ -1,7 +1,7 @@
 """Every call of a compiled computation, recorded without editing the program.
 
 ``jax.jit``, ``jax.pmap`` and ``jax.stages.Compiled.__call__`` are wrapped before the
-script runs: each top-level call (not one made while JAX traces another function) is
+script runs (:mod:`.entry`): each top-level call (not one made while JAX traces another function) is
 recorded as a row ``[computation, seq, dispatch_start, dispatch_end, ready]`` in
 microseconds of this process's clock (:mod:`.clock`). The ready time comes from a watcher
 thread that waits on one output of each call in turn, so the program's own step gets no
@@ -132,7 +132,8 @@ class CallLog:
             cid, seq, t0, t1, out, call = item
             self.waiting_for = call
             ready = self.clock() if _wait(out) else UNKNOWN
-            self._rows.append([cid, seq, t0, t1, ready])
+            with self._lock:
+                self._rows.append([cid, seq, t0, t1, ready])
             if self.on_ready is not None and ready != UNKNOWN:
                 try:
                     self.on_ready(self.computations[cid], self.computations, ready)
@@ -141,10 +142,13 @@ class CallLog:
             self.readied += 1
             del item, out
             if len(self._rows) >= ROWS_PER_RECORD:
-                self._emit_rows()
+                self.emit_ready()
 
-    def _emit_rows(self) -> None:
-        rows, self._rows = self._rows, []
+    def emit_ready(self) -> None:
+        """Emit the rows of the calls ready so far (from any thread: the hang roll-call
+        keeps them while the watcher still waits on a call that will never be ready)."""
+        with self._lock:
+            rows, self._rows = self._rows, []
         if rows:
             self.emit({"kind": "calls", "rows": rows})
 
@@ -156,7 +160,7 @@ class CallLog:
         """Wait until every queued call's row is emitted."""
         self._queue.put(None)
         self._watcher.join()
-        self._emit_rows()
+        self.emit_ready()
 
 
 def label(call: tuple[str, int] | None) -> str | None:
@@ -205,102 +209,3 @@ def _wait(out: Any) -> bool:
         except Exception:  # noqa: BLE001 - deleted (donated) meanwhile: try another
             continue
     return not jax.tree_util.tree_leaves(out)
-
-
-class Wrapped:
-    """A jitted (or pmapped) function as the program sees it: calls recorded, every other
-    attribute (``lower``, ``trace``, ``eval_shape``, ...) the original's."""
-
-    def __init__(self, inner: Any, comp: Computation, log: CallLog) -> None:
-        self._inner, self._comp, self._log = inner, comp, log
-        functools.update_wrapper(self, inner, updated=())
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._log.call(self._comp, self._inner, args, kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:  # a jitted method
-        return self if obj is None else functools.partial(self, obj)
-
-    def __repr__(self) -> str:
-        return f"<podscale-recorded {self._inner!r}>"
-
-
-def _name(fun: Any) -> str:
-    base = fun
-    while isinstance(base, functools.partial):
-        base = base.func
-    return getattr(base, "__qualname__", None) or getattr(base, "__name__", None) or \
-        type(base).__name__
-
-
-def _annotations(log: CallLog, base: type) -> type:
-    """``jax.profiler.StepTraceAnnotation`` as the program sees it: the same annotation,
-    and each step's name, number and the calls made inside it recorded (a step the
-    program marks itself wins over detection)."""
-
-    class RecordedStep(base):
-        def __init__(self, name: str, **kwargs: Any) -> None:
-            super().__init__(name, **kwargs)
-            self._step = (name, kwargs.get("step_num"))
-
-        def __enter__(self) -> Any:
-            self._began = (log.seq, log.clock())
-            return super().__enter__()
-
-        def __exit__(self, *exc: Any) -> Any:
-            out = super().__exit__(*exc)
-            log.emit({"kind": "step", "name": self._step[0], "num": self._step[1],
-                      "seqs": [self._began[0], log.seq], "enter": self._began[1],
-                      "exit": log.clock()})
-            return out
-
-    RecordedStep.__name__ = RecordedStep.__qualname__ = "StepTraceAnnotation"
-    return RecordedStep
-
-
-def install(log: CallLog) -> Callable[[], None]:
-    """Wrap ``jax.jit``, ``jax.pmap``, ``Compiled.__call__`` and
-    ``jax.profiler.StepTraceAnnotation``; returns the undo."""
-    import jax
-    import jax.profiler
-    import jax.stages
-
-    jit, pmap, compiled_call = jax.jit, jax.pmap, jax.stages.Compiled.__call__
-    annotation = jax.profiler.StepTraceAnnotation
-
-    def wrap(original: Callable[..., Any], wrapper: str) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def make(fun: Any = None, *args: Any, **kwargs: Any) -> Any:
-            if fun is None:  # jax.jit(static_argnums=...) used as a decorator factory
-                return lambda f: make(f, *args, **kwargs)
-            inner = original(fun, *args, **kwargs)
-            return Wrapped(inner, log.computation(_name(fun), wrapper), log)
-        return make
-
-    aot: dict[int, Computation] = {}
-
-    def call_compiled(self: Any, *args: Any, **kwargs: Any) -> Any:
-        comp = aot.get(id(self))
-        if comp is None:
-            comp = aot[id(self)] = log.computation(_compiled_name(self), "aot")
-        return log.call(comp, functools.partial(compiled_call, self), args, kwargs)
-
-    jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
-    jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]
-    jax.profiler.StepTraceAnnotation = _annotations(log, annotation)  # type: ignore[misc, assignment]
-
-    def undo() -> None:
-        jax.jit, jax.pmap = jit, pmap
-        jax.profiler.StepTraceAnnotation = annotation  # type: ignore[misc]
-        jax.stages.Compiled.__call__ = compiled_call  # type: ignore[method-assign]
-    return undo
-
-
-def _compiled_name(compiled: Any) -> str:
-    try:
-        return str(compiled.as_text().split("HloModule ", 1)[1].split(",", 1)[0])
-    except Exception:  # noqa: BLE001 - no text for this backend
-        return "compiled"

@@ -49,10 +49,11 @@ class RollCall:
 
     def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
                  client: Any, timeout: float, where: Any, keeps_manifest: bool,
-                 stop: threading.Event) -> None:
+                 stop: threading.Event, gaps: Any = list) -> None:
         self.log, self.record, self.run_dir = log, record, run_dir
         self.process, self.processes, self.client = process, processes, client
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
+        self.gaps = gaps  # the host gaps sampled so far (rows), kept at the verdict
         self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
         self._stop = stop  # set at the program's end: no roll is called after it
         self.thread = threading.Thread(target=self._run, name="podscale-rollcall",
@@ -128,7 +129,10 @@ class RollCall:
 
     def _leave(self, verdict: str) -> None:
         print(f"podscale: hang: {verdict}", file=sys.stderr, flush=True)
-        self.record.add({"kind": "hang", "verdict": verdict})
+        self.log.emit_ready()  # the steps before the hang are the run's record too
+        self.record.add({"kind": "gaps", "rows": self.gaps()})
+        self.record.add({"kind": "hang", "verdict": verdict, "end": self.log.clock(),
+                         "exit_code": EXIT_HANG})
         self.record.flush()
         if self.process == 0:
             if self.keeps_manifest:

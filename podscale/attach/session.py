@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from podscale.attach import SUPERVISED, calls, clock, ledger
+from podscale.attach import SUPERVISED, calls, clock, entry, ledger
 from podscale.attach.capture import Capture, Windows
 from podscale.attach.sampler import Sampler
 
@@ -78,7 +78,7 @@ class Session:
 
         simulate_cpu(jax)
         self.log = calls.CallLog(self.clock.now, self.record.add)
-        self.undo = calls.install(self.log)
+        self.undo = entry.install(self.log)
         if self.windows is not None:
             self.log.capture = Capture(self.run_dir, lambda: self.record.process or 0,
                                        self.windows, self.step, self.record.add,
@@ -149,7 +149,8 @@ class Session:
             self.talking.append(RollCall(
                 self.log, self.record, self.run_dir, process, self.processes, client,
                 self.hang_timeout, lambda: main_thread_at(self.sampler.user),
-                keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop).thread)
+                keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop,
+                gaps=self.sampler.flush).thread)
         self.record.flush()
 
     def run(self) -> int:

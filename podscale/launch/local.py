@@ -83,6 +83,11 @@ def _mtime(path: Path) -> int:
         return 0
 
 
+#: the first words of the verdict every process of an attached program prints when its
+#: hang roll-call ends the job (:mod:`podscale.attach.hang`)
+HANG = "podscale: hang: "
+
+
 def describe_exit(code: int) -> str:
     if code < 0:
         try:
@@ -173,6 +178,9 @@ def supervise(
             # (its last output predates the errors of peers that lost their connection)
             w, code = min(failed, key=lambda f: (f[1] > 0, _mtime(f[0].log), f[0].index))
             who, line = w.culprit()
+            if line.startswith(HANG):  # the attached program's roll-call names the process
+                raise WorkerFailed(f"{label}: {line[len('podscale: '):]} (logs: "
+                                   f"{w.log.parent})", code=code)
             if line.startswith("podscale: error: "):
                 raise UsageError(f"{label}: {who}: {line[len('podscale: error: '):]}")
             missing = never_joined(watched)
