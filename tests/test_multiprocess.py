@@ -34,6 +34,11 @@ def test_seed_listing_checks_global_sum(tmp_path):
                         str(tmp_path / "profiled"), "examples/reference.py")
     assert profiled.returncode == 0, profiled.stderr + profiled.stdout
     assert _listing(profiled.stdout) == _listing(out) and len(_listing(out)) == 13
+    # one host: its call with no arguments joins a one-process job all the same
+    alone = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--out",
+                     str(tmp_path / "alone"), "examples/reference.py")
+    assert alone.returncode == 0, alone.stderr + alone.stdout
+    assert "-- global device count: 2" in alone.stdout and "coordinator" not in alone.stderr
 
 
 @pytest.mark.parametrize("fault,devices,lines,bad", [

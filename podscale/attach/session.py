@@ -108,7 +108,7 @@ class Session:
         original = jax.distributed.initialize
 
         def initialize(*args: Any, **kwargs: Any) -> None:
-            join = local_join()
+            join = local_join() or _alone()
             if join and not args and not kwargs.get("coordinator_address"):
                 kwargs.update(join)
             began = self.clock.now()
@@ -217,6 +217,22 @@ class Session:
                 time.sleep(0.05)
         except Exception:  # noqa: BLE001 - the service gone: the records are written
             return
+
+
+def _alone() -> dict[str, Any] | None:
+    """``jax.distributed.initialize``'s arguments for a one-process job podscale's local
+    launcher started (``profile --hosts 1``: it names no coordinator): a coordinator of
+    this process's own on a free loopback port, so the script's call with no arguments
+    joins as on several hosts. None under any other launcher (JAX auto-detects)."""
+    if os.environ.get("PODSCALE_NUM_PROCESSES") != "1" or not os.environ.get(SUPERVISED):
+        return None
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    return {"coordinator_address": address, "coordinator_bind_address": address,
+            "num_processes": 1, "process_id": 0}
 
 
 def _unless_ending() -> None:
