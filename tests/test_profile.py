@@ -111,6 +111,26 @@ def test_show_prints_the_step_table(straggler):
     assert [r["process"] for r in rows] == [0, 1, 2, 3] and rows[2]["late"] >= 28
 
 
+def test_a_killed_process_is_said_and_not_silently_left_out(straggler, tmp_path):
+    """The straggler run with process 3's record cut as a SIGKILL leaves it (no end line)
+    and without its call rows: the Findings say it has no end and is not in the step
+    table; the other processes' figures stand."""
+    import shutil
+
+    run_dir = tmp_path / "cut"
+    shutil.copytree(straggler[0], run_dir)
+    record = run_dir / "profile" / "process-3.jsonl"
+    lines = [line for line in record.read_text().splitlines()
+             if json.loads(line)["kind"] not in ("end", "calls")]
+    record.write_text("\n".join(lines) + "\n")
+    s = summarize_profile(run_dir)
+    said = findings(s)
+    assert "process 3's record has no end: it was killed" in said[0], said
+    assert said[1].startswith("process 3 recorded no call of local_step"), said
+    assert list(s.table["process"]) == [0, 1, 2]
+    assert not [f for f in findings(summarize_profile(straggler[0])) if "no end" in f]
+
+
 @pytest.fixture(scope="module")
 def loader(tmp_path_factory):
     """2 processes, 40 steps: process 1's input function sleeps 40 ms per step, every

@@ -85,6 +85,22 @@ def _hang(marks: pd.DataFrame) -> list[str]:
     return [f"the job hung and was ended: {hung[0][len('hang: '):]}"] if hung else []
 
 
+def _unended(s: ProfileSummary) -> list[str]:
+    """Processes whose record has no end (killed: a process writes its calls in batches,
+    so its last ones are missing), and processes with no row in the step table."""
+    marks = s.profile.processes
+    ended = marks["exit_code"].notna() if "exit_code" in marks else marks["process"] < 0
+    out = [f"process {int(p)}'s record has no end: it was killed, or ended without "
+           "closing it; its last calls (up to one batch) are not in the tables"
+           for p in marks.loc[~ended, "process"]]
+    if s.step is not None and len(s.table):
+        absent = sorted(set(marks["process"]) - set(s.table["process"]))
+        if absent:
+            out.append(f"{_processes(absent, len(marks))} recorded no call of {s.step}: "
+                       f"the step table leaves {'it' if len(absent) == 1 else 'them'} out")
+    return out
+
+
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
     out = _hang(s.profile.processes)
@@ -92,6 +108,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
                    "with the wrong peers (a multi-controller program must launch the same "
                    "computations in the same order on every process)")
+    out += _unended(s)
     if s.step is None:
         return [*out, "no computation recurred (at least 3 calls on every process): no "
                 "step to tabulate"]
