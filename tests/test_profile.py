@@ -408,6 +408,33 @@ def test_a_uniform_slowdown_is_not_a_straggler_change():
     assert v.verdict == "~" and v.kind == "none"
 
 
+def test_noise_among_two_processes_is_no_chronic_straggler():
+    """Two processes, 40 steps of 10 ms, one of them last by 2 ms (above the 0.5 ms
+    threshold) at every step: 14 against 26 or 20 against 20 is chance (one of two is
+    always last), both sporadic; one last at 36 of 40 is chronic."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+
+    def table(last_is_zero: list[bool]) -> pd.DataFrame:
+        rows = []
+        for k, zero in enumerate(last_is_zero):
+            t = 0.010 * k
+            rows += [(0, k, t + (0.002 if zero else 0)), (1, k, t + (0 if zero else 0.002))]
+        led = pd.DataFrame(rows, columns=["process", "step", "arrival"])
+        led["ready"], led["period"], led["host_gap"] = led["arrival"] + 0.001, 0.010, 0.0
+        return steps.process_table(led, steps.stragglers(led)).set_index("process")
+
+    chance = [k % 20 < 7 for k in range(40)]  # process 0 last at 14 of 40 steps
+    t = table(chance)
+    assert t.loc[0, "late"] == 14 and t.loc[1, "late"] == 26
+    assert list(t["straggler"]) == ["sporadic", "sporadic"]  # 26 of 40: p = 0.04
+    even = [k % 2 == 0 for k in range(40)]
+    assert list(table(even)["straggler"]) == ["sporadic", "sporadic"]
+    planted = [k % 10 != 0 for k in range(40)]  # process 0 last at 36
+    assert list(table(planted)["straggler"]) == ["chronic", "sporadic"]
+
+
 def test_blame_and_partition_on_a_hand_built_timeline():
     """The definitions on numbers worked by hand: 3 processes, 4 steps of a step that
     ends when the last process arrives (an all-reduce), process 1 arriving 30 ms late at

@@ -15,7 +15,11 @@ Definitions (every time on process 0's clock, :mod:`.load`):
   process arrived with the second-last (last arrival minus second-last), blamed on the
   last process; summed per process. A process is **late** at a step when it was last by
   more than ``late_threshold`` (5% of the median step, at least 0.5 ms); **chronic** when
-  late in at least a quarter of the steps (and at least 3), else one-off.
+  late in at least a quarter of the steps (and at least 3) and more often than chance
+  would make it among the late steps of all processes (one-sided binomial test against
+  1/P, p < ``CHANCE_P``: with 2 processes and noise above the threshold one of them is
+  always last); **sporadic** when late in 3 or more steps but not chronic; **one-off**
+  when late in one or two.
 - A **desync** is the first launch number (the ledger's ``seq``) at which processes
   launched different computations (:mod:`podscale.core.desync`).
 """
@@ -28,6 +32,9 @@ import pandas as pd
 from podscale.core import desync as _desync
 
 MIN_CALLS = 3
+#: a process is a chronic straggler only when its share of the late steps has a chance
+#: probability below this (each of P processes equally likely to be the late one)
+CHANCE_P = 0.01
 
 
 def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
@@ -161,22 +168,33 @@ def _streak(steps: list[int]) -> tuple[int, int]:
 
 def process_table(led: pd.DataFrame, blame: pd.DataFrame) -> pd.DataFrame:
     """Per process: steps, median and p90 step time (period), host gap per step, steps
-    late, time lost to it, chronic or one-off, and since which step."""
-    n_steps = int(led["step"].nunique())
+    late, time lost to it, chronic, sporadic or one-off, and since which step."""
+    n_steps, n_processes = int(led["step"].nunique()), int(led["process"].nunique())
+    all_late = int(blame["late"].sum()) if len(blame) else 0
     rows = []
     for p, g in led.groupby("process"):
         mine = blame[blame["last"] == p]
         late = mine[mine["late"]]
         first, streak = _streak(sorted(late["step"])) if len(late) else (None, 0)
-        chronic = len(late) >= max(3, n_steps / 4)
+        chronic = len(late) >= max(3, n_steps / 4) and \
+            _beyond_chance(len(late), all_late, n_processes)
         rows.append({"process": int(p), "steps": len(g),
                      "median": float(g["period"].median()),
                      "p90": float(g["period"].quantile(0.9)),
                      "host_gap": float(g["host_gap"].mean()),
                      "late": len(late), "lost": float(mine["lost"].sum()),
-                     "straggler": "chronic" if chronic else "one-off" if len(late) else "",
+                     "straggler": "chronic" if chronic else "sporadic" if len(late) >= 3
+                     else "one-off" if len(late) else "",
                      "since": first if chronic else None, "streak": streak})
     return pd.DataFrame(rows)
+
+
+def _beyond_chance(late: int, all_late: int, processes: int) -> bool:
+    """Whether ``late`` of the ``all_late`` late steps falling on one process is more than
+    chance would give it (one-sided binomial test against 1/P, :data:`CHANCE_P`)."""
+    from scipy.stats import binomtest
+
+    return binomtest(late, all_late, 1 / processes, alternative="greater").pvalue < CHANCE_P
 
 
 def desync(calls: pd.DataFrame) -> _desync.Desync | None:
