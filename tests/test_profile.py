@@ -310,6 +310,21 @@ def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_pa
     assert "- the job hung and was ended: no progress for 3s" in res.stdout, res.stdout
 
 
+def test_the_programs_traceback_is_as_python_prints_it(tmp_path):
+    """A program raising inside its jitted step: exit 1, and its traceback holds the
+    program's frames (the step, the caller) and none of podscale's wrappers or runpy."""
+    prog = tmp_path / "raises.py"
+    prog.write_text("import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef step(x):\n"
+                    "    raise ValueError('planted')\n\n\ndef main():\n"
+                    "    step(jnp.zeros(3))\n\n\nmain()\n")
+    res = podscale("profile", "--hosts", "1", "--out", str(tmp_path / "out"), str(prog))
+    assert res.returncode == 1, res.stderr + res.stdout
+    shown = res.stdout[res.stdout.index("Traceback"):res.stdout.index("ValueError: planted")]
+    assert 'raises.py", line 14, in <module>' in shown and "line 11, in main" in shown
+    assert "in step" in shown and "runpy" not in shown, shown
+    assert "attach/session.py" not in shown and "attach/entry.py" not in shown, shown
+
+
 LONG = """import time
 import jax
 import jax.numpy as jnp

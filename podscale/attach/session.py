@@ -168,7 +168,7 @@ class Session:
             raise
         except BaseException as exc:  # the script's own failure: shown as Python would
             _unless_ending()
-            traceback.print_exception(exc)
+            print_as_python(exc)
             code, error = 1, f"{type(exc).__name__}: {exc}"
         finally:
             sys.argv, sys.path[0] = saved
@@ -233,6 +233,24 @@ def _alone() -> dict[str, Any] | None:
         address = f"127.0.0.1:{s.getsockname()[1]}"
     return {"coordinator_address": address, "coordinator_bind_address": address,
             "num_processes": 1, "process_id": 0}
+
+
+def print_as_python(exc: BaseException) -> None:
+    """The script's exception as ``python script.py`` would print it: without the frames of
+    podscale's wrappers and of runpy (of every exception in the chain)."""
+    ours = (os.path.dirname(os.path.abspath(__file__)) + os.sep, "<frozen runpy>")
+    te = traceback.TracebackException.from_exception(exc)
+    seen: set[int] = set()
+    todo = [te]
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        t.stack = traceback.StackSummary.from_list(
+            [f for f in t.stack if not f.filename.startswith(ours)])
+        todo += [x for x in (t.__cause__, t.__context__, *(t.exceptions or ())) if x]
+    print("".join(te.format()), end="", file=sys.stderr)
 
 
 def _unless_ending() -> None:
