@@ -11,8 +11,9 @@ from podscale.launch.cluster import split_by_rank
 from podscale.launch.local import NOISE
 
 
-def echo_outputs(run_dir: Path) -> int:
-    """Print every process's output, process by process (launcher noise left out); the
+def echo_outputs(run_dir: Path, headed: bool = False) -> int:
+    """Print every process's output, process by process (launcher noise left out), each
+    under a ``# process N's output`` heading where ``headed`` and there are several; the
     number of processes that left output."""
     layout = sorted((run_dir / "logs").iterdir())[0]
     by_rank: dict[int, list[str]] = {}
@@ -25,6 +26,8 @@ def echo_outputs(run_dir: Path) -> int:
         else:  # mpirun.log / srun.log: rank-tagged
             by_rank.update(split_by_rank(text, log.stem))
     for rank in sorted(by_rank):
+        if headed and len(by_rank) > 1 and by_rank[rank]:
+            print(f"# process {rank}'s output")
         print("\n".join(by_rank[rank]))
     return len(by_rank)
 

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                      LaunchOptions(case_timeout=args.timeout, port=args.port), args.force)
 
     if args.format == "text":  # the program's own output first, process by process
-        echo_outputs(run_dir)
+        echo_outputs(run_dir, headed=True)
     show_profile(run_dir, args.format, args.step)
     print(f"# run directory: {run_dir}")
     return code
