@@ -325,6 +325,24 @@ def test_the_programs_traceback_is_as_python_prints_it(tmp_path):
     assert "attach/session.py" not in shown and "attach/entry.py" not in shown, shown
 
 
+def test_a_window_counts_the_steps_of_the_computation_doing_the_work(tmp_path):
+    """tests/programs/pmapped.py: a pmap step (XLA module ``jit__fun``, not named after
+    it) and a small jitted helper called three times per step. --profile-steps 5:8 counts
+    the pmap's calls, not the helper's (calls x its program's work), and the trace is
+    reduced to the pmap's executions on both devices: steps 5-7, none cut."""
+    program = ROOT / "tests" / "programs" / "pmapped.py"
+    res = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--profile-steps",
+                   "5:8", "--out", str(tmp_path / "out"), str(program), "12")
+    assert res.returncode == 0, res.stderr + res.stdout
+    p = load_profile(only_run(tmp_path / "out"))
+    assert list(p.captures["step"]) == [5, 6, 7] and set(p.captures["devices"]) == {2}
+    assert not p.windows["cut"].any() and len(p.windows) == 1
+    record = (only_run(tmp_path / "out") / "profile" / "process-0.jsonl").read_text()
+    saved = [json.loads(line) for line in record.splitlines() if '"kind":"program"' in line]
+    assert [o["name"] for o in saved] == ["step"], saved
+    assert "<lambda> ran 36 time(s) per process apart from the step" in res.stdout
+
+
 LONG = """import time
 import jax
 import jax.numpy as jnp

@@ -38,6 +38,10 @@ class Computation:
     wrapper: str
     calls: int = 0
     cache_size: int = 0
+    #: its compiled program's work (XLA's cost analysis: flops + bytes accessed), where
+    #: capture windows are asked for: windows count the steps of the computation with
+    #: the most calls x weight, the same on every process (:mod:`.capture`)
+    weight: float = 1.0
     shapes: list[str] = field(default_factory=list)
 
 
@@ -115,6 +119,8 @@ class CallLog:
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
+        if self.capture is not None and comp.calls == 1:  # its program's work, once
+            comp.weight = self.capture.weigh(lambda: _compiled(inner, args, kwargs))
         size = _cache_size(inner)
         if size is not None and size != comp.cache_size:
             comp.cache_size = size

@@ -89,15 +89,33 @@ class Capture:
         self.opened: list[int] = []
         self.last: Any = None  # the last captured step's outputs
         self.saved: set[str] = set()  # computations whose program process 0 saved
+        #: each step computation's XLA module name (``jit_step``; a pmap's is ``jit__fun``),
+        #: read from its compiled program at its first window: what the trace calls it
+        self.modules: dict[str, str | None] = {}
         #: one profiler session at a time: a fixed window or a wall-time one
         #: (:mod:`.anomaly`, from its listener thread)
         self.lock = threading.Lock()
         self.busy = False  # a wall-time capture is running
 
     def is_step(self, comp: Any, computations: list) -> bool:
+        """Whether ``comp`` is the step windows count: the one named ``--step``, else the
+        computation with the most calls x weight so far (its program's work: a helper
+        called three times a step is not the step). Every process runs the same programs
+        the same number of times, so every process counts the same computation."""
         if self.step is not None:
             return bool(comp.name == self.step)
-        return comp.calls >= max(c.calls for c in computations)
+        return comp.calls * comp.weight >= max(c.calls * c.weight for c in computations)
+
+    @staticmethod
+    def weigh(program: Callable[[], Any]) -> float:
+        """A computation's weight: its compiled program's flops + bytes accessed (XLA's
+        cost analysis, the same on every process), at least 1."""
+        try:
+            cost = program().cost_analysis()
+            cost = cost[0] if isinstance(cost, list) else cost
+            return max(1.0, float(cost.get("flops", 0)) + float(cost.get("bytes accessed", 0)))
+        except Exception:  # noqa: BLE001 - no cost analysis: calls alone decide
+            return 1.0
 
     def before(self, k: int, name: str, program: Callable[[], Any] | None = None) -> None:
         """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
@@ -113,6 +131,8 @@ class Capture:
                        "reason": "an anomaly's capture held the profiler"})
         if self.until is None and end is not None and not self.busy:
             t0 = self.clock()
+            if program is not None and name not in self.modules:
+                self.modules[name] = module_name(program)
             if program is not None and name not in self.saved and self.process() == 0:
                 self.saved.add(name)
                 self._save_program(name, program)
@@ -170,7 +190,8 @@ class Capture:
         dest = self._keep(f"{self.run_dir.name}-steps-{window[0]}-{end}")
         started = time.perf_counter()
         skew = self.clock() - time.time_ns() // 1000  # this clock against the wall's
-        reduced, ops = reduce_steps(dest, self.name, self.began, skew) if dest else ([], {})
+        reduced, ops = reduce_steps(dest, self.name, self.began, skew,
+                                    self.modules.get(self.name or "")) if dest else ([], {})
         want = (window[1] - window[0]) if window[1] is not None else None
         self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
                    "rows": reduced, "ops": ops, "start": self.opened,
@@ -204,7 +225,8 @@ class Capture:
                 self.busy = False
         dest = self._keep(f"{self.run_dir.name}-{label}")
         skew = self.clock() - time.time_ns() // 1000
-        rows, ops = reduce_steps(dest, name, 0, skew) if dest else ([], {})
+        rows, ops = reduce_steps(dest, name, 0, skew,
+                                 self.modules.get(name or "")) if dest else ([], {})
         return dest, rows, ops, [[t0, t1], [t2, t3]]
 
     def _keep(self, session_name: str) -> Path | None:
@@ -217,6 +239,17 @@ class Capture:
         shutil.move(str(found[0]), dest)
         shutil.rmtree(self._tmp(), ignore_errors=True)
         return dest
+
+
+def module_name(program: Callable[[], Any]) -> str | None:
+    """The XLA module name of a computation's compiled program (``program()``, answered
+    from JAX's caches), or None where the runtime does not say."""
+    try:
+        compiled = program()
+        modules = compiled.runtime_executable().hlo_modules()
+        return str(modules[0].name)
+    except Exception:  # noqa: BLE001 - the trace reduction falls back on the names
+        return None
 
 
 def _ready(out: Any) -> None:

@@ -275,7 +275,7 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
            step: str | None = None, hang_timeout: float | None = None) -> int:
     """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
     ``windows``: the steps the profiler captures; ``step``: the step's computation name
-    (default: the most-called one); ``hang_timeout``: seconds without a completed call
+    (default: the most calls x work); ``hang_timeout``: seconds without a completed call
     (while not every process runs Python) before the hang roll-call ends the job."""
     from podscale.worker.lifeline import hold
 

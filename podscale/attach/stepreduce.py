@@ -57,23 +57,24 @@ def _executions(xplane: Path) -> tuple[list[tuple[str, str, list[tuple[int, int,
     return execs, began
 
 
-def reduce_steps(xplane: Path, name: str | None, first: int,
-                 skew_us: int = 0) -> tuple[list[dict], dict[str, list[float]]]:
-    """One row per captured step: the executions of the step's XLA module (``jit_<name>``,
-    else the module with the most executions) per device, numbered from ``first`` in
+def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
+                 module: str | None = None) -> tuple[list[dict], dict[str, list[float]]]:
+    """One row per captured step: the executions of the step's XLA module (``module``, as
+    its compiled program names it, else ``jit_<name>``, else the module with the most op
+    time: a pmap's is ``jit__fun``) per device, numbered from ``first`` in
     order of their start: span, busy (union of op time), collective time and the parts
     (µs), and each collective op of the device that ended last as [name, start, duration]
     (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
     and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
     execs, began = _executions(xplane)
-    modules: dict[str, int] = {}
-    for module, _, _ in execs:
-        modules[module] = modules.get(module, 0) + 1
-    wanted = f"jit_{name}" if name and f"jit_{name}" in modules else \
-        max(modules, key=lambda m: modules[m], default=None)
+    spent: dict[str, int] = {}  # op time per module
+    for m, _, ops in execs:
+        spent[m] = spent.get(m, 0) + sum(b - a for a, b, _ in ops)
+    wanted = next((m for m in (module, f"jit_{name}" if name else None) if m in spent),
+                  max(spent, key=lambda m: spent[m], default=None))
     per_device: dict[str, list[list[tuple[int, int, str]]]] = {}
-    for module, device, ops in execs:
-        if module == wanted:
+    for m, device, ops in execs:
+        if m == wanted:
             per_device.setdefault(device, []).append(ops)
     rows: dict[int, dict] = {}
     for runs in per_device.values():

@@ -16,7 +16,7 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
     """Options shared by ``profile`` and ``attach``: the step, capture windows, hangs."""
     p.add_argument("--step", default=None,
                    help="the step computation's name (default: the dominant recurring one; "
-                        "windows count the most-called computation's calls)")
+                        "windows count the calls of the one with the most calls x work)")
     p.add_argument("--profile-steps", default=None, metavar="A:B",
                    help="capture a profiler trace of steps A to B-1 on every process")
     p.add_argument("--profile-every", type=int, default=None, metavar="N",
