@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ class RollCall:
 
     def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
                  client: Any, timeout: float, where: Any, keeps_manifest: bool,
-                 stop: threading.Event, gaps: Any = list) -> None:
+                 stop: threading.Event, gaps: Callable[[], list] = list) -> None:
         self.log, self.record, self.run_dir = log, record, run_dir
         self.process, self.processes, self.client = process, processes, client
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest

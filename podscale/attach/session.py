@@ -228,17 +228,29 @@ def _alone() -> dict[str, Any] | None:
         return None
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        address = f"127.0.0.1:{s.getsockname()[1]}"
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            address = f"127.0.0.1:{s.getsockname()[1]}"
+    except OSError:  # no loopback network (a sandbox): JAX's own call decides
+        return None
     return {"coordinator_address": address, "coordinator_bind_address": address,
             "num_processes": 1, "process_id": 0}
 
 
+#: podscale's frames a program's traceback leaves out: the script's start and the
+#: wrappers every recorded call passes through (a failure in podscale's own code keeps its)
+PASS_THROUGH = {"run", "__call__", "call", "call_compiled", "make"}
+
+
 def print_as_python(exc: BaseException) -> None:
-    """The script's exception as ``python script.py`` would print it: without the frames of
-    podscale's wrappers and of runpy (of every exception in the chain)."""
-    ours = (os.path.dirname(os.path.abspath(__file__)) + os.sep, "<frozen runpy>")
+    """The script's exception as ``python script.py`` would print it: without runpy's
+    frames and podscale's pass-through ones (of every exception in the chain)."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    def ours(f: traceback.FrameSummary) -> bool:
+        return f.filename == "<frozen runpy>" or \
+            f.filename.startswith(here) and f.name in PASS_THROUGH
     te = traceback.TracebackException.from_exception(exc)
     seen: set[int] = set()
     todo = [te]
@@ -248,7 +260,7 @@ def print_as_python(exc: BaseException) -> None:
             continue
         seen.add(id(t))
         t.stack = traceback.StackSummary.from_list(
-            [f for f in t.stack if not f.filename.startswith(ours)])
+            [f for f in t.stack if not ours(f)])
         todo += [x for x in (t.__cause__, t.__context__, *(t.exceptions or ())) if x]
     print("".join(te.format()), end="", file=sys.stderr)
 
