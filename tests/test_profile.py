@@ -111,6 +111,33 @@ def test_show_prints_the_step_table(straggler):
     assert [r["process"] for r in rows] == [0, 1, 2, 3] and rows[2]["late"] >= 28
 
 
+def test_a_step_no_computation_has_is_said_with_what_ran(straggler):
+    """--step (or show's) naming nothing that ran: the Finding says so and lists what ran,
+    rather than "no computation recurred"."""
+    said = findings(summarize_profile(straggler[0], "train_step"))
+    assert said[-1].startswith("--step train_step: no computation or step annotation of "
+                               "that name ran; computations: local_step (60 call(s) per"), said
+
+
+def test_a_nested_function_is_named_as_the_program_spells_it():
+    import functools
+
+    from podscale.attach.entry import _name
+
+    def main():
+        def train_step(x):
+            return x
+
+        class Model:
+            def loss(self):
+                return 0
+
+        return train_step, Model.loss
+
+    step, loss = main()
+    assert _name(step) == "train_step" and _name(functools.partial(loss, None)) == "Model.loss"
+
+
 def test_a_killed_process_is_said_and_not_silently_left_out(straggler, tmp_path):
     """The straggler run with process 3's record cut as a SIGKILL leaves it (no end line)
     and without its call rows: the Findings say it has no end and is not in the step

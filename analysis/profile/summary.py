@@ -39,6 +39,7 @@ class ProfileSummary:
     inside: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.attribution
     waits: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.waits
     op_diff: tuple[int, int, pd.DataFrame] | None = None  # inside.op_diff
+    named: str | None = None  # the step asked for (--step), if one was
 
     @property
     def steps(self) -> int:
@@ -49,7 +50,7 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     """``step``: the step computation's name (default: the manifest's ``--step``, else the
     dominant recurring computation)."""
     profile = run if isinstance(run, Profile) else load_profile(run)
-    named = step or profile.manifest.spec.get("step")
+    asked = named = step or profile.manifest.spec.get("step")
     calls, compiles = profile.calls, profile.compiles
     marked = set(profile.annotations["name"])
     if marked and (named is None or named in marked):  # the program's own step wins
@@ -63,13 +64,14 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     if name is None:
         empty = pd.DataFrame()
         return ProfileSummary(profile, None, empty, empty, empty,
-                              steps.other_computations(tl, ""), empty, empty, empty, *within)
+                              steps.other_computations(tl, ""), empty, empty, empty, *within,
+                              named=asked)
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
                           goodput.recompiles(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name), *within)
+                          goodput.ledger(profile, tl, led, name), *within, named=asked)
 
 
 def _processes(ps: list[int], total: int) -> str:
@@ -101,6 +103,22 @@ def _unended(s: ProfileSummary) -> list[str]:
     return out
 
 
+def _no_step(s: ProfileSummary) -> str:
+    """Why there is no step table: a ``--step`` no computation or annotation is called
+    (with what ran), or nothing recurred."""
+    named = s.named
+    if named is None:
+        return "no computation recurred (at least 3 calls on every process): no step to " \
+            "tabulate"
+    calls = s.profile.calls.groupby("name").size() // max(1, s.profile.calls["process"]
+                                                             .nunique())
+    ran = ", ".join(f"{n} ({c} call(s) per process)" for n, c in
+                    calls.sort_values(ascending=False).head(5).items()) or "none"
+    marked = sorted(set(s.profile.annotations["name"]))
+    return f"--step {named}: no computation or step annotation of that name ran; " \
+        f"computations: {ran}" + (f"; annotations: {', '.join(marked)}" if marked else "")
+
+
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
     out = _hang(s.profile.processes)
@@ -110,8 +128,7 @@ def findings(s: ProfileSummary) -> list[str]:
                    "computations in the same order on every process)")
     out += _unended(s)
     if s.step is None:
-        return [*out, "no computation recurred (at least 3 calls on every process): no "
-                "step to tabulate"]
+        return [*out, _no_step(s)]
     total = int(s.profile.processes["process"].nunique())
     w = s.profile.windows
     for _, r in (w[w["cut"].astype(bool)] if len(w) else w).iterrows():

@@ -34,11 +34,15 @@ class Wrapped:
 
 
 def _name(fun: Any) -> str:
+    """A computation's name as the program spells it: its qualified name from the
+    innermost function that defines it (``train_step``, not ``main.<locals>.train_step``;
+    a method's ``Model.loss``), what ``--step`` takes."""
     base = fun
     while isinstance(base, functools.partial):
         base = base.func
-    return getattr(base, "__qualname__", None) or getattr(base, "__name__", None) or \
+    name = getattr(base, "__qualname__", None) or getattr(base, "__name__", None) or \
         type(base).__name__
+    return str(name).rsplit("<locals>.", 1)[-1]
 
 
 def _annotations(log: CallLog, base: type) -> type:
