@@ -106,10 +106,12 @@ class Capture:
             return bool(comp.name == self.step)
         return comp.calls * comp.weight >= max(c.calls * c.weight for c in computations)
 
-    @staticmethod
-    def weigh(program: Callable[[], Any]) -> float:
+    def weigh(self, program: Callable[[], Any]) -> float:
         """A computation's weight: its compiled program's flops + bytes accessed (XLA's
-        cost analysis, the same on every process), at least 1."""
+        cost analysis, the same on every process), at least 1; 1 where ``--step`` names
+        the step (no weight is needed)."""
+        if self.step is not None:
+            return 1.0
         try:
             cost = program().cost_analysis()
             cost = cost[0] if isinstance(cost, list) else cost
