@@ -308,22 +308,28 @@ def test_exit_code_is_the_programs(tmp_path):
     assert p.processes.loc[1, "exit_code"] == 3 and len(p.calls[p.calls["process"] == 1]) == 5
 
 
+SLOWTRACE = ROOT / "tests" / "programs" / "slowtrace.py"
+AUTO_2S = {**os.environ, "PODSCALE_HANG_AUTO_MIN_S": "2"}  # the auto timeout's floor: 2 s
+
+
 def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_path):
-    """Process 1 of 3 stops before step 5 and stays alive (tests/programs/hangs.py, with
-    no pause): with --hang-timeout 3 the job ends promptly with the roll-call's exit code,
-    the verdict names process 1 at the program's line and the others inside step 5, every
-    process is gone, and the steps before the hang are in the run's record and tables."""
-    program = ROOT / "tests" / "programs" / "hangs.py"
+    """Process 1 of 3 stops in Python before step 5 (the first call of a new computation,
+    tests/programs/slowtrace.py) and stays alive, the others inside that call (compiled,
+    waiting in its all-reduce). With the default (auto) timeout, its floor planted at 2 s,
+    the job ends promptly with the roll-call's exit code, the verdict names process 1 at
+    the program's line and the others inside the call, every process is gone, and the
+    steps before the hang are in the run's record and tables."""
     began = time.monotonic()
-    res = podscale("profile", "--hosts", "3", "--hang-timeout", "3", "--out",
-                   str(tmp_path / "out"), str(program), "0")
+    res = podscale("profile", "--hosts", "3", "--out", str(tmp_path / "out"), str(SLOWTRACE),
+                   "python", "3600", env=AUTO_2S)
     took = time.monotonic() - began
     assert res.returncode == 5, res.stderr[-2000:]
     verdict = res.stderr.strip()  # one line: the roll-call's verdict, not "process k exited"
-    assert verdict.startswith("podscale: hangs.py on h3xd1: hang: no progress for 3s"), verdict
-    assert "process 1 at hangs.py:32 (time.sleep(3600)" in verdict, verdict
-    assert "processes 0, 2 inside local_step #5" in verdict, verdict
-    assert took < 60, took  # a start (about 10 s here), 3 s, the roll-call: not the 300 s timeout
+    assert verdict.startswith("podscale: slowtrace.py on h3xd1: hang: no progress for 2s "
+                              "(auto)"), verdict
+    assert "process 1 at slowtrace.py:38 (time.sleep(seconds))" in verdict, verdict
+    assert "in Python after local_step #4; processes 0, 2 inside late_step #0" in verdict
+    assert took < 60, took  # a start (about 10 s here), 2 s, the roll-call: not the 300 s timeout
     run_dir = only_run(tmp_path / "out")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
     p = load_profile(run_dir)
@@ -334,7 +340,17 @@ def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_pa
     assert len(pids) == 3 and not [q for q in pids if os.path.exists(f"/proc/{q}")
                                    and "Z" not in open(f"/proc/{q}/stat").read().split()[2]]
     assert "step local_step (5 steps)" in res.stdout, res.stdout
-    assert "- the job hung and was ended: no progress for 3s" in res.stdout, res.stdout
+    assert "- the job hung and was ended: no progress for 2s (auto)" in res.stdout
+
+
+def test_a_long_first_compile_is_no_hang(tmp_path):
+    """The same program with process 1 slow for 5 s while JAX traces the new computation
+    (a first compile) and the others wait for it in its all-reduce: no alarm at the 2 s
+    auto floor, and every process finishes."""
+    res = podscale("profile", "--hosts", "3", "--out", str(tmp_path / "out"), str(SLOWTRACE),
+                   "trace", "5", env=AUTO_2S)
+    assert res.returncode == 0 and "hang" not in res.stderr, res.stderr[-2000:]
+    assert res.stdout.count("done") == 3, res.stdout
 
 
 def test_the_programs_traceback_is_as_python_prints_it(tmp_path):

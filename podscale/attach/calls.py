@@ -25,6 +25,8 @@ UNKNOWN = -1
 ROWS_PER_RECORD = 16
 #: launches each process keeps for the roll-call's desync check
 RECENT = 64
+#: ready-to-ready intervals kept for the roll-call's auto timeout (its p99)
+PERIODS = 1000
 _core: Any = None  # jax._src.core, once JAX is imported
 
 
@@ -55,6 +57,12 @@ class CallLog:
         self.seq = 0
         #: set while the main thread runs Python between computations (the sampler's gap)
         self.in_call = False
+        #: set while dispatching a computation's first call until its backend compile
+        #: ends (tracing and compiling it; a cached program: the whole dispatch)
+        self.compiling = False
+        #: the last ready-to-ready intervals (µs): the hang roll-call's auto timeout
+        self.periods: deque[int] = deque(maxlen=PERIODS)
+        self._last_ready: int | None = None
         self.last_seq = -1
         #: for the hang roll-call, as (name, k) with k the computation's call index (a
         #: label only when asked: :func:`label`): the call being dispatched, the last one
@@ -98,7 +106,7 @@ class CallLog:
         if self._owner == me or not _core.trace_state_clean():  # JAX is tracing
             return inner(*args, **kwargs)
         self._owner = me
-        self.in_call = True
+        self.in_call, self.compiling = True, comp.calls == 0
         capture = self.capture
         if capture is not None and not capture.is_step(comp, self.computations):
             capture = None
@@ -112,7 +120,7 @@ class CallLog:
             out = inner(*args, **kwargs)
         finally:
             self._owner = None
-            self.in_call = False
+            self.in_call = self.compiling = False
         t1 = self.clock()
         if capture is not None:
             capture.after(comp.calls, out)
@@ -138,6 +146,10 @@ class CallLog:
             cid, seq, t0, t1, out, call = item
             self.waiting_for = call
             ready = self.clock() if _wait(out) else UNKNOWN
+            if ready != UNKNOWN:
+                if self._last_ready is not None:
+                    self.periods.append(ready - self._last_ready)
+                self._last_ready = ready
             with self._lock:
                 self._rows.append([cid, seq, t0, t1, ready])
             if self.on_ready is not None and ready != UNKNOWN:

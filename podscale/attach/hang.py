@@ -1,15 +1,18 @@
-"""A hang roll-call for an attached program (``--hang-timeout S``), living in every process
-so it holds under any launcher: a process that stops while the others wait for it in a
-collective is named, with where it stands, and the job ends.
+"""A hang roll-call for an attached program (on by default; ``--hang-timeout S|auto|off``),
+living in every process so it holds under any launcher: a process that stops while the
+others wait for it in a collective is named, with where it stands, and the job ends.
 
 Every ``BEAT_S`` each process publishes a heartbeat to the coordination service's
 key-value store: how many of its calls have completed, the oldest one it waits for
-(``local_step #5``), its last call, and whether it is dispatching, waiting for a result or
-running Python. Process 0 watches them: when no process has completed a call for the
-timeout and not every process is in Python (an idle pause of all together is not a hang),
-it calls the roll: every process writes all its threads' Python stacks (``faulthandler``)
-to ``hang/process-<i>.txt`` under the run directory and publishes where its main thread
-stands in the program's own code (file:line and the line's text). Process 0 groups the
+(``local_step #5``), its last call, and whether it is compiling (dispatching a
+computation's first call), dispatching, waiting for a result or running Python. Process 0
+watches them: when no process has completed a call for the timeout (auto: the larger of
+60 s and 10x the p99 step), some process is outside Python (an idle pause of all together
+is not a hang) and none is compiling (a long first compile is not one either, up to
+``COMPILE_GRACE`` timeouts), it calls the roll: every process writes all its threads'
+Python stacks (``faulthandler``) to ``hang/process-<i>.txt`` under the run directory and
+publishes where its main thread stands in the program's own code (file:line and the
+line's text). Process 0 groups the
 processes by what they wait for, names the odd ones — "process 1 at train.py:57
 (time.sleep(3600)) in Python after local_step #4; processes 0, 2 waiting for local_step
 #5 since 14:02:11" — and publishes the verdict; every process prints it and exits with
@@ -43,13 +46,25 @@ BEAT_S = 1.0
 PREFIX = "podscale/attach/hang/"
 EXIT_HANG = 5
 ROLL_WAIT_S = 5.0
+#: the auto timeout (no ``--hang-timeout``): the larger of AUTO_MIN_S and AUTO_FACTOR x
+#: the p99 of process 0's ready-to-ready intervals (``PODSCALE_HANG_AUTO_MIN_S`` plants
+#: a shorter floor for the tests)
+AUTO_MIN_S = 60.0
+AUTO_FACTOR = 10.0
+#: a process compiling (dispatching a computation's first call) holds the alarm off, up
+#: to this many timeouts (a compiler that never returns is a hang too)
+COMPILE_GRACE = 10.0
+
+
+def auto_min() -> float:
+    return float(os.environ.get("PODSCALE_HANG_AUTO_MIN_S", AUTO_MIN_S))
 
 
 class RollCall:
     """The heartbeat and, on process 0, the watch."""
 
     def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
-                 client: Any, timeout: float, where: Any, keeps_manifest: bool,
+                 client: Any, timeout: float | None, where: Any, keeps_manifest: bool,
                  stop: threading.Event, gaps: Callable[[], list] = list) -> None:
         self.log, self.record, self.run_dir = log, record, run_dir
         self.process, self.processes, self.client = process, processes, client
@@ -63,7 +78,7 @@ class RollCall:
 
     def _state(self) -> dict:
         log = self.log
-        state = "dispatching" if log.in_call else \
+        state = ("compiling" if log.compiling else "dispatching") if log.in_call else \
             "waiting" if log.dispatched > log.readied else "python"
         from podscale.attach.calls import label
 
@@ -93,10 +108,20 @@ class RollCall:
                 self._seen[p] = (b["completed"], now)
         if len(beats) < self.processes or not self._seen:
             return
-        since = max(t for _, t in self._seen.values())
-        stuck = now - since > self.timeout
-        if stuck and any(b["state"] != "python" for b in beats.values()):
-            self.client.key_value_set(f"{PREFIX}roll", str(since))
+        since, limit = max(t for _, t in self._seen.values()), self.limit()
+        states = {b["state"] for b in beats.values()}
+        stuck = now - since > limit and states != {"python"}
+        if stuck and ("compiling" not in states or now - since > COMPILE_GRACE * limit):
+            self.client.key_value_set(f"{PREFIX}roll", f"{since} {limit}")
+
+    def limit(self) -> float:
+        """Seconds without a completed call before the roll is called: ``--hang-timeout``,
+        else (auto) the larger of :data:`AUTO_MIN_S` and 10x the p99 step."""
+        if self.timeout is not None:
+            return self.timeout
+        periods = sorted(self.log.periods)
+        p99 = periods[int(0.99 * (len(periods) - 1))] / 1e6 if periods else 0.0
+        return max(auto_min(), AUTO_FACTOR * p99)
 
     def _answer(self) -> None:
         """Dump this process's stacks, say where it stands, then leave with the verdict."""
@@ -108,25 +133,25 @@ class RollCall:
         state = {**self._state(), "at": self.where(), "recent": list(self.log.recent)}
         self.client.key_value_set(f"{PREFIX}stack/{self.process}", json.dumps(state))
         if self.process == 0:
-            since = float(self.client.key_value_try_get(f"{PREFIX}roll"))
-            verdict = self._verdict(since)
+            since, limit = map(float, self.client.key_value_try_get(f"{PREFIX}roll").split())
+            verdict = self._verdict(since, limit)
             self.client.key_value_set(f"{PREFIX}verdict", verdict)
         else:
             try:
                 verdict = self.client.blocking_key_value_get(f"{PREFIX}verdict",
                                                              int(ROLL_WAIT_S * 2000))
             except Exception:  # noqa: BLE001 - process 0 is gone: say what this one knows
-                verdict = f"no progress for {self.timeout:g}s; process 0 did not answer"
+                verdict = "no progress; process 0 called the roll but did not answer"
         self._leave(verdict)
 
-    def _verdict(self, since: float) -> str:
+    def _verdict(self, since: float, limit: float) -> str:
         deadline = time.time() + ROLL_WAIT_S
         stacks: dict[int, dict] = {}
         while time.time() < deadline and len(stacks) < self.processes:
             stacks = {int(k.rsplit("/", 1)[1]): json.loads(v)
                       for k, v in self.client.key_value_dir_get(f"{PREFIX}stack/")}
             time.sleep(0.05)
-        return verdict_text(stacks, self.processes, self.timeout, since)
+        return verdict_text(stacks, self.processes, limit, since, auto=self.timeout is None)
 
     def _leave(self, verdict: str) -> None:
         print(f"podscale: hang: {verdict}", file=sys.stderr, flush=True)
@@ -151,13 +176,15 @@ class RollCall:
 def _where(s: dict) -> tuple[str, str]:
     if s["state"] == "python":
         return "python", f"in Python after {s['last']}" if s["last"] else "in Python"
+    if s["state"] == "compiling":
+        return "compiling", f"compiling {s['calling']}"
     if s["state"] == "dispatching":
         return "dispatching", f"inside {s['calling']} (dispatching)"
     return "waiting", f"waiting for {s['waiting_for']}"
 
 
 def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
-                 since: float) -> str:
+                 since: float, auto: bool = False) -> str:
     """The roll-call's one line: the odd processes first, with where they stand."""
     groups: dict[tuple[str, str], list[int]] = {}
     for p in sorted(stacks):
@@ -176,7 +203,8 @@ def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
     if desync is not None:
         parts.append(desync.text())
     when = datetime.fromtimestamp(since).strftime("%H:%M:%S")
-    return f"no progress for {timeout:g}s (since {when}): " + "; ".join(parts)
+    how = " (auto)" if auto else ""
+    return f"no progress for {round(timeout, 1):g}s{how} (since {when}): " + "; ".join(parts)
 
 
 def main_thread_at(user: Any) -> str:

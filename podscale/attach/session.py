@@ -97,6 +97,8 @@ class Session:
 
     def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
         if event.startswith("/jax/core/compile/"):
+            if event.endswith("backend_compile_duration") and self.log.in_call:
+                self.log.compiling = False  # compiled: from here it runs (or waits)
             self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
                              "fun": kw.get("fun_name"), "end": self.clock.now(),
                              "seconds": duration_secs,
@@ -143,7 +145,7 @@ class Session:
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
                     {"kind": "offset", "offset_us": off, "rtt_us": rtt}), self.stop)
             self.talking.append(self.measuring)
-        if client is not None and self.hang_timeout:
+        if client is not None and self.hang_timeout != 0:  # None: the auto timeout
             from podscale.attach.hang import RollCall, main_thread_at
 
             self.talking.append(RollCall(
@@ -288,7 +290,8 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
     ``windows``: the steps the profiler captures; ``step``: the step's computation name
     (default: the most calls x work); ``hang_timeout``: seconds without a completed call
-    (while not every process runs Python) before the hang roll-call ends the job."""
+    (while some process waits and none compiles) before the hang roll-call ends the job
+    (None: auto, :func:`podscale.attach.hang.RollCall.limit`; 0: no roll-call)."""
     from podscale.worker.lifeline import hold
 
     hold()  # started by podscale profile: die with it (under a cluster launcher: nothing)

@@ -34,7 +34,7 @@ class CaptureOptions:
     profile_every: int | None = None
     profile_length: int = 2
     profile_anomalies: int = 0
-    hang_timeout: float | None = None
+    hang_timeout: float | None = None  # None: auto; 0: off
 
     def __post_init__(self) -> None:
         self.windows()  # malformed windows: refused in one line
@@ -61,8 +61,8 @@ class CaptureOptions:
         if self.profile_every:
             out += ["--profile-every", str(self.profile_every),
                     "--profile-length", str(self.profile_length)]
-        if self.hang_timeout:
-            out += ["--hang-timeout", str(self.hang_timeout)]
+        if self.hang_timeout is not None:
+            out += ["--hang-timeout", str(self.hang_timeout) if self.hang_timeout else "off"]
         if self.profile_anomalies:
             out += ["--profile-anomalies", str(self.profile_anomalies)]
         return out

@@ -26,9 +26,17 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
                    help="capture K steps on every process after a step slower than "
                         "median + 3 MAD (and 4x the median) of the last 50; at most 3")
-    p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
+    p.add_argument("--hang-timeout", type=hang_timeout, default=None, metavar="S|auto|off",
                    help="end the job, naming who stopped where, when no process completes "
-                        "a call for S seconds while some wait (default: never)")
+                        "a call for S seconds while some wait and none compiles (default "
+                        "auto: the larger of 60 s and 10x the p99 step; off: never)")
+
+
+def hang_timeout(text: str) -> float | None:
+    """An argparse type: seconds > 0; ``auto`` (None); ``off`` (0: no roll-call)."""
+    if text == "auto":
+        return None
+    return 0.0 if text == "off" else seconds(text)
 
 
 def capture_of(args: argparse.Namespace) -> CaptureOptions:
