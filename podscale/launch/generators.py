@@ -80,6 +80,24 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
     return "\n".join(lines)
 
 
+def _k8s_results(name: str, namespace: str, run_dir: str,
+                 results_pvc: str | None) -> tuple[str, str, str]:
+    """Where a Kubernetes job's run lands: the comment saying how to get it, and the
+    claim's volume mount and volume (empty without a claim: process 0's log holds it)."""
+    q = json.dumps
+    if results_pvc:
+        return (f"# results: process 0 writes the gathered run to {run_dir} on the claim "
+                f"{results_pvc}; copy it out and run: podscale report <copy>\n",
+                '          volumeMounts:\n            - name: "results"\n'
+                '              mountPath: "/results"\n',
+                '      volumes:\n        - name: "results"\n          persistentVolumeClaim:\n'
+                f"            claimName: {q(results_pvc)}\n")
+    pod0 = (f"kubectl logs -n {namespace} $(kubectl get pods -n {namespace} -l "
+            f"job-name={name},batch.kubernetes.io/job-completion-index=0 -o name)")
+    return (f"# results: process 0 prints the gathered run at the end of its log; after the "
+            f"job:\n#   {pod0} > podscale.log && podscale collect podscale.log\n", "", "")
+
+
 def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
                  run_dir: str | None = None, results_pvc: str | None = None,
                  port: int = 8476, namespace: str = "default",
@@ -103,18 +121,7 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
     res = f"          resources:\n            limits:\n{limits}" if limits else ""
-    mount = volume = ""
-    if results_pvc:
-        mount = ('          volumeMounts:\n            - name: "results"\n'
-                 '              mountPath: "/results"\n')
-        volume = ('      volumes:\n        - name: "results"\n          persistentVolumeClaim:\n'
-                  f"            claimName: {q(results_pvc)}\n")
-    pod0 = (f"kubectl logs -n {namespace} $(kubectl get pods -n {namespace} -l "
-            f"job-name={name},batch.kubernetes.io/job-completion-index=0 -o name)")
-    how = (f"# results: process 0 writes the gathered run to {run_dir} on the claim "
-           f"{results_pvc}; copy it out and run: podscale report <copy>\n" if results_pvc else
-           f"# results: process 0 prints the gathered run at the end of its log; after the "
-           f"job:\n#   {pod0} > podscale.log && podscale collect podscale.log\n")
+    how, mount, volume = _k8s_results(name, namespace, run_dir, results_pvc)
     return f"""{how}apiVersion: v1
 kind: Service
 metadata:
