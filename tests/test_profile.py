@@ -370,9 +370,10 @@ def test_the_programs_traceback_is_as_python_prints_it(tmp_path):
 
 def test_a_window_counts_the_steps_of_the_computation_doing_the_work(tmp_path):
     """tests/programs/pmapped.py: a pmap step (XLA module ``jit__fun``, not named after
-    it) and a small jitted helper called three times per step. --profile-steps 5:8 counts
-    the pmap's calls, not the helper's (calls x its program's work), and the trace is
-    reduced to the pmap's executions on both devices: steps 5-7, none cut."""
+    it) and a small AOT-compiled helper called three times per step. --profile-steps 5:8
+    counts the pmap's calls, not the helper's (calls x its program's work), and the trace
+    is reduced to the pmap's executions on both devices: steps 5-7, none cut; the AOT
+    helper's calls are recorded under its function's name."""
     program = ROOT / "tests" / "programs" / "pmapped.py"
     res = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--profile-steps",
                    "5:8", "--out", str(tmp_path / "out"), str(program), "12")
@@ -383,7 +384,7 @@ def test_a_window_counts_the_steps_of_the_computation_doing_the_work(tmp_path):
     record = (only_run(tmp_path / "out") / "profile" / "process-0.jsonl").read_text()
     saved = [json.loads(line) for line in record.splitlines() if '"kind":"program"' in line]
     assert [o["name"] for o in saved] == ["step"], saved
-    assert "<lambda> ran 36 time(s) per process apart from the step" in res.stdout
+    assert "bump ran 36 time(s) per process apart from the step" in res.stdout, res.stdout
 
 
 LONG = """import time

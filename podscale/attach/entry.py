@@ -109,7 +109,9 @@ def install(log: CallLog) -> Callable[[], None]:
 
 
 def _compiled_name(compiled: Any) -> str:
-    try:
-        return str(compiled.as_text().split("HloModule ", 1)[1].split(",", 1)[0])
-    except Exception:  # noqa: BLE001 - no text for this backend
-        return "compiled"
+    """An AOT ``Compiled``'s name: its XLA module's, less JAX's ``jit_`` (``train_step``
+    for ``jax.jit(train_step).lower(...).compile()``, as ``--step`` takes it)."""
+    from podscale.attach.capture import module_name
+
+    name = module_name(lambda: compiled) or "compiled"
+    return name.removeprefix("jit_") or name

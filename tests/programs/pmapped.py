@@ -1,7 +1,7 @@
 """A toy pmap program (podscale's tests run it and never edit it): its step is a pmap,
 whose XLA module is not named after it (``jit__fun`` in JAX 0.10), and each step also
-calls a small jitted function three times, so that the busiest module by count is not
-the step's.
+calls a small ahead-of-time compiled function three times, so that the busiest module by
+count is not the step's.
 
     pmapped.py STEPS
 """
@@ -20,7 +20,11 @@ def step(x):
     return jnp.tanh(x @ x.T) @ x + jax.lax.psum(x, "i")
 
 
-small = jax.jit(lambda v: v + 1)
+def bump(v):
+    return v + 1
+
+
+small = jax.jit(bump).lower(jnp.zeros(4)).compile()
 x = jnp.ones((jax.local_device_count(), 256, 256)) * 0.01
 v = jnp.zeros(4)
 for _ in range(int(sys.argv[1])):
