@@ -384,7 +384,7 @@ def test_a_window_counts_the_steps_of_the_computation_doing_the_work(tmp_path):
     record = (only_run(tmp_path / "out") / "profile" / "process-0.jsonl").read_text()
     saved = [json.loads(line) for line in record.splitlines() if '"kind":"program"' in line]
     assert [o["name"] for o in saved] == ["step"], saved
-    assert "bump ran 36 time(s) per process apart from the step" in res.stdout, res.stdout
+    assert "\n- bump ran 36 time(s) per process apart from the step" in res.stdout, res.stdout
 
 
 LONG = """import time
