@@ -47,7 +47,8 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
     c = calls.copy()
     in_call = compiles.dropna(subset=["seq"])
     spent = in_call.groupby(["process", "seq"])["seconds"].sum()
-    c["compile"] = [float(spent.get((p, q), 0.0)) for p, q in zip(c["process"], c["seq"])]
+    keys = pd.MultiIndex.from_arrays([c["process"], c["seq"]])
+    c["compile"] = spent.reindex(keys).fillna(0.0).to_numpy(dtype=float) if len(spent) else 0.0
     c["prev_ready"] = c.groupby("process")["ready"].shift(1).fillna(c["dispatch"])
     c["arrival"] = np.fmax(c["dispatch"] + c["compile"], c["prev_ready"])
     c["idle"] = (c["arrival"] - c["prev_ready"]).clip(lower=0)
@@ -136,18 +137,22 @@ def late_threshold(led: pd.DataFrame) -> float:
 def stragglers(led: pd.DataFrame) -> pd.DataFrame:
     """Per step present on at least two processes: the last process, the time lost to it
     (last arrival minus second-last), the spread of arrivals, and whether it was late."""
-    rows = []
+    columns = ["step", "last", "second", "lost", "spread", "late"]
     threshold = late_threshold(led) if len(led) else 0.0
-    for step, g in led.groupby("step"):
-        if len(g) < 2:
-            continue
-        a = g.sort_values("arrival", kind="stable")
-        lost = float(a["arrival"].iloc[-1] - a["arrival"].iloc[-2])
-        rows.append({"step": int(step), "last": int(a["process"].iloc[-1]),
-                     "second": int(a["process"].iloc[-2]), "lost": lost,
-                     "spread": float(a["arrival"].iloc[-1] - a["arrival"].iloc[0]),
-                     "late": lost > threshold})
-    return pd.DataFrame(rows, columns=["step", "last", "second", "lost", "spread", "late"])
+    a = led.sort_values(["step", "arrival"], kind="stable")  # ties: the ledger's order
+    a = a[a.groupby("step")["step"].transform("size") >= 2]
+    if a.empty:
+        return pd.DataFrame(columns=columns)
+    by = a.groupby("step", sort=True)
+    last, second = by.nth(-1).set_index("step"), by.nth(-2).set_index("step")
+    out = pd.DataFrame({"step": last.index.astype(int),
+                        "last": last["process"].astype(int).to_numpy(),
+                        "second": second["process"].astype(int).to_numpy(),
+                        "lost": (last["arrival"] - second["arrival"]).to_numpy(dtype=float),
+                        "spread": (last["arrival"] - by["arrival"].first()).to_numpy(
+                            dtype=float)})
+    out["late"] = out["lost"] > threshold
+    return out[columns]
 
 
 def waits(led: pd.DataFrame) -> pd.Series:
@@ -203,7 +208,7 @@ def desync(calls: pd.DataFrame) -> _desync.Desync | None:
     if calls.empty or calls["process"].nunique() < 2:
         return None
     names = calls.pivot(index="seq", columns="process", values="name").dropna()
-    split = names.nunique(axis=1) > 1
+    split = (names.ne(names.iloc[:, 0], axis=0)).any(axis=1)
     if not split.any():
         return None
     seq = split.idxmax()
