@@ -57,8 +57,9 @@ class CallLog:
         self.seq = 0
         #: set while the main thread runs Python between computations (the sampler's gap)
         self.in_call = False
-        #: set while dispatching a computation's first call until its backend compile
-        #: ends (tracing and compiling it; a cached program: the whole dispatch)
+        #: set while dispatching a computation's first call, or a call JAX traced or
+        #: lowered anew (a re-compile), until its backend compile ends (a program from a
+        #: cache: the whole first dispatch)
         self.compiling = False
         #: the last ready-to-ready intervals (µs): the hang roll-call's auto timeout
         self.periods: deque[int] = deque(maxlen=PERIODS)

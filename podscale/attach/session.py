@@ -97,8 +97,8 @@ class Session:
 
     def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
         if event.startswith("/jax/core/compile/"):
-            if event.endswith("backend_compile_duration") and self.log.in_call:
-                self.log.compiling = False  # compiled: from here it runs (or waits)
+            if self.log.in_call:  # traced or lowered: compiling until the backend is done
+                self.log.compiling = not event.endswith("backend_compile_duration")
             self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
                              "fun": kw.get("fun_name"), "end": self.clock.now(),
                              "seconds": duration_secs,
