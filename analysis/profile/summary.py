@@ -91,7 +91,8 @@ def _unended(s: ProfileSummary) -> list[str]:
     """Processes whose record has no end (killed: a process writes its calls in batches,
     so its last ones are missing), and processes with no row in the step table."""
     marks = s.profile.processes
-    ended = marks["exit_code"].notna() if "exit_code" in marks else marks["process"] < 0
+    ended = marks["exit_code"].notna() if "exit_code" in marks else \
+        pd.Series(False, index=marks.index)  # no process wrote an end
     out = [f"process {int(p)}'s record has no end: it was killed, or ended without "
            "closing it; its last calls (up to one batch) are not in the tables"
            for p in marks.loc[~ended, "process"]]

@@ -1,8 +1,8 @@
 """Every call of a compiled computation, recorded without editing the program.
 
 ``jax.jit``, ``jax.pmap`` and ``jax.stages.Compiled.__call__`` are wrapped before the
-script runs (:mod:`.entry`): each top-level call (not one made while JAX traces another function) is
-recorded as a row ``[computation, seq, dispatch_start, dispatch_end, ready]`` in
+script runs (:mod:`.entry`): each top-level call (not one made while JAX traces another
+function) is recorded as a row ``[computation, seq, dispatch_start, dispatch_end, ready]`` in
 microseconds of this process's clock (:mod:`.clock`). The ready time comes from a watcher
 thread that waits on one output of each call in turn, so the program's own step gets no
 added synchronisation; the main thread only reads the clock twice and queues the output.

@@ -4,20 +4,20 @@ others wait for it in a collective is named, with where it stands, and the job e
 
 Every ``BEAT_S`` each process publishes a heartbeat to the coordination service's
 key-value store: how many of its calls have completed, the oldest one it waits for
-(``local_step #5``), its last call, and whether it is compiling (dispatching a
-computation's first call), dispatching, waiting for a result or running Python. Process 0
-watches them: when no process has completed a call for the timeout (auto: the larger of
-60 s and 10x the p99 step), some process is outside Python (an idle pause of all together
-is not a hang) and none is compiling (a long first compile is not one either, up to
-``COMPILE_GRACE`` timeouts), it calls the roll: every process writes all its threads'
-Python stacks (``faulthandler``) to ``hang/process-<i>.txt`` under the run directory and
-publishes where its main thread stands in the program's own code (file:line and the
-line's text). Process 0 groups the
-processes by what they wait for, names the odd ones — "process 1 at train.py:57
-(time.sleep(3600)) in Python after local_step #4; processes 0, 2 waiting for local_step
-#5 since 14:02:11" — and publishes the verdict; every process prints it and exits with
-``EXIT_HANG``, process 0 last (it holds the coordination service), having written the
-verdict to the manifest when it keeps one. Each process also sends its last launches
+(``local_step #5``), its last call, and whether it is compiling (:attr:`CallLog.compiling
+<podscale.attach.calls.CallLog.compiling>`), dispatching, waiting for a result or running
+Python. Process 0 watches them: when no process has completed a call for the timeout
+(auto: the larger of 60 s and 10x the p99 step), some process is outside Python (an idle
+pause of all together is not a hang) and none is compiling (a long compile is not one
+either, up to ``COMPILE_GRACE`` timeouts), it calls the roll: every process writes all its
+threads' Python stacks (``faulthandler``) to ``hang/process-<i>.txt`` under the run
+directory and publishes where its main thread stands in the program's own code
+(file:line and the line's text). Process 0 groups the processes by what they wait for,
+names the odd ones — "process 1 at train.py:57 (time.sleep(3600)) in Python after
+local_step #4; processes 0, 2 waiting for local_step #5 since 14:02:11" — and publishes
+the verdict; every process prints it and exits with ``EXIT_HANG``, process 0 last (it
+holds the coordination service), having written the verdict to the manifest when it
+keeps one. Each process also sends its last launches
 (:data:`podscale.attach.calls.RECENT`): where processes launched different computations
 at one launch number, the verdict names that desync too (:mod:`podscale.core.desync`).
 """
@@ -51,8 +51,8 @@ ROLL_WAIT_S = 5.0
 #: a shorter floor for the tests)
 AUTO_MIN_S = 60.0
 AUTO_FACTOR = 10.0
-#: a process compiling (dispatching a computation's first call) holds the alarm off, up
-#: to this many timeouts (a compiler that never returns is a hang too)
+#: a process compiling (a first call or a re-compile, until its backend compile ends)
+#: holds the alarm off, up to this many timeouts (a compiler that never returns hangs too)
 COMPILE_GRACE = 10.0
 
 
