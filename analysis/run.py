@@ -49,6 +49,9 @@ class Run:
     problems: tuple[str, ...] = ()
     #: where each process's wall time went, per layout of a launch (worker.ledger)
     ledger: pd.DataFrame = field(default_factory=lambda: _empty())
+    #: the timing method tables, models and verdicts read: ``auto`` (per case, the best
+    #: it has: :meth:`prefer`) or one of each, chain, device (:meth:`using`)
+    method: str = "auto"
     _derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +62,40 @@ class Run:
             raise ValueError("cases lack the case_id column")
         object.__setattr__(self, "path", Path(self.path))
         object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
+        from podscale.core.timing import METHODS
+
+        if self.method not in ("auto", *METHODS):
+            raise ValueError(f"method must be auto or one of {', '.join(METHODS)}, "
+                             f"got {self.method!r}")
+
+    def using(self, method: str) -> Run:
+        """This run read with another timing method (``auto``, each, chain, device): the
+        same frames, statistics derived anew."""
+        import dataclasses
+
+        return self if method == self.method else dataclasses.replace(
+            self, method=method, _derived={})
+
+    @property
+    def prefer(self) -> tuple[str, ...]:
+        """The methods ``time_s`` may take, best first: the one asked for, or for ``auto``
+        device, chain, each — less device on CPU, where there is no device: its "device
+        time" is the CPU client's op events under a profiler that slows its collectives
+        (a psum over two CPU devices: 0.29 ms waited on, 0.7-1.0 ms per execution traced)."""
+        from podscale.core.timing import HEADLINE
+
+        if self.method != "auto":
+            return (self.method,)
+        cpu = not self.envs.empty and "platform" in self.envs.columns and \
+            (self.envs["platform"] == "cpu").all()
+        return tuple(m for m in HEADLINE if not (cpu and m == "device"))
+
+    def methods(self) -> tuple[str, ...]:
+        """The timing methods this run's samples hold."""
+        from podscale.core.timing import METHODS, PHASE_OF
+
+        have = set(self.samples["phase"].astype(str).unique())
+        return tuple(m for m in METHODS if PHASE_OF[m] in have)
 
     @classmethod
     def load(cls, path: str | Path) -> Run:
@@ -150,27 +187,40 @@ class Run:
 
         return self._kept(("summary", across), lambda: stats.summarize(
             self.samples, self.cases, across=across, it=self.per_iteration(),
-            medians=self.process_medians())).copy()
+            medians=self.process_medians(), phases=self.phase_iterations(),
+            prefer=self.prefer)).copy()
 
     def process_medians(self) -> pd.Series:
-        """Each process's median timed iteration per case (kept)."""
+        """Each process's median ``each`` iteration per case (kept): its own wall time per
+        call, what skew and links compare across processes. (Device time would invert
+        them: a process that arrives last at a collective waits least there.)"""
         from podscale.analysis.models import stats
 
         return self._kept("process_medians",
                           lambda: stats.process_medians(self.participants()))
 
     def round_medians(self) -> pd.DataFrame:
-        """Per case and round, the median timed iteration of the max over processes
-        (kept: fits, scaling models and comparisons all start from it)."""
+        """Per case and round, the median iteration of the max over processes, of the
+        method ``time_s`` takes (kept: fits, scaling models and comparisons all start
+        from it)."""
         from podscale.analysis.models import stats
 
         return self._kept("round_medians", lambda: stats.round_medians(self.per_iteration()))
 
     def per_iteration(self) -> pd.DataFrame:
-        """Timed samples aggregated over processes per iteration (kept)."""
+        """Samples of each case's headline method (:attr:`prefer`) aggregated over
+        processes per iteration, with their ``method`` (kept)."""
         from podscale.analysis.models import stats
 
-        return self._kept("per_iteration", lambda: stats.per_iteration(self.participants()))
+        return self._kept("per_iteration", lambda: stats.method_iterations(
+            self.phase_iterations(), self.prefer))
+
+    def phase_iterations(self) -> dict[str, pd.DataFrame]:
+        """Every timing method's samples aggregated over processes per iteration (kept)."""
+        from podscale.analysis.models import stats
+
+        return self._kept("phase_iterations",
+                          lambda: stats.phase_iterations(self.participants()))
 
     def participants(self) -> pd.DataFrame:
         """The samples of the processes that take part in each case (every process, but

@@ -158,7 +158,7 @@ def test_pair_matrix_names_the_planted_slow_process(tmp_path):
     assert res.returncode == 0, res.stderr
     run = load_run(only_run(tmp_path))
     samples, cases = run.samples, run.cases
-    table = summarize(samples, cases)
+    table = summarize(samples, cases, prefer=run.prefer)
     assert (cases["wrong"] == 0).all() and len(table) == 6  # every ordered pair
     ((_, m),) = matrices(table, samples)
     assert m.loc[0, 2] < 20_000 and m.loc[0, 1] > 20_000 and m.loc[1, 2] > 20_000

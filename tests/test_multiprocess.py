@@ -82,10 +82,17 @@ def test_broken_all_reduce_over_256_devices_is_caught(tmp_path):
     assert row.group_members == "0-255"
 
 
+def envs_devices(envs):
+    """The device ids of every process of the run's layouts (a process's devices are
+    ``process * 2048 + local`` on the CPU client)."""
+    return {p * 2048 + d for p, n in zip(envs["process"], envs["local_device_count"])
+            for d in range(n)}
+
+
 def test_run_records_and_table(small_run):
     run = load_run(small_run)
     manifest, samples, cases, envs = run.manifest, run.samples, run.cases, run.envs
-    assert manifest.status == "complete" and manifest.schema == "podscale.run/3"
+    assert manifest.status == "complete" and manifest.schema == "podscale.run/4"
     assert manifest.environment["versions"]["jax"]
     assert set(envs["process_count"]) == {1, 2}
     assert set(envs["platform"]) == {"cpu"}
@@ -95,15 +102,27 @@ def test_run_records_and_table(small_run):
     per_case = timed.groupby("case_id").size()
     two_host = [c for c in per_case.index if c.endswith("h2xd2")]
     assert len(two_host) == 12 and all(per_case[c] == 2 * 5 * 2 for c in two_host)
-    assert set(samples.phase) == {"compile", "warmup", "timed"}
+    assert set(samples.phase) == {"compile", "warmup", "timed", "chain", "device"}
+    # chain: 3 chains per process and round; device: every execution of every device
+    chain = samples[samples.phase == "chain"].groupby("case_id").size()
+    assert all(chain[c] == 2 * 3 * 2 for c in two_host)
+    device = samples[samples.phase == "device"]
+    per_device = device.groupby(["case_id", "process", "device", "round"],
+                                observed=True).size()
+    assert set(per_device) == {5}, per_device[per_device != 5]
+    assert set(device["device"].dropna()) == set(envs_devices(envs))
     assert sorted(set(samples["round"])) == [0, 1] and sorted(set(cases["round"])) == [0, 1]
     # each round is its own launch: its own plan and logs; one env record per process
     assert (small_run / "plans" / "h2xd2-round1.json").is_file()
     assert (small_run / "logs" / "h2xd2-round1" / "process-1.log").is_file()
     assert len(envs) == 1 + 2 and manifest.spec["rounds"] == 2
-    table = summarize(samples, cases)
+    table = summarize(samples, cases, prefer=run.prefer)
     assert len(table) == 24 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
-    # every time lies between the fastest sample of its case and the slowest
+    # on CPU the headline is the chain (run.prefer); every time lies between the fastest
+    # sample of its case and the slowest
+    assert run.prefer == ("chain", "each") and set(table["method"]) == {"chain"}
+    assert table[["each_s", "chain_s", "device_s"]].notna().all().all()
+    timed = samples[samples.phase == "chain"]
     timed_by_case = timed.groupby("case_id")["seconds"]
     lo, hi = timed_by_case.min(), timed_by_case.max()
     t = table.set_index("case_id")["time_s"]

@@ -1,8 +1,8 @@
 """bench-self's pieces work (figures and targets are for `podscale bench-self`, not tests)."""
 
 from podscale.selfbench.baseline import harness_overhead, run_minimal
-from podscale.selfbench.memorystage import llc_bytes
 from podscale.selfbench.stages import scale
+from podscale.worker.peaks import llc_bytes
 
 
 def test_minimal_script_runs_on_two_processes():

@@ -60,7 +60,8 @@ def test_settings_once_units_and_one_meaning_per_column(tmp_path):
     summary = load_run(run_dir).summary()
     text = render(summary)
     lines = text.splitlines()
-    assert sum("timed iterations" in line for line in lines) == 2  # settings, definition
+    assert sum("timed iterations" in line for line in lines) == 1  # the settings, once
+    assert sum(line.startswith("# time: median over") for line in lines) == 1  # definition
     assert not any("iters" in line.split() for line in lines)  # no settings column
     gather = lines.index(next(x for x in lines if x.startswith("# all_gather")))
     psum = lines.index(next(x for x in lines if x.startswith("# psum")))

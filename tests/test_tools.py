@@ -25,13 +25,20 @@ def test_accel_check_on_cpu_from_an_uninstalled_checkout(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert f"podscale from: {copy / 'podscale'}" in res.stdout  # the copy, not an install
     figures = json.loads((out / "figures.json").read_text())
-    assert [f["case"].split("@")[0] for f in figures] == ["dot", "stream", "stream", "psum"]
+    assert [f["case"].split("@")[0] for f in figures] == ["dot", *["stream"] * 5, "psum",
+                                                          "matmul"]
+    ops = [f["case"].split("op=")[1].split("/")[0] for f in figures if "op=" in f["case"]]
+    assert ops == ["read", "copy", "scale", "add", "triad"]
     for f in figures:
-        assert f["wrong"] == 0 and f["checked"] > 0 and f["time_us"] > 0
-        assert 0.1 < f["harness_ratio"] < 10  # the same op, timed two ways
+        assert f["wrong"] == 0 and f["checked"] > 0
+        for m in ("each", "chain", "device"):  # the same op, timed both ways per method
+            assert f[f"podscale_{m}_us"] > 0 and 0.05 < f[f"ratio_{m}"] < 20, (f["case"], m)
         assert f["pct_hbm"] is None  # no documented HBM peak for a CPU: N/A, not a guess
+    assert figures[-1]["tflops"] > 0 and figures[-1]["pct_flops"] is None
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    assert all(len(r["podscale_s"]) == 10 and len(r["minimal_s"]) == 10 for r in records)
+    for r in records:  # every raw sample, both ways: each and device per call, 3 chains
+        for side in ("podscale_s", "hand_s"):
+            assert [len(r[side][m]) for m in ("each", "chain", "device")] == [10, 3, 10]
     assert list((out / "trace").rglob("*.xplane.pb"))
     assert (out / "figures.png").stat().st_size > 1000 and (out / "summary.md").exists()
     # a one-process training loop profiled under podscale attach, from the same copy

@@ -7,20 +7,24 @@ process on the first device::
     python tools/accel_check.py --out accel-check            # the accelerator JAX finds
     python tools/accel_check.py --out /tmp/ac --platform cpu  # the same on the CPU (tests)
 
-1. times the built-in ``dot``, ``stream`` (read and copy) and ``psum`` with podscale's
-   own worker path (prepared inputs, ahead-of-time compile, warm-up, timed iterations,
-   the correctness check and the exact check);
-2. times the same ops with a minimal hand-written loop (jit, ``block_until_ready``,
-   ``perf_counter``): the harness ratio, per op the median of podscale's time over the
-   minimal script's (1.0: no overhead);
-3. traces one case with the JAX profiler (an XProf trace under ``trace/``);
-4. profiles a one-process training loop (``podscale/selfbench/loop_script.py``) under
+1. times ``dot``, ``stream`` (read, copy, scale, add, triad at 512 MiB), ``psum`` and
+   ``matmul`` (bf16, 8192 cubed) with podscale's own worker path (prepared inputs,
+   ahead-of-time compile, warm-up, the three timing methods each, chain and device, the
+   correctness and exact checks);
+2. times the same ops with hand-written loops of each method in the same process
+   (:mod:`podscale.selfbench.handloops`: ``block_until_ready`` per call; back-to-back calls
+   and one wait; device time from ``jax.profiler`` read with ``ProfileData``): per method
+   the ratio of podscale's median over the hand loop's (1.0: no overhead), and the
+   per-call host cost (each - device) both ways;
+3. holds each figure against the device's peaks (read with ``get_tpu_info()`` on TPU,
+   else the documented table) and the targets of the hardware-time issue;
+4. traces one case with the JAX profiler (an XProf trace under ``trace/``);
+5. profiles a one-process training loop (``podscale/selfbench/loop_script.py``) under
    ``podscale attach`` in a process of its own, before this one opens the device (one
    program at a time may hold a TPU), and keeps its step table (``profile.txt``);
 
-and writes a bundle to ``--out``: ``records.jsonl`` (every raw sample), ``figures.json``
-(per case: time, GB/s, % of the HBM ceiling documented for the detected ``device_kind``,
-harness ratio), ``summary.md`` and ``figures.png``. Within 5 minutes on one accelerator.
+and writes a bundle to ``--out``: ``records.jsonl`` (every raw sample, both ways),
+``figures.json``, ``summary.md`` and ``figures.png``. Within 5 minutes on one accelerator.
 """
 
 from __future__ import annotations
@@ -33,9 +37,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = (("dot", {"size": 1 << 22}), ("stream", {"size": 1 << 26, "op": "read"}),
-         ("stream", {"size": 1 << 26, "op": "copy"}), ("psum", {"size": 1 << 24}))
-QUICK = {"dot": 1 << 14, "stream": 1 << 16, "psum": 1 << 14}  # --platform cpu
+MIB = 1 << 20
+STREAM = ("read", "copy", "scale", "add", "triad")
+CASES = (("dot", {"size": 1 << 22}, "float32"),
+         *(("stream", {"size": 1 << 27, "op": op}, "float32") for op in STREAM),
+         ("psum", {"size": 1 << 24}, "float32"),
+         ("matmul", {"size": 8192}, "bfloat16"))
+QUICK = {"dot": 1 << 14, "stream": 1 << 18, "psum": 1 << 14, "matmul": 256}  # --platform cpu
+METHODS = ("each", "chain", "device")
+#: the issue's targets on a TPU v5e: (case prefix, figure, at least)
+TARGETS = (("stream@1/shard_map/float32/op=read", "gbps", 740),
+           ("stream@1/shard_map/float32/op=copy", "gbps", 640),
+           ("stream@1/shard_map/float32/op=triad", "gbps", 670),
+           ("matmul@1/shard_map/bfloat16", "tflops", 178))
 
 
 def _cases(quick: bool, iters: int):
@@ -43,59 +57,182 @@ def _cases(quick: bool, iters: int):
     from podscale.core.grid import Grid, expand
 
     out = []
-    for name, params in CASES:
+    for name, params, dtype in CASES:
         params = {**params, "size": QUICK[name]} if quick else params
         grid = Grid((name,), hosts=(1,), devices_per_host=(1,), variants=("shard_map",),
-                    params=tuple((k, (v,)) for k, v in params.items()),
+                    dtypes=(dtype,), params=tuple((k, (v,)) for k, v in params.items()),
                     settings=Settings(iters=iters, warmup=3))
         out += expand(grid)
     return out
 
 
 def _podscale(case, rt):
-    """podscale's path for one case: (step, timed seconds, the worker's checks, work)."""
+    """podscale's worker path for one case: (seconds per method, checks, work, the step)."""
     from podscale.core.registry import load_source
-    from podscale.core.timing import measure
+    from podscale.core.timing import chain, measure
     from podscale.worker.checks import run_checks
     from podscale.worker.compiling import compile_workload
+    from podscale.worker.devicetime import device_pass
     from podscale.worker.main import context
 
     wl = load_source(case.source)
     ctx = context(case, rt)
     local = wl.inputs(ctx)
     expected = wl.reference(ctx, local)
-    compiled = compile_workload(wl, ctx, wl.place(ctx, local))
-    timed = [t.seconds for t in measure(compiled.run, clock=time.perf_counter,
-                                        barrier=lambda: None, warmup=case.settings.warmup,
-                                        iters=case.settings.iters, sync_each=True)
-             if t.phase == "timed"]
-    checks = run_checks(case, 0, wl, ctx, expected, compiled, rt, None)
-    return compiled.run, timed, checks, wl.work(case)
+    c = compile_workload(wl, ctx, wl.place(ctx, local))
+    del local
+    iters = case.settings.iters
+    clock, meet = time.perf_counter, (lambda: None)
+    each = [t.seconds for t in measure(c.run, clock=clock, barrier=meet,
+                                       warmup=case.settings.warmup, iters=iters)
+            if t.phase == "timed"]
+    chained = [t.seconds for t in chain(c.launch, c.wait, clock=clock, barrier=meet,
+                                        length=iters)]
+    dev = device_pass(case.id, 0, c.launch, c.wait, meet, iters, [d.id for d in ctx.devices],
+                      c.module)
+    checks = run_checks(case, 0, wl, ctx, expected, c, rt, None)
+    times = {"each": each, "chain": chained, "device": [s.seconds for s in dev.samples]}
+    return times, checks, wl.work(case), c.run, dev.note
 
 
-def _minimal(case, iters: int) -> list[float]:
-    """The same op as a user would time it by hand, with no podscale in the loop."""
+def _hand(case):
+    """The same op as a user would write and jit it (named: its module is jit_<name>)."""
     import jax
     import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
-    n = case.p["size"]
+    n, rng = case.p["size"], np.random.default_rng(42)
     if case.workload == "dot":
-        a = jax.random.normal(jax.random.key(42), (2, n, 3))
-        fn, args = jax.jit(jax.vmap(jnp.vdot)), (a[0], a[1])
-    elif case.workload == "stream":
-        x = jnp.ones((n,), jnp.float32)
-        fn, args = (jax.jit(jnp.sum) if case.p["op"] == "read" else jax.jit(lambda v: 2 * v)), (x,)
-    else:
-        x = jnp.ones((1, n), jnp.float32)
-        fn, args = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i"), (x,)
-    for _ in range(3):
-        jax.block_until_ready(fn(*args))
-    out = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        out.append(time.perf_counter() - start)
-    return out
+        def dot(a, b):
+            return jax.vmap(jnp.vdot)(a, b)
+        v = jnp.asarray(rng.standard_normal((2, n, 3), dtype=np.float32))
+        return dot, (v[0], v[1])
+    if case.workload == "stream":
+        a = jnp.asarray(rng.random((n // 1024, 1024), dtype=np.float32))
+        kernels = {"read": lambda x: jnp.sum(x), "copy": lambda x: 2 * x,
+                   "scale": lambda x: 3 * x, "add": lambda x, y: x + y,
+                   "triad": lambda x, y: x + 3 * y}
+        fn = kernels[case.p["op"]]
+        fn.__name__ = case.p["op"]
+        return fn, (a,) if fn.__code__.co_argcount == 1 else (a, a[::-1] + 0)
+    if case.workload == "psum":
+        mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
+
+        def psum(x):
+            return jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=P("i"),
+                                 out_specs=P("i"))(x)
+        return psum, (jnp.ones((1, n), jnp.float32),)
+
+    def matmul(a, b):
+        return jnp.matmul(a, b, preferred_element_type=jnp.float32)
+    m = jnp.asarray(rng.integers(-2, 3, (2, n, n)), jnp.bfloat16)
+    return matmul, (m[0], m[1])
+
+
+def _hand_times(case) -> dict[str, list[float]]:
+    import jax
+
+    from podscale.selfbench import handloops
+
+    fn, args = _hand(case)
+    name = fn.__name__
+    jitted = jax.jit(fn)
+    iters = case.settings.iters
+    return {"each": handloops.each(jitted, args, iters),
+            "chain": handloops.chain(jitted, args, iters),
+            "device": handloops.device(jitted, args, iters, f"jit_{name}")}
+
+
+def _figure(case, times, hand, checks, work, peak, note) -> dict:
+    med = {f"{side}_{m}": statistics.median(v) if v else None
+           for side, d in (("podscale", times), ("hand", hand)) for m, v in d.items()}
+    best = med["podscale_device"] or med["podscale_chain"]
+    f = {"case": case.id, **{f"{k}_us": (v * 1e6 if v else None) for k, v in med.items()},
+         "gbps": work.bytes_per_process / best / 1e9,
+         "tflops": work.flops_per_process / best / 1e12,
+         "wrong": checks["wrong"], "checked": checks["checked"], "note": note}
+    for m in METHODS:
+        p, h = med[f"podscale_{m}"], med[f"hand_{m}"]
+        f[f"ratio_{m}"] = p / h if p and h else None
+    for side in ("podscale", "hand"):
+        e, d = med[f"{side}_each"], med[f"{side}_device"]
+        f[f"host_{side}_us"] = (e - d) * 1e6 if e and d else None
+    local = case.workload != "psum"
+    f["pct_hbm"] = 100 * f["gbps"] / peak["hbm_gbps"] if local and peak.get("hbm_gbps") \
+        else None
+    f["pct_flops"] = 100 * f["tflops"] / peak["bf16_tflops"] if work.flops_per_process and \
+        peak.get("bf16_tflops") else None
+    return f
+
+
+def _peaks(device_kind: str) -> dict:
+    """The device's peaks as the worker reads them, else the documented row."""
+    from podscale.analysis.models.ceilings import peak_for
+    from podscale.worker.peaks import device_peaks
+
+    read = device_peaks()
+    if read.get("hbm_gbps"):
+        return read
+    doc = peak_for(device_kind)
+    return {"hbm_gbps": doc.hbm_gbps, "bf16_tflops": doc.bf16_tflops,
+            "source": doc.source} if doc else {"source": read.get("source", "none")}
+
+
+def _targets(figures: list[dict]) -> list[str]:
+    rows = []
+    for prefix, what, least in TARGETS:
+        f = next((x for x in figures if x["case"].startswith(prefix)), None)
+        if f is None:
+            continue
+        got, ratio = f[what], f["ratio_device"]
+        shown = "n/a" if ratio is None else f"{ratio:.3f}"
+        rows.append(f"| {prefix} | {what} >= {least} | {got:.4g} | "
+                    f"{'met' if got >= least else 'MISSED'} | {shown} |")
+    return rows
+
+
+def _summary(figures: list[dict], meta: dict, out: Path, profiled: str = "") -> str:
+    def us(v):
+        return "N/A" if v is None else f"{v:.1f}"
+
+    def pct(v):
+        return "N/A" if v is None else f"{v:.1f}"
+
+    lines = [f"# accel_check: {meta['device_kind']} ({meta['platform']}), jax {meta['jax']}",
+             "", "Median µs per call: podscale / hand-written loop, per method; GB/s and "
+             "TFLOP/s from podscale's device time (else chain).", "",
+             "| case | each | chain | device | host (each − device) | GB/s | % HBM | TFLOP/s "
+             "| % bf16 | wrong |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in figures:
+        cells = [f"{us(f[f'podscale_{m}_us'])} / {us(f[f'hand_{m}_us'])}" for m in METHODS]
+        host = f"{us(f['host_podscale_us'])} / {us(f['host_hand_us'])}"
+        lines.append(f"| {f['case']} | {' | '.join(cells)} | {host} | {f['gbps']:.4g} | "
+                     f"{pct(f['pct_hbm'])} | {f['tflops']:.4g} | {pct(f['pct_flops'])} | "
+                     f"{f['wrong']} |")
+    lines += ["", "Ratios podscale / hand (median), per method:", "",
+              "| case | each | chain | device |", "|---|---|---|---|"]
+    for f in figures:
+        lines.append(f"| {f['case']} | " + " | ".join(
+            "N/A" if f[f"ratio_{m}"] is None else f"{f[f'ratio_{m}']:.3f}" for m in METHODS)
+            + " |")
+    targets = _targets(figures)
+    if targets and meta["platform"] != "cpu":
+        lines += ["", "Targets (the hardware-time issue, TPU v5e):", "",
+                  "| case | target | got | | device ratio |", "|---|---|---|---|---|", *targets]
+    notes = [f"{f['case']}: {f['note']}" for f in figures if f.get("note")]
+    import podscale
+
+    lines += ["", f"Peaks: {meta['peaks']}", *notes, f"trace files: {meta['traced']} (trace/)",
+              f"podscale from: {Path(podscale.__file__).parent}",
+              "Reproduce: python tools/accel_check.py --out DIR"]
+    if profiled:
+        lines += ["", "## podscale attach of a one-process training loop", "", "```",
+                  profiled, "```"]
+    text = "\n".join(lines) + "\n"
+    (out / "summary.md").write_text(text)
+    return text
 
 
 def _trace(step, out: Path) -> int:
@@ -139,82 +276,63 @@ def _plot(figures: list[dict], out: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    fig, ax = plt.subplots(figsize=(7, 3))
-    labels = [f["case"] for f in figures]
-    ax.barh(labels, [f["harness_ratio"] for f in figures])
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(figures) + 1.5))
+    y = np.arange(len(figures))
+    for i, m in enumerate(METHODS):
+        ax.barh(y + (i - 1) * 0.27, [f[f"ratio_{m}"] or 0 for f in figures], height=0.27,
+                label=m)
+    ax.set_yticks(y, [f["case"].split("/shard_map/")[-1][:40] for f in figures], fontsize=7)
     ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_xlabel("podscale time / minimal script time (median)")
-    ax.set_title(f"accel_check on {figures[0]['device_kind']}", fontsize=10)
+    ax.set_xlabel("podscale / hand-written loop (median), per timing method")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "figures.png", dpi=100)
     plt.close(fig)
-
-
-def _summary(figures: list[dict], traced: int, out: Path, profiled: str = "") -> str:
-    lines = [f"# accel_check: {figures[0]['device_kind']} ({figures[0]['platform']}), "
-             f"jax {figures[0]['jax']}", "",
-             "| case | time (us) | GB/s | % of HBM ceiling | harness ratio | wrong |",
-             "|---|---|---|---|---|---|"]
-    for f in figures:
-        pct = "N/A" if f["pct_hbm"] is None else f"{f['pct_hbm']:.1f}"
-        lines.append(f"| {f['case']} | {f['time_us']:.1f} | {f['gbps']:.3g} | {pct} | "
-                     f"{f['harness_ratio']:.3f} | {f['wrong']} |")
-    import podscale
-
-    lines += ["", f"HBM ceiling: {figures[0]['ceiling']}", f"trace files: {traced} (trace/)",
-              f"podscale from: {Path(podscale.__file__).parent}",
-              "Reproduce: python tools/accel_check.py --out DIR"]
-    if profiled:
-        lines += ["", "## podscale attach of a one-process training loop", "", "```",
-                  profiled, "```"]
-    text = "\n".join(lines) + "\n"
-    (out / "summary.md").write_text(text)
-    return text
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, required=True, help="folder for the bundle")
     p.add_argument("--platform", default=None, help="cpu: run on the CPU (the tests)")
-    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--only", default=None, help="workloads to run (default: all)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     args.out.mkdir(parents=True, exist_ok=True)
-    profiled = _profile(args.out.resolve(), args.platform == "cpu")  # before this one holds it
+    quick = args.platform == "cpu"
+    profiled = "" if args.only else _profile(args.out.resolve(), quick)  # before we hold it
     import jax
 
     if args.platform:
         jax.config.update("jax_platforms", args.platform)
-    from podscale.analysis.models.ceilings import peak_for
     from podscale.worker import runtime
 
-    args.out.mkdir(parents=True, exist_ok=True)
     rt = runtime.start()
     dev = jax.devices()[0]
-    peak = peak_for(dev.device_kind)
+    peak = _peaks(dev.device_kind)
     figures, traced = [], 0
     with (args.out / "records.jsonl").open("w") as records:
-        for case in _cases(args.platform == "cpu", args.iters):
-            step, timed, checks, work = _podscale(case, rt)
-            minimal = _minimal(case, args.iters)
-            t = statistics.median(timed)
-            gbps = work.bytes_per_process / t / 1e9
-            figures.append({
-                "case": case.id, "device_kind": dev.device_kind, "platform": dev.platform,
-                "jax": jax.__version__, "time_us": t * 1e6, "gbps": gbps,
-                "pct_hbm": 100 * gbps / peak.hbm_gbps if peak and case.workload != "psum"
-                else None, "ceiling": f"{peak.name} HBM {peak.hbm_gbps} GB/s ({peak.source})"
-                if peak else f"none documented for {dev.device_kind!r}",
-                "harness_ratio": t / statistics.median(minimal), "wrong": checks["wrong"],
-                "checked": checks["checked"]})
-            records.write(json.dumps({"case_id": case.id, "podscale_s": timed,
-                                      "minimal_s": minimal}) + "\n")
+        for case in _cases(quick, args.iters):
+            if args.only and case.workload not in args.only.split(","):
+                continue
+            times, checks, work, step, note = _podscale(case, rt)
             if not traced and case.workload == "dot":
                 traced = _trace(step, args.out)
+            del step
+            hand = _hand_times(case)
+            figures.append(_figure(case, times, hand, checks, work, peak, note))
+            records.write(json.dumps({"case_id": case.id, "podscale_s": times,
+                                      "hand_s": hand}) + "\n")
+            print(f"# {case.id}: " + ", ".join(
+                f"{m} {statistics.median(times[m]) * 1e6:.1f} us" for m in METHODS
+                if times[m]), flush=True)
     (args.out / "figures.json").write_text(json.dumps(figures, indent=1))
     _plot(figures, args.out)
-    print(_summary(figures, traced, args.out, profiled), end="")
+    meta = {"device_kind": dev.device_kind, "platform": dev.platform, "jax": jax.__version__,
+            "peaks": peak, "traced": traced}
+    print(_summary(figures, meta, args.out, profiled), end="")
     return 1 if any(f["wrong"] for f in figures) else 0
 
 

@@ -23,8 +23,9 @@ import pandas as pd
 #: the cache's format; a cache of another is rebuilt from the records, never read. History
 #: (commits): 1 (58e5fad) the first cache; 2 (4847191) memory-mapped columns, samples as
 #: categorical codes; 3, then 4 (45f807f) the case rows' new columns and the ledger; 5
-#: (0.4) a case's layout spelled with its mesh split, as Layout.key
-FORMAT = "podscale.cache/5"
+#: (0.4) a case's layout spelled with its mesh split, as Layout.key; 6 (0.5) the case rows'
+#: timing methods, the samples' chain and device phases
+FORMAT = "podscale.cache/6"
 NAME = Path("cache")
 
 

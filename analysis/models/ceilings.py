@@ -1,11 +1,15 @@
 """Is my number normal? The ceiling each row is measured against, and its % of it.
 
-Accelerators: documented peaks per device kind (one table, each row with its source),
-selected by the ``device_kind`` the workers recorded. Collectives over more than one
-participant are held against the chip's interconnect bandwidth in one direction (busbw,
-nccl-tests' convention, is comparable with a link's unidirectional peak; the per-chip
-figure is the sum over the chip's links, so a ring over one mesh axis, which uses two of
-them, reaches a fraction of it); local workloads against HBM bandwidth per device.
+Accelerators: the peaks the workers read from the device (on TPU, HBM bandwidth, bf16
+FLOP/s and on-chip memory from ``get_tpu_info()``: :mod:`podscale.worker.peaks`), else
+documented peaks per device kind (one table, each row with its source), selected by the
+``device_kind`` the workers recorded. Rows that compute are held against the bf16 FLOP
+peak (``pct_flops``); on CPU, against the best ``matmul`` of the run (per device).
+Collectives over more than one participant are held against the chip's interconnect
+bandwidth in one direction (busbw, nccl-tests' convention, is comparable with a link's
+unidirectional peak; the per-chip figure is the sum over the chip's links, so a ring over
+one mesh axis, which uses two of them, reaches a fraction of it); local workloads against
+HBM bandwidth per device.
 
 CPU (and any kind without a row): ceilings measured in the same run — ``stream`` (read)
 for local workloads, on the same layout where the run has it, and the best algbw of a
@@ -34,6 +38,8 @@ class Peak:
     hbm_gbps: float
     dcn_chip_gbps: float | None
     source: str
+    bf16_tflops: float | None = None  # dense bf16 (TPU MXU, GPU tensor cores)
+    onchip_bytes: int | None = None  # what a bandwidth buffer must exceed (VMEM, L2)
 
     @property
     def link_one_way_gbps(self) -> float:
@@ -45,33 +51,35 @@ PEAKS: tuple[Peak, ...] = (
     # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GB/s
     # (https://cloud.google.com/tpu/docs/v4)
     Peak("TPU v4", r"TPU v4", 600.0, 6, 1200.0, None,
-         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)"),
+         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)", 275.0),
     # TPU v5e: ICI 400 GB/s bidirectional per chip, 4 ports; HBM 819 GB/s; 2 x 100 Gbps
     # NICs per 8-chip host (https://cloud.google.com/tpu/docs/v5e)
     Peak("TPU v5e", r"TPU v5 ?lite|TPU v5e", 400.0, 4, 819.0, 200 / 8 / 8,
-         "cloud.google.com/tpu/docs/v5e"),
+         "cloud.google.com/tpu/docs/v5e", 197.0, 128 << 20),
     # TPU v5p: ICI 1200 GB/s bidirectional per chip (3D torus: 6 links); HBM 2765 GB/s;
     # DCN 50 Gbps per chip (https://cloud.google.com/tpu/docs/v5p)
     Peak("TPU v5p", r"TPU v5p|TPU v5$", 1200.0, 6, 2765.0, 50 / 8,
-         "cloud.google.com/tpu/docs/v5p"),
+         "cloud.google.com/tpu/docs/v5p", 459.0),
     # TPU v6e (Trillium): ICI 800 GB/s bidirectional per chip, 4 ports; HBM 1638 GB/s;
     # DCN 100 Gbps per chip (https://cloud.google.com/tpu/docs/v6e)
     Peak("TPU v6e", r"TPU v6 ?lite|TPU v6e|Trillium", 800.0, 4, 1638.0, 100 / 8,
-         "cloud.google.com/tpu/docs/v6e"),
+         "cloud.google.com/tpu/docs/v6e", 918.0),
     # TPU7x (Ironwood): ICI 1200 GB/s bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
     # per chip (https://cloud.google.com/tpu/docs/tpu7x); link count not documented there
     Peak("TPU7x", r"TPU ?7x|Ironwood", 1200.0, None, 7380.0, 100 / 8,
-         "cloud.google.com/tpu/docs/tpu7x"),
+         "cloud.google.com/tpu/docs/tpu7x", 2307.0),
     # A100 SXM4: NVLink 3, 12 links, 600 GB/s bidirectional; HBM2e 2039 GB/s (80 GB)
     # or 1555 GB/s (40 GB) (https://www.nvidia.com/en-us/data-center/a100/)
-    Peak("A100 80GB", r"A100.*80GB", 600.0, 12, 2039.0, None, "nvidia.com A100 datasheet"),
-    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet"),
+    Peak("A100 80GB", r"A100.*80GB", 600.0, 12, 2039.0, None, "nvidia.com A100 datasheet",
+         312.0),
+    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet", 312.0),
     # H100 SXM5: NVLink 4, 18 links, 900 GB/s bidirectional; HBM3 3.35 TB/s
     # (https://www.nvidia.com/en-us/data-center/h100/); H100 PCIe is not this row
-    Peak("H100 SXM", r"H100(?!.*PCIe)", 900.0, 18, 3350.0, None, "nvidia.com H100 datasheet"),
+    Peak("H100 SXM", r"H100(?!.*PCIe)", 900.0, 18, 3350.0, None, "nvidia.com H100 datasheet",
+         989.0),
     # H200 SXM: NVLink 900 GB/s bidirectional (18 links); HBM3e 4.8 TB/s
     # (https://www.nvidia.com/en-us/data-center/h200/)
-    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet"),
+    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet", 989.0),
 )
 LOOPBACK = ("pairs", "ppermute")
 
@@ -82,6 +90,42 @@ def peak_for(device_kind: str | None) -> Peak | None:
         if device_kind and re.search(p.pattern, device_kind, re.IGNORECASE):
             return p
     return None
+
+
+def read_peaks(envs: pd.DataFrame | None) -> dict:
+    """What the workers read from their device (:mod:`podscale.worker.peaks`): process 0's
+    ``extra["peaks"]``, or {}."""
+    if envs is None or envs.empty or "extra" not in envs.columns:
+        return {}
+    for extra in envs.sort_values("process")["extra"]:
+        if isinstance(extra, dict) and isinstance(extra.get("peaks"), dict):
+            return extra["peaks"]
+    return {}
+
+
+def peak_of(device_kind: str | None, envs: pd.DataFrame | None = None) -> Peak | None:
+    """The peaks a run is held against: the documented row, with HBM bandwidth, bf16 FLOP/s
+    and on-chip memory replaced by what the device reported where it did (the source
+    names both); None where neither knows the kind (CPU)."""
+    doc, read = peak_for(device_kind), read_peaks(envs)
+    if not read.get("hbm_gbps"):
+        return doc
+    return Peak(doc.name if doc else str(device_kind), doc.pattern if doc else "",
+                doc.link_chip_bidir_gbps if doc else float("nan"), doc.links if doc else None,
+                float(read["hbm_gbps"]), doc.dcn_chip_gbps if doc else None,
+                f"HBM, FLOP/s and on-chip memory {read.get('source')}"
+                + (f"; links {doc.source}" if doc else ""),
+                read.get("bf16_tflops"), read.get("onchip_bytes"))
+
+
+def onchip_bytes(device_kind: str | None, envs: pd.DataFrame | None = None) -> int | None:
+    """The on-chip memory a bandwidth buffer must exceed (4x, to measure HBM or DRAM):
+    read from the device or host, else documented."""
+    read = read_peaks(envs).get("onchip_bytes")
+    if read:
+        return int(read)
+    peak = peak_for(device_kind)
+    return peak.onchip_bytes if peak else None
 
 
 def _across(rows: pd.DataFrame) -> pd.Series:
@@ -137,18 +181,60 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
     return value, label, r.busbw if collective else r.gbps
 
 
-def with_ceilings(summary: pd.DataFrame, device_kind: str | None) -> pd.DataFrame:
+def with_half_peak(fitted: pd.DataFrame, peak: Peak | None) -> pd.DataFrame:
+    """The fits plus ``n_half_peak_bytes``: the size at which each sweep's fitted bandwidth
+    reaches half of the device's peak in its basis (busbw: a link one way; bytes per
+    process: HBM times the devices per process); NaN without a peak."""
+    from podscale.analysis.models.fits import half_peak_bytes
+
+    out = fitted.copy()
+    if peak is None or out.empty:
+        out["n_half_peak_bytes"] = np.nan
+        return out
+    ref = [peak.link_one_way_gbps if basis == "busbw" else peak.hbm_gbps * dph
+           for basis, dph in zip(out["basis"], out["devices_per_host"])]
+    out["n_half_peak_bytes"] = [half_peak_bytes(a, b, p) for a, b, p in
+                                zip(out["alpha_us"], out["beta_gbps"], ref)]
+    return out
+
+
+def _flops(out: pd.DataFrame, peak: Peak | None) -> tuple[np.ndarray, str]:
+    """(the FLOP/s ceiling per device in GFLOP/s, per row; what it is): the bf16 peak, or
+    on CPU the best matmul of the run per device (same dtype where the run has it)."""
+    if peak is not None and peak.bf16_tflops:
+        return np.full(len(out), peak.bf16_tflops * 1e3), \
+            f"{peak.name} bf16 peak ({peak.source})"
+    mm = out[out["workload"] == "matmul"]
+    if mm.empty:
+        return np.full(len(out), np.nan), "N/A: add matmul to the run"
+    per = mm["gflops"] / mm["devices_per_host"]
+    by_dtype = per.groupby(mm["dtype"]).max()
+    best = float(per.max())
+    return np.array([by_dtype.get(d, best) for d in out["dtype"]], float), \
+        "matmul, best of this run per device (same dtype)"
+
+
+def with_ceilings(summary: pd.DataFrame, device_kind: str | None,
+                  envs: pd.DataFrame | None = None) -> pd.DataFrame:
     """``summary`` plus ``ceiling_gbps``, ``ceiling`` (what it is) and ``pct_ceiling``:
     busbw for collectives over 2+ participants, GB/s per device otherwise. Collectives
     whose groups span hosts are held against the links between hosts (TPU ICI, or a
     transfer between processes measured in the run); groups inside a host against the
-    chip's interconnect (NVLink, ICI) or, on CPU, memory (stream)."""
+    chip's interconnect (NVLink, ICI) or, on CPU, memory (stream). Rows that compute get
+    ``flops_ceiling_gflops``, ``flops_ceiling`` and ``pct_flops`` (per device).
+    ``envs``: the run's environments, whose read peaks replace the documented ones."""
     out = summary.copy()
-    peak = peak_for(device_kind)
+    peak = peak_of(device_kind, envs)
     stream, loop, loop_where = _measured(summary)
     rows = [_ceiling(r, peak, stream, loop, loop_where) for r in out.itertuples()]
     out["ceiling_gbps"] = [v for v, _, _ in rows]
     out["ceiling"] = [label for _, label, _ in rows]
     measured = np.asarray([m for _, _, m in rows], float)
     out["pct_ceiling"] = 100 * measured / out["ceiling_gbps"].to_numpy(float)
+    flops, label = _flops(out, peak)
+    computes = (out["flops_per_process"] > 0).to_numpy()
+    out["flops_ceiling_gflops"] = np.where(computes, flops, np.nan)
+    out["flops_ceiling"] = np.where(computes, label, "")
+    out["pct_flops"] = 100 * out["gflops"] / out["devices_per_host"] / \
+        out["flops_ceiling_gflops"]
     return out

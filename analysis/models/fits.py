@@ -10,7 +10,11 @@ GB/s. The fit is in relative terms (residuals / t, so a 4 KiB point weighs as mu
 a busy machine), alpha and 1/beta kept >= 0, with 95% intervals from a residual bootstrap
 (simulated with 4 sizes x 4 rounds and 5% noise they cover the truth 90-92% of the time:
 percentile intervals from few points run narrow). The half-bandwidth size
-S_half = alpha * beta is the buffer at which half of beta is reached.
+S_half = alpha * beta is the buffer at which half of beta is reached (Hockney's n½), and
+:func:`half_peak_bytes` the one at which half of the device's peak is. The times are the
+run's headline method (device, else chain, else each: :meth:`Run.prefer`), so alpha is the
+operation's own latency where the device time is known; ``host_us`` states beside it the
+median per-call host cost (each - device) of the sweep's cases.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ import pandas as pd
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
-from podscale.analysis.models.stats import per_iteration, round_medians
+from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
 COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
-           "basis", "sizes", "points", "alpha_us", "alpha_lo", "alpha_hi", "beta_gbps",
-           "beta_lo", "beta_hi", "s_half_bytes", "r2"]
+           "basis", "sizes", "points", "method", "alpha_us", "alpha_lo", "alpha_hi",
+           "beta_gbps", "beta_lo", "beta_hi", "s_half_bytes", "r2", "host_us"]
 KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host"]
 MIN_SIZES = 3  # two sizes determine alpha and beta exactly: no fit, no check of the model
 
@@ -79,12 +83,13 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
     ``op`` and ``algorithm``); sweeps with fewer than :data:`MIN_SIZES` sizes are left
     out and counted in ``attrs["too_few"]`` (those with 2). ``rm``: the samples' round
     medians, if already computed."""
-    rm = round_medians(per_iteration(samples)) if rm is None else rm
+    rm = round_medians(method_iterations(phase_iterations(samples))) if rm is None else rm
     meta = summary.set_index("case_id")
+    extra_meta = [c for c in ("method", "host_s") if c in meta.columns]
     others = [c for c in param_columns(summary) if c != "size"]
     keys = KEYS + [c for c in others if c in meta.columns]
     rm = rm.join(meta[keys + ["bytes_per_device", "bytes_per_process", "collective",
-                              "participants"]], on="case_id")
+                              "participants", *extra_meta]], on="case_id")
     rows, too_few = [], 0
     for key, g in rm.groupby(keys, dropna=False, sort=True):
         first = g.iloc[0]
@@ -104,11 +109,25 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
                      "alpha_us": f["alpha"] * 1e6, "alpha_lo": f["alpha_lo"] * 1e6,
                      "alpha_hi": f["alpha_hi"] * 1e6, "beta_gbps": f["beta"] / 1e9,
                      "beta_lo": f["beta_lo"] / 1e9, "beta_hi": f["beta_hi"] / 1e9,
-                     "s_half_bytes": f["s_half"], "r2": f["r2"]})
+                     "s_half_bytes": f["s_half"], "r2": f["r2"],
+                     "method": first.get("method", "each"),
+                     "host_us": float(g["host_s"].median()) * 1e6 if "host_s" in g else np.nan})
     extra = [k for k in keys if k not in COLUMNS]  # the workloads' other parameters
     out = pd.DataFrame(rows, columns=COLUMNS + extra)
     out.attrs["too_few"] = too_few
     return out
+
+
+def half_peak_bytes(alpha_us: float, beta_gbps: float, peak_gbps: float | None) -> float:
+    """n½ against a peak: the size (in the fit's basis) at which the fitted bandwidth
+    S / (alpha + S/beta) reaches half of ``peak_gbps``; inf where beta never does, NaN
+    without a peak."""
+    if not peak_gbps or not np.isfinite(peak_gbps):
+        return float("nan")
+    half = peak_gbps / 2
+    if beta_gbps <= half:
+        return float("inf")
+    return alpha_us * 1e-6 * half * 1e9 / (1 - half / beta_gbps)
 
 
 def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:

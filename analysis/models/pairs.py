@@ -2,15 +2,17 @@
 
 Generic over workloads whose cases carry ``src`` and ``dst`` parameters (``pairs``): one
 matrix per workload, mode, size and layout, in microseconds (rows: source, columns:
-destination); a pair's time is the median over timed iterations of the max over its two
-participants only (the other processes run no transfer). A process is named an outlier
-when the median time of the pairs it takes part in is ``threshold`` times the median of
-the other processes' medians, or more.
+destination); a pair's time is the median over iterations (of the method of the table's
+``time_s``) of the max over its two participants only (the other processes run no
+transfer). A process is named an outlier when the median time of the pairs it takes part
+in is ``threshold`` times the median of the other processes' medians, or more.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from podscale.analysis.models.stats import of_method
 
 KEYS = ["workload", "mode", "size", "hosts", "devices_per_host", "variant", "dtype"]
 
@@ -20,7 +22,9 @@ def _pair_rows(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
         return summary.iloc[0:0]
     df = summary.dropna(subset=["src", "dst"]).copy()
     df["src"], df["dst"] = df["src"].astype(int), df["dst"].astype(int)
-    timed = samples[(samples["phase"] == "timed") & samples["case_id"].isin(df["case_id"])]
+    methods = df.set_index("case_id")["method"] if "method" in df else None
+    timed = of_method(samples, methods)
+    timed = timed[timed["case_id"].isin(df["case_id"])]
     ends = df.set_index("case_id")[["src", "dst"]]
     timed = timed.assign(case_id=timed["case_id"].astype(object)).join(ends, on="case_id")
     timed = timed[(timed["process"] == timed["src"]) | (timed["process"] == timed["dst"])]

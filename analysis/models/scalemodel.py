@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
-from podscale.analysis.models.stats import per_iteration, round_medians
+from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
 GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
           "quadratic": lambda n: (n - 1.0) ** 2}
@@ -130,7 +130,8 @@ def points(samples: pd.DataFrame, summary: pd.DataFrame,
         return pd.DataFrame(), []
     others = [c for c in param_columns(summary) if c not in NOT_KEYS]
     keys = BASE + [c for c in others if coll[c].notna().any()]
-    rm = (round_medians(per_iteration(samples)) if rm is None else rm).join(
+    rm = (round_medians(method_iterations(phase_iterations(samples))) if rm is None
+          else rm).join(
         coll.set_index("case_id")[[k for k in keys if k != "regime"] + [
             "size", "participants", "hosts_per_group", "bytes_per_device", "collective"]],
         on="case_id", how="inner")

@@ -4,6 +4,11 @@ processes that are slowest across cases, named.
 
 Cost grows with the number of samples (one groupby), not with processes x cases drawn as
 markers: at 256 processes x 48 cases the matrix is one image.
+
+:func:`late_arrivals` reads device time the other way round: in a collective across
+processes, each device's execution holds the wait for the last participant, so the process
+the others wait for is the one with the *shortest* device time, and the others' excess is
+what it costs them.
 """
 
 from __future__ import annotations
@@ -49,3 +54,35 @@ def slowest(matrix: pd.DataFrame, k: int = 5) -> pd.DataFrame:
                      "slowest_in": int(last.get(p, 0)), "cases": len(row),
                      "worst_case": row.idxmax(), "worst_relative": float(row.max())})
     return pd.DataFrame(rows)
+
+
+#: a late arrival is named where the others' median device time exceeds its own by this
+#: share of theirs (and by LATE_FLOOR_S): the rest is the collective's own spread
+LATE_SHARE = 0.25
+LATE_FLOOR_S = 50e-6
+LATE_COLUMNS = ["case_id", "process", "its_device_s", "others_device_s", "others_wait_s"]
+
+
+def late_arrivals(samples: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per collective case across processes with device samples: the process the others
+    waited for (the shortest median device time, by :data:`LATE_SHARE` of the others'
+    median and at least :data:`LATE_FLOOR_S`), its median, the others' and what they
+    waited (the difference)."""
+    coll = summary[summary["collective"].notna() & (summary["hosts"] > 1)]
+    if coll.empty or not (samples["phase"] == "device").any():
+        return pd.DataFrame(columns=LATE_COLUMNS)
+    dev = samples[(samples["phase"] == "device") & samples["case_id"].isin(coll["case_id"])]
+    med = dev.groupby(["case_id", "process"], observed=True)["seconds"].median()
+    rows = []
+    for case_id, g in med.groupby(level="case_id", observed=True):
+        g = g.droplevel("case_id")
+        if len(g) < 2:
+            continue
+        last = int(g.idxmin())
+        others = float(g.drop(last).median())
+        wait = others - float(g[last])
+        if wait >= max(LATE_SHARE * others, LATE_FLOOR_S):
+            rows.append({"case_id": str(case_id), "process": last,
+                         "its_device_s": float(g[last]), "others_device_s": others,
+                         "others_wait_s": wait})
+    return pd.DataFrame(rows, columns=LATE_COLUMNS)

@@ -1,9 +1,12 @@
 """Statistics derived from raw samples, each labelled by how it was aggregated.
 
-The headline time of a case is ``time_s``: the median over timed iterations of the
-per-iteration aggregate over processes — the max by default (the slowest process
-decides when a step is done); ``across="mean"`` or ``"min"`` give the alternatives.
-Rank statistics follow OSU/nccl-tests: each process's median, then min/avg/max.
+The headline time of a case is ``time_s``: the median over iterations of the
+per-iteration aggregate over processes (and, for device time, their devices) — the max by
+default (the slowest process decides when a step is done); ``across="mean"`` or ``"min"``
+give the alternatives. It is the time of the case's best timing method
+(:data:`podscale.core.timing.HEADLINE`: device, else chain, else each; the ``method``
+column says which), and ``each_s``, ``chain_s``, ``device_s`` give every method's beside
+it. Rank statistics follow OSU/nccl-tests: each process's median, then min/avg/max.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import IDENTITY, SETTINGS, param_columns
 from podscale.analysis.models.bandwidth import algbw, bus_factor
+from podscale.core.timing import HEADLINE, METHODS, PHASE_OF
 
 ACROSS = ("max", "mean", "min")
 
@@ -25,8 +29,17 @@ def labels(across: str = "max") -> dict[str, str]:
     """Column -> how it is derived (shown in reports)."""
     agg = f"the {across} over processes"
     return {
-        "time_s": f"median over timed iterations (of every round) of {agg} that take part "
-              "(both of a pair)",
+        "time_s": f"median over iterations (of every round) of {agg} that take part "
+              "(both of a pair), of the method named in 'method'",
+        "method": "the timing method time_s is of: device (each execution's device time "
+                  "from a profiler trace), else chain (back-to-back calls, one wait), else "
+                  "each (one call waited on)",
+        "each_s": f"median over timed iterations of {agg}, each call waited on",
+        "chain_s": f"median over chains of {agg}, a chain's time over its calls",
+        "device_s": f"median over executions of {agg} and their devices, device time",
+        "host_s": "each_s - device_s: what a call waited on costs beyond the device's work",
+        "dispatch_bound": "each_s exceeds device_s by 25% or more: the host's round trip, "
+                          "not the device, sets the time a program that waits sees",
         "rounds": "independent repetitions (separate launches) with timed samples",
         "round_cv": "between-round coefficient of variation of each round's median "
                     "(what a comparison must beat; NaN with one round)",
@@ -36,9 +49,9 @@ def labels(across: str = "max") -> dict[str, str]:
         "cv": f"coefficient of variation (std/mean) over timed iterations of {agg}",
         "ci_lo_s": "95% distribution-free confidence interval of time_s, lower bound",
         "ci_hi_s": "95% distribution-free confidence interval of time_s, upper bound",
-        "rank_min_s": "min over processes of each process's median timed iteration",
-        "rank_avg_s": "mean over processes of each process's median timed iteration",
-        "rank_max_s": "max over processes of each process's median timed iteration",
+        "rank_min_s": "min over processes of each process's median timed (each) iteration",
+        "rank_avg_s": "mean over processes of each process's median timed (each) iteration",
+        "rank_max_s": "max over processes of each process's median timed (each) iteration",
         "skew_s": "median over timed iterations of (max - min) over processes",
         "compile_s": "max over processes of the compile phase (lower+compile, or first call)",
         "gbps": "bytes per process / time_s, GB/s (1e9 bytes/s)",
@@ -93,7 +106,8 @@ def describe(values: ArrayLike) -> dict[str, float]:
 
 
 def per_iteration(samples: pd.DataFrame, phase: str = "timed") -> pd.DataFrame:
-    """Max, min and mean over processes of each (case, round, iteration) of ``phase``."""
+    """Max, min and mean over processes (and devices, for ``device``) of each (case,
+    round, iteration) of ``phase``."""
     if isinstance(samples["case_id"].dtype, pd.CategoricalDtype) and len(samples):
         return _per_iteration_codes(samples, phase)
     s = samples[samples["phase"] == phase]
@@ -126,6 +140,45 @@ def _per_iteration_codes(samples: pd.DataFrame, phase: str) -> pd.DataFrame:
                          "t_mean": np.add.reduceat(v, starts) / count, "processes": count})
 
 
+def method_iterations(phases: dict[str, pd.DataFrame],
+                      prefer: tuple[str, ...] = HEADLINE) -> pd.DataFrame:
+    """Per case, the :func:`per_iteration` rows of the first method of ``prefer`` it has
+    (``phases``: each method's per-iteration frame), with a ``method`` column."""
+    parts: list[pd.DataFrame] = []
+    seen: set[str] = set()
+    for method in prefer:
+        it = phases.get(method)
+        if it is None or it.empty:
+            continue
+        it = it[~it["case_id"].isin(seen)]
+        if len(it):
+            parts.append(it.assign(method=method))
+            seen |= set(it["case_id"])
+    if not parts:
+        return pd.DataFrame(columns=["case_id", "round", "iteration", "t_max", "t_min",
+                                     "t_mean", "processes", "method"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def by_method(phases: dict[str, pd.DataFrame], col: str = "t_max") -> pd.DataFrame:
+    """Per case, every method's median over iterations of ``col`` (``each_s``,
+    ``chain_s``, ``device_s``), ``host_s`` (each - device) and ``dispatch_bound``."""
+    cols = {}
+    for method in METHODS:
+        it = phases.get(method)
+        if it is not None and len(it):
+            cols[f"{method}_s"] = it.groupby("case_id")[col].median()
+    out = pd.DataFrame(cols, columns=[f"{m}_s" for m in METHODS], dtype=float)
+    out["host_s"] = out["each_s"] - out["device_s"]
+    out["dispatch_bound"] = out["each_s"] >= DISPATCH_BOUND * out["device_s"]
+    out.index = out.index.astype(object)
+    return out
+
+
+#: each_s at least this many times device_s: the host's round trip sets the time
+DISPATCH_BOUND = 1.25
+
+
 def round_medians(it: pd.DataFrame, col: str = "t_max") -> pd.DataFrame:
     """Per (case, round): the median over that round's timed iterations of ``col``."""
     return it.groupby(["case_id", "round"])[col].median().rename("median").reset_index()
@@ -142,6 +195,7 @@ def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
     for case_id, g in it.groupby("case_id"):
         d = describe(g[col])
         rows[case_id] = {
+            "method": g["method"].iloc[0] if "method" in g else "each",
             "time_s": d["median"], "iqr_s": d["iqr"], "p90_s": d["p90"], "p99_s": d["p99"],
             "cv": d["cv"], "ci_lo_s": d["ci_lo"], "ci_hi_s": d["ci_hi"],
             "time_min_s": g[col].min(), "skew_s": (g["t_max"] - g["t_min"]).median(),
@@ -151,21 +205,41 @@ def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def process_medians(samples: pd.DataFrame) -> pd.Series:
-    """Each process's median timed iteration per case (index: case_id, process)."""
-    timed = samples[samples["phase"] == "timed"]
+def of_method(samples: pd.DataFrame, methods: pd.Series | None) -> pd.DataFrame:
+    """The samples of each case's timing method (``methods``: case id -> method, as the
+    ``method`` column of :func:`method_iterations`), or the ``each`` samples (phase
+    ``timed``) where ``methods`` is None."""
+    if methods is None:
+        return samples[samples["phase"] == "timed"]
+    want = samples["case_id"].astype(object).map(methods.map(PHASE_OF))
+    return samples[(samples["phase"].astype(object) == want).to_numpy()]
+
+
+def process_medians(samples: pd.DataFrame, methods: pd.Series | None = None) -> pd.Series:
+    """Each process's median iteration per case (index: case_id, process), of each case's
+    method (:func:`of_method`; the ``each`` samples by default)."""
+    timed = of_method(samples, methods)
     return timed.groupby(["case_id", "process"], observed=True)["seconds"].median()
 
 
+def phase_iterations(samples: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Every timing method's :func:`per_iteration` frame."""
+    return {m: per_iteration(samples, PHASE_OF[m]) for m in METHODS}
+
+
 def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
-              it: pd.DataFrame | None = None, medians: pd.Series | None = None
-              ) -> pd.DataFrame:
-    """One row per case with labelled statistics (see :func:`labels`); ``it`` and
-    ``medians``: the samples' :func:`per_iteration` and :func:`process_medians` where they
-    are already computed."""
+              it: pd.DataFrame | None = None, medians: pd.Series | None = None,
+              phases: dict[str, pd.DataFrame] | None = None,
+              prefer: tuple[str, ...] = HEADLINE) -> pd.DataFrame:
+    """One row per case with labelled statistics (see :func:`labels`); ``phases``,
+    ``it`` and ``medians``: the samples' :func:`phase_iterations`, the headline method's
+    iterations (:func:`method_iterations` of ``prefer``) and :func:`process_medians`
+    where they are already computed."""
     if across not in ACROSS:
         raise ValueError(f"across must be one of {ACROSS}, got {across!r}")
-    stats = _case_stats(per_iteration(samples) if it is None else it, f"t_{across}")
+    phases = phase_iterations(samples) if phases is None else phases
+    it = method_iterations(phases, prefer) if it is None else it
+    stats = _case_stats(it, f"t_{across}").join(by_method(phases, f"t_{across}"))
     ranks = process_medians(samples) if medians is None else medians
     ranks = ranks.groupby("case_id", observed=True)
     stats = stats.join(ranks.agg(rank_min_s="min", rank_avg_s="mean", rank_max_s="max"))

@@ -13,13 +13,15 @@ from podscale.core.case import layout_key
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
     "hosts": "hosts", "devices_per_host": "dev/host", "mesh": "mesh", "iters": "iters",
-    "sync": "sync", "time_s": "time (us)", "iqr_s": "IQR (us)",
+    "sync": "sync", "method": "by", "time_s": "time (us)", "host_s": "host (us)",
+    "iqr_s": "IQR (us)",
     "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
     "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
-    "busbw": "busbw", "pct_ceiling": "% of ceiling", "compile_s": "compile (ms)",
+    "busbw": "busbw", "pct_ceiling": "% of ceiling", "pct_flops": "% of FLOP ceiling",
+    "compile_s": "compile (ms)",
     "wrong": "#wrong",
 }
-_US = ("time_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
+_US = ("time_s", "host_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
 
 
 def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -28,7 +30,8 @@ def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
     names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
     df = summary[[c for c in names if c in summary.columns]].copy()
     for c in _US:
-        df[c] = df[c] * 1e6
+        if c in df:
+            df[c] = df[c] * 1e6
     df["compile_s"] = df["compile_s"] * 1e3
     df = df.rename(columns=names)
 
@@ -42,9 +45,25 @@ def fits_table(table: pd.DataFrame) -> pd.DataFrame:
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
              "beta": f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
-             "basis": r.basis, "S_half": bytes_h(r.s_half_bytes), "r2": f"{r.r2:.2f}"}
+             "basis": r.basis, "by": getattr(r, "method", "each"),
+             "host": _us(getattr(r, "host_us", float("nan"))),
+             "S_half": bytes_h(r.s_half_bytes),
+             "n½ (peak)": _half(getattr(r, "n_half_peak_bytes", float("nan"))),
+             "r2": f"{r.r2:.2f}"}
             for r in table.itertuples()]
     return pd.DataFrame(rows)
+
+
+def _us(v: float) -> str:
+    return "N/A" if pd.isna(v) else time_h(v / 1e6)
+
+
+def _half(v: float) -> str:
+    """n½ against a peak: a size, ``never`` (the fitted bandwidth stays under half of it)
+    or N/A (no peak)."""
+    if pd.isna(v):
+        return "N/A"
+    return "never" if v == float("inf") else bytes_h(v)
 
 
 def _key_cols(df: pd.DataFrame) -> list[str]:
@@ -74,8 +93,9 @@ def predictions_table(pred: pd.DataFrame) -> pd.DataFrame:
 
 
 def ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
-    cols = ["workload", "variant", "dtype", "size", "hosts", "devices_per_host", "busbw",
-            "gbps", "ceiling_gbps", "pct_ceiling", "ceiling"]
+    cols = ["workload", "variant", "dtype", "size", "op", "hosts", "devices_per_host",
+            "method", "busbw", "gbps", "ceiling_gbps", "pct_ceiling", "ceiling", "gflops",
+            "flops_ceiling_gflops", "pct_flops", "flops_ceiling"]
     return summary[[c for c in cols if c in summary.columns]].map(cell)
 
 

@@ -95,6 +95,7 @@ class _Analysis:
     status: str = "complete"
     links: list = field(default_factory=list)
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
+    late: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 VARIANTS_NOTE = (
@@ -108,24 +109,26 @@ VARIANTS_NOTE = (
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
-    from podscale.analysis.models.ceilings import with_ceilings
+    from podscale.analysis.models.ceilings import peak_of, with_ceilings, with_half_peak
     from podscale.analysis.models.fits import fits, regimes
     from podscale.analysis.models.links import matrices as link_matrices
     from podscale.analysis.models.pairs import outliers
     from podscale.analysis.models.scalemodel import scaling_models
-    from podscale.analysis.models.skew import relative, slowest
+    from podscale.analysis.models.skew import late_arrivals, relative, slowest
 
     samples = run.samples
-    summary = with_ceilings(run.summary(across), run.device_kind)
+    summary = with_ceilings(run.summary(across), run.device_kind, run.envs)
     rm = run.round_medians()
-    fitted = fits(samples, summary, rm=rm)
+    fitted = with_half_peak(fits(samples, summary, rm=rm),
+                            peak_of(run.device_kind, run.envs))
     reg = regimes(summary, fitted)
     summary[list(reg.columns)] = reg
     skew = relative(samples, summary, run.process_medians())
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm), run.status_text,
-                     link_matrices(summary, run.process_medians()), run.ledger)
+                     link_matrices(summary, run.process_medians()), run.ledger,
+                     late_arrivals(samples, summary))
 
 
 def _plots(doc: Doc, a: _Analysis, run_dir: Path,
@@ -190,7 +193,10 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
     if not a.fitted.empty:
         doc.heading("Latency-bandwidth fits", "t(S) = alpha + S/beta per size sweep over "
                     "round medians (analysis/models/fits.py); beta is a bus bandwidth for "
-                    "collectives; S_half = alpha*beta, the size at half of beta")
+                    "collectives; S_half = alpha*beta, the size at half of beta; n½ (peak): "
+                    "the size at half of the device's peak; alpha is of the method named "
+                    "(device time: the operation's own latency), host the per-call cost "
+                    "beside it (each - device)")
         doc.table(fits_table(a.fitted), collapsed=f"{len(a.fitted)} fit(s)")
     if not a.scaled["models"].empty:
         pred = a.scaled["predictions"]
@@ -199,7 +205,9 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
                   f"{', '.join(map(str, sorted(pred.n.unique())))}")
         doc.table(a.scaled["models"].map(cell), collapsed="fitted models")
     doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
-                "(others) against the ceiling named per row (analysis/models/ceilings.py)")
+                "(others) against the ceiling named per row; % of FLOP ceiling: GFLOP/s per "
+                "device against the bf16 peak, or on CPU the run's best matmul "
+                "(analysis/models/ceilings.py)")
     doc.table(ceiling_table(summary), collapsed="ceiling per case")
     algo = algorithms(summary)
     if not algo.empty:
@@ -249,8 +257,8 @@ def build(run: Run | Path, across: str = "max",
         status.append(problems)
     from podscale.analysis.models.ledger import sentences as wall_time
 
-    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted)
-                + wall_time(a.ledger))
+    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted,
+                                  a.late) + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
         from podscale.analysis.render.sections import replay_section
 

@@ -31,6 +31,13 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
     return fmt
 
 
+def _host(df: pd.DataFrame) -> list[str]:
+    """each - device per row (us), marked ``!`` where the case is dispatch-bound."""
+    num = _num(1e6)
+    return [num(v) + ("!" if b is True else "")
+            for v, b in zip(df["host_s"], df["dispatch_bound"])]
+
+
 def _int(v: Any) -> str:
     return "N/A" if missing(v) else f"{int(v)}"
 
@@ -41,13 +48,21 @@ def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
     out: list[tuple[str, str, str, Callable]] = []
     if (df["bytes_per_device"] > 0).any():
         out.append(("bytes_per_device", "S", "(B)", _int))
+    if "method" in df and df["method"].nunique() > 1:
+        out.append(("method", "by", "", str))
     out.append(("time_s", "time", "(us)", _num(1e6)))
+    if "host_s" in df and df["host_s"].notna().any():
+        out.append(("host_shown", "host", "(us)", str))
     if collective:
         out += [("algbw", "algbw", "(GB/s)", _num()), ("busbw", "busbw", "(GB/s)", _num())]
     elif (df["bytes_per_process"] > 0).any():
         out.append(("gbps", "GB/s", "(process)", _num()))
+    if "pct_ceiling" in df and df["pct_ceiling"].notna().any():
+        out.append(("pct_ceiling", "%peak", "(GB/s)", _num()))
     if (df["flops_per_process"] > 0).any():
         out.append(("gflops", "GFLOP/s", "(process)", _num()))
+    if "pct_flops" in df and df["pct_flops"].notna().any():
+        out.append(("pct_flops", "%peak", "(FLOP/s)", _num()))
     spread = "round_cv" if df["rounds"].max() > 1 else "cv"
     out.append((spread, "cv", "(rounds)" if spread == "round_cv" else "(iters)", _num()))
     out += [("compile_s", "compile", "(ms)", _num(1e3)), ("wrong", "#wrong", "", _int)]
@@ -94,6 +109,8 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
     """One workload's lines: heading, column names, units, rows, and for collectives the
     average bus bandwidth."""
     units = units_of(df)
+    if "host_s" in df:
+        df = df.assign(host_shown=_host(df))
     ident = [c for c in SHOWN_IDENTITY + SHOWN_SETTINGS if c in df and c not in constant]
     vary, same = _varying(df, ident + _params(df))
     cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + _measures(df)
@@ -113,6 +130,29 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
     return out
 
 
+def _method_lines(summary: pd.DataFrame) -> list[str]:
+    """What ``time`` is of, and what ``host`` means, where the run has the methods."""
+    if "method" not in summary:
+        return []
+    methods = summary["method"].dropna().unique()
+    what = {"device": "each execution's device time (profiler trace)",
+            "chain": "back-to-back calls, one wait (nccl-tests)",
+            "each": "one call, waited on"}
+    by = f"by {methods[0]}: {what.get(methods[0], '')}" if len(methods) == 1 else \
+        "by the method in column 'by' (device, else chain, else each)"
+    out = [f"# time {by}"]
+    if "host_s" in summary and summary["host_s"].notna().any():
+        out.append("# host: each - device, the per-call cost beyond the device's work; "
+                   "!: dispatch-bound (each >= 1.25 x device)")
+        if (summary["host_s"] < 0).any():
+            out.append("# host < 0: the traced pass ran slower than calls waited on (on CPU "
+                       "the profiler slows the client's collectives)")
+    if "ceiling" in summary and summary["ceiling"].notna().any():
+        out.append("# %peak: of the device's peak (HBM per device, or busbw against a link; "
+                   "bf16 FLOP/s per device), read from the device where JAX gives it")
+    return out
+
+
 def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
     """The settings every case shares, once, and which columns they are."""
     shared = {c: summary[c].iloc[0] for c in (*SHOWN_SETTINGS, "layout")
@@ -129,7 +169,8 @@ def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
         parts.append(f"layout {shared['layout']}")
     across = summary["across"].iloc[0] if "across" in summary else "max"
     lines = [f"# {', '.join(parts)}" if parts else "#",
-             f"# time: median over timed iterations of the {across} over processes",
+             f"# time: median over iterations of the {across} over processes",
+             *_method_lines(summary),
              "# S: bytes per device (nccl-tests' size)",
              "# cv: spread of the rounds' medians (separate launches), or of the iterations "
              "with one round"]

@@ -41,11 +41,13 @@ def differences(a: dict, b: dict, names: Iterable[str]) -> list[str]:
 
 def setting_differences(ca: pd.DataFrame, cb: pd.DataFrame, common: list[str]) -> list[str]:
     """Measurement settings (iters, warmup, sync, traced iters) that differ between the
-    runs' matched cases, each with how many cases it concerns."""
-    a = ca.drop_duplicates("case_id").set_index("case_id").loc[common, SETTINGS]
-    b = cb.drop_duplicates("case_id").set_index("case_id").loc[common, SETTINGS]
+    runs' matched cases, each with how many cases it concerns; the timing methods are not
+    among them (a comparison judges one method both runs have: :func:`common_method`)."""
+    cols = [c for c in SETTINGS if c != "timing"]
+    a = ca.drop_duplicates("case_id").set_index("case_id").loc[common, cols]
+    b = cb.drop_duplicates("case_id").set_index("case_id").loc[common, cols]
     out = []
-    for col in SETTINGS:
+    for col in cols:
         differ = a[col].astype(str) != b[col].astype(str)
         if differ.any():
             pairs = sorted({(str(x), str(y)) for x, y in zip(a[col][differ], b[col][differ])})
@@ -60,6 +62,10 @@ def version_differences(ca: pd.DataFrame, cb: pd.DataFrame) -> list[str]:
     return [f"workload {w}: version {va[w]} vs {vb[w]} (its cases are not matched)"
             for w in sorted(set(va.index) & set(vb.index)) if va[w] != vb[w]]
 
+
+#: what each timing method's time is, in a sentence's words
+METHOD_WORDS = {"each": "one call, waited on", "chain": "back-to-back calls, one wait",
+                "device": "each execution's device time from a profiler trace"}
 
 COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_value",
            "rounds_a", "rounds_b", "cv_a", "cv_b", "p_adj", "verdict"]
@@ -167,19 +173,38 @@ def comparable(run_a: Run, run_b: Run, force: bool) -> list[str]:
                     if r.problems]
 
 
+def judged(run_a: Run, run_b: Run, method: str = "auto") -> tuple[Run, Run, str]:
+    """Both runs read with one timing method (:meth:`Run.using`), and the method: the one
+    asked for, which both must hold, or for ``auto`` the best of A's :attr:`Run.prefer`
+    that both hold (a run before the timing methods holds ``each`` alone)."""
+    have = set(run_a.methods()) & set(run_b.methods())
+    if method != "auto":
+        if method not in have:
+            raise UsageError(f"--timing {method}: A times {','.join(run_a.methods())}, B "
+                             f"{','.join(run_b.methods())}; judge a method both hold")
+        return run_a.using(method), run_b.using(method), method
+    chosen = next((m for m in run_a.prefer if m in have), None)
+    if chosen is None:
+        raise UsageError(f"no timing method in common: A times {','.join(run_a.methods())}, "
+                         f"B {','.join(run_b.methods())}")
+    return run_a.using(chosen), run_b.using(chosen), chosen
+
+
 def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = defaults.THRESHOLD,
             alpha: float = defaults.ALPHA,
             force: bool = False, correction: str = "bh",
-            paired: bool = False) -> tuple[pd.DataFrame, list[str]]:
+            paired: bool = False, method: str = "auto") -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): :func:`verdicts` over the cases both runs have, each case's
-    rounds summarised by their medians over iterations of the max over processes.
+    rounds summarised by their medians over iterations of the max over processes, of one
+    timing method both runs hold (:func:`judged`).
     ``paired`` (runs of one ``podscale ab`` only) pairs round i of A with round i of B;
     measured here, neighbouring launches share little (correlation of round medians
     ~0.2), so pairing halves the degrees of freedom for a small gain and Welch is the
     default."""
-    run_a, run_b = as_run(run_a), as_run(run_b)
+    run_a, run_b, method = judged(as_run(run_a), as_run(run_b), method)
     ma, ca, mb, cb = run_a.manifest, run_a.cases, run_b.manifest, run_b.cases
     notes = comparable(run_a, run_b, force)
+    notes.append(f"verdicts judge the {method} time ({METHOD_WORDS[method]})")
     ra, rb = run_a.round_medians(), run_b.round_medians()
     common = sorted(set(ra["case_id"]) & set(rb["case_id"]))
     if not common:

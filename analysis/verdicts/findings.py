@@ -112,9 +112,29 @@ def _spread(summary: pd.DataFrame) -> list[str]:
             f"the slowest and fastest process's median ({_case(top)})"]
 
 
+def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None) -> list[str]:
+    """Dispatch-bound cases (a call waited on takes 1.25x its device time or more), and
+    the processes others wait for at a collective (from device time)."""
+    out = []
+    if "dispatch_bound" in summary:
+        bound = summary[summary["dispatch_bound"].fillna(False).astype(bool)]
+        if len(bound):
+            out.append(f"{len(bound)} case(s) are dispatch-bound: a call waited on takes "
+                       f"1.25x its device time or more (median host cost "
+                       f"{time_h(float(bound['host_s'].median()))} a call), so a program "
+                       f"that waits on every step sees the host's round trip, not the "
+                       f"device: {_names(bound)}")
+    for r in (late if late is not None else pd.DataFrame()).head(3).itertuples():
+        out.append(f"process {r.process} arrives last at the collective in {r.case_id}: "
+                   f"the others wait {time_h(r.others_wait_s)} for it (device time "
+                   f"{time_h(r.its_device_s)} against their {time_h(r.others_device_s)})")
+    return out
+
+
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
              scaled: dict | None = None, slowest: pd.DataFrame | None = None,
-             fitted: pd.DataFrame | None = None) -> list[str]:
+             fitted: pd.DataFrame | None = None,
+             late: pd.DataFrame | None = None) -> list[str]:
     """Sentences, most important first; each names the cases it is about."""
     out: list[str] = []
     wrong = summary[summary["wrong"] > 0]
@@ -127,6 +147,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"were not verified (rounding bound too loose to catch a zero): "
                    f"{_names(un)}")
     out += ceiling_findings(summary)
+    out += timing_findings(summary, late)
     out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))
     if not scaling.empty:
         top = scaling[scaling["hosts"] == scaling["hosts"].max()]

@@ -11,50 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from podscale.core.attribution import COLLECTIVE, attribute, op_totals, union
+from podscale.worker.xspace import executions
 
 #: ops per capture window whose counts and times the record keeps (most time first)
 OPS_KEPT = 64
-
-
-def _executions(xplane: Path) -> tuple[list[tuple[str, str, list[tuple[int, int, str]]]],
-                                       int | None]:
-    """(module, device, ops) of every XLA execution the trace holds: from device planes'
-    ``XLA Modules`` and ``XLA Ops`` lines (TPU, GPU), else from op events that name their
-    ``hlo_module`` (the CPU client: one execution per module, device and ``run_id``); and
-    the session's start on the wall clock (ns; event times count from it), if it says."""
-    from bisect import bisect_left
-
-    from jax.profiler import ProfileData
-
-    execs: list[tuple[str, str, list[tuple[int, int, str]]]] = []
-    runs: dict[tuple[str, int, int], list[tuple[int, int, str]]] = {}
-    began: int | None = None
-    for plane in ProfileData.from_file(str(xplane)).planes:
-        start = dict(plane.stats).get("profile_start_time")
-        if start is not None:
-            began = int(start)
-        lines = {line.name: list(line.events) for line in plane.lines}
-        if "XLA Modules" in lines:
-            ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
-                         for e in lines.get("XLA Ops", []))
-            starts = [o[0] for o in ops]
-            for ev in lines["XLA Modules"]:
-                a, b = int(ev.start_ns), int(ev.start_ns + ev.duration_ns)
-                inside = ops[bisect_left(starts, a):bisect_left(starts, b)]
-                execs.append((ev.name.split("(")[0], plane.name, inside or [(a, b, ev.name)]))
-            continue
-        for events in lines.values():
-            for ev in events:
-                stats = dict(ev.stats)
-                if stats.get("hlo_module") is None or ev.name.startswith("end:"):
-                    continue
-                start = int(ev.start_ns)
-                runs.setdefault((str(stats["hlo_module"]), int(stats.get("device_ordinal", 0)),
-                                 int(stats.get("run_id", 0))), []).append(
-                    (start, start + int(ev.duration_ns), ev.name))
-    if not execs:
-        execs = [(m, str(d), sorted(ops)) for (m, d, _), ops in runs.items()]
-    return execs, began
 
 
 def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
@@ -66,7 +26,8 @@ def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
     (µs), and each collective op of the device that ended last as [name, start, duration]
     (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
     and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
-    execs, began = _executions(xplane)
+    found, began = executions(xplane)
+    execs = [(e.module, e.device, e.ops) for e in found]
     spent: dict[str, int] = {}  # op time per module
     for m, _, ops in execs:
         spent[m] = spent.get(m, 0) + sum(b - a for a, b, _ in ops)

@@ -115,8 +115,16 @@ class Settings:
     traced_iters: int = 0  # > 0: a profiled pass after the timed iterations
     #: elements per device the float check compares (0: all); not part of what is timed
     check_elements: int = defaults.CHECK_ELEMENTS
+    #: the timing methods (:data:`podscale.core.timing.METHODS`), as ``each,chain,device``
+    timing: str = defaults.TIMING
 
     def __post_init__(self) -> None:
+        from podscale.core.timing import parse_methods
+
+        try:
+            object.__setattr__(self, "timing", ",".join(parse_methods(self.timing)))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         if self.iters < 1:
             raise UsageError(f"iters must be >= 1, got {self.iters}")
         if self.warmup < 0:
@@ -130,7 +138,13 @@ class Settings:
 
     def to_dict(self) -> dict:
         return {"iters": self.iters, "warmup": self.warmup, "sync": self.sync,
-                "traced_iters": self.traced_iters, "check_elements": self.check_elements}
+                "traced_iters": self.traced_iters, "check_elements": self.check_elements,
+                "timing": self.timing}
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The timing methods, in the order they run."""
+        return tuple(self.timing.split(","))
 
 
 @dataclass(frozen=True)

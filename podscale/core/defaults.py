@@ -15,6 +15,9 @@ ITERS: Final = 20
 WARMUP: Final = 3
 SYNC: Final = "each"
 TRACED_ITERS: Final = 3  # with --profile; 0 without it
+#: timing methods of every case (podscale.core.timing): one call waited on, a chain of
+#: back-to-back calls, each execution's device time from a profiler trace
+TIMING: Final = "each,chain,device"
 #: elements per device the float check compares on the timed inputs (0: every element);
 #: the exact pass compares every element of its own inputs
 CHECK_ELEMENTS: Final = 4096
@@ -31,7 +34,8 @@ ALPHA: Final = 0.05
 GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
     "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
     "local_axes": None, "dtypes": "float32", "variants": None, "iters": ITERS,
-    "warmup": WARMUP, "sync": SYNC, "traced_iters": TRACED_ITERS, "rounds": ROUNDS,
+    "warmup": WARMUP, "sync": SYNC, "timing": TIMING, "traced_iters": TRACED_ITERS,
+    "rounds": ROUNDS,
     "check_elements": CHECK_ELEMENTS,
     "params": {}})
 #: seconds without progress after which a run is stopped

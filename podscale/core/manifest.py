@@ -16,10 +16,12 @@ from podscale.core.errors import UsageError
 #: the run directory's format. 1 (c47a09c, podscale 0.1): one JSON line per sample, no
 #: workloads or mesh axes (refused with a note); 2 (857aec4): workloads and named mesh axes
 #: (read); 3: timings as sample blocks, one line per case, phase and round. Fields added
-#: with defaults keep the version (0.4: CaseRecord.unsampled, LedgerRecord.rss_mb, cpu_s)
-SCHEMA = "podscale.run/3"
+#: with defaults keep the version (0.4: CaseRecord.unsampled, LedgerRecord.rss_mb, cpu_s);
+#: 4 (0.5): samples of the phases chain and device (the timing methods), and the case's
+#: ``settings.timing`` (a /3 run timed each call waited on, and is read as such)
+SCHEMA = "podscale.run/4"
 #: schemas this podscale reads (a /2 run's records hold one line per sample)
-READABLE = ("podscale.run/2", SCHEMA)
+READABLE = ("podscale.run/2", "podscale.run/3", SCHEMA)
 OLD_SCHEMAS = {"podscale.run/1": "podscale 0.1, before workloads and named mesh axes"}
 STATUSES = ("running", "complete", "failed", "interrupted")
 

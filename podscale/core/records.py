@@ -26,17 +26,22 @@ from podscale.core.manifest import (  # noqa: F401 (the run's manifest, re-expor
     write_manifest,
 )
 
-PHASES = ("compile", "warmup", "timed", "traced")
+#: a sample's phase; ``timed``, ``chain`` and ``device`` are the three timing methods
+#: (:data:`podscale.core.timing.METHODS`: each, chain, device)
+PHASES = ("compile", "warmup", "timed", "traced", "chain", "device")
 #: a launch's wall-time phases (LedgerRecord), in the order a launch goes through them
 LEDGER_PHASES = ("interpreter", "import", "join", "prepare", "compile", "warmup", "barrier",
-                 "timed", "check", "write", "traced")
+                 "timed", "chain", "device", "check", "write", "traced")
 #: name of the profiler annotation taken right after a barrier, to align traces
 SYNC_MARK = "podscale_sync"
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One raw timing: a process's wall time for one iteration of one phase of a case."""
+    """One raw timing of one iteration of one phase of a case: a process's wall time
+    (``timed``: one call waited on; ``chain``: the mean of a chain of back-to-back calls,
+    its ``iteration`` the chain's number) or, in phase ``device``, one execution's time on
+    ``device`` read from a profiler trace."""
 
     case_id: str
     process: int

@@ -23,10 +23,14 @@ if TYPE_CHECKING:
 def show(run: Run, fmt: str = "text") -> int:
     """Print the run's tables (``fmt``: text, csv or json); return how many output
     elements were wrong."""
+    from podscale.analysis.models.ceilings import peak_of, with_ceilings
     from podscale.analysis.render.table import export, render
 
+    summary = run.summary()
+    if peak_of(run.device_kind, run.envs) is not None and not summary.empty:
+        summary = with_ceilings(summary, run.device_kind, run.envs)  # % of the device's peaks
     if fmt != "text":
-        print(export(run.summary(), fmt))
+        print(export(summary, fmt))
         return run.wrong
     env = run.manifest.environment
     versions = env.get("versions", {})
@@ -46,11 +50,18 @@ def show(run: Run, fmt: str = "text") -> int:
     if run.cases.empty:
         print("# no case completed")
         return 0
-    print(render(run.summary()))
+    print(render(summary))
     from podscale.analysis.models.links import summary_lines
 
     for line in summary_lines(run.summary(), run.process_medians()):  # ring-shift sweeps
         print(f"# {line}")
+    from podscale.analysis.models.skew import late_arrivals
+    from podscale.analysis.units import time_h
+
+    for r in late_arrivals(run.samples, run.summary()).itertuples():
+        print(f"# {r.case_id}: process {r.process} arrives last at the collective: the "
+              f"others wait {time_h(r.others_wait_s)} for it (device time "
+              f"{time_h(r.its_device_s)} against {time_h(r.others_device_s)})")
     return run.wrong
 
 
@@ -129,7 +140,7 @@ def run_grid(prepared: Prepared, out: Path, name: str | None = None, *, fmt: str
             trace(run.path, Path(trace_dir) if trace_dir else None)
     if report:
         write_report(run)
-    print(f"# results: {run.path}")
+    (print if fmt == "text" else _to_stderr)(f"# results: {run.path}")  # csv/json: data only
     if wrong:
         raise wrong_results(run)
     return 0
@@ -209,10 +220,17 @@ class Verdict:
     correction: str = "bh"
     paired: bool = False
     fail_on_regression: bool = False
+    #: the timing method judged (auto: the best both runs hold)
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         if self.threshold < 0 or not 0 < self.alpha < 1:
             raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
+        from podscale.core.timing import METHODS
+
+        if self.method not in ("auto", *METHODS):
+            raise UsageError(f"bad --judge {self.method!r}: auto or one of "
+                             f"{', '.join(METHODS)}")
 
     def compare(self, run_a: Run, run_b: Run, force: bool = False) -> tuple[Any, list[str]]:
         """(table, notes) of :func:`podscale.analysis.verdicts.compare.compare` under this
@@ -220,7 +238,7 @@ class Verdict:
         from podscale.analysis.verdicts.compare import compare
 
         return compare(run_a, run_b, threshold=self.threshold, alpha=self.alpha, force=force,
-                       correction=self.correction, paired=self.paired)
+                       correction=self.correction, paired=self.paired, method=self.method)
 
 
 def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
@@ -233,7 +251,9 @@ def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
         program_changes_text,
     )
     from podscale.analysis.verdicts import fitcompare, programs
+    from podscale.analysis.verdicts.compare import judged
 
+    run_a, run_b, _ = judged(run_a, run_b, verdict.method)
     name_a, name_b = run_a.path.name, run_b.path.name
     changed = programs.program_changes(run_a.summary(), run_b.summary())
     attrs = dict(table.attrs)

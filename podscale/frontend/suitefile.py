@@ -36,7 +36,8 @@ from podscale.core.errors import UsageError
 Kind = type | tuple[type, ...]
 LISTS: dict[str, Kind] = {"workloads": str, "sizes": (str, int), "hosts": int,
                           "devices_per_host": int, "dtypes": str, "variants": str}
-SCALARS: dict[str, Kind] = {"iters": int, "warmup": int, "sync": str, "traced_iters": int,
+SCALARS: dict[str, Kind] = {"iters": int, "warmup": int, "sync": str, "timing": str,
+                            "traced_iters": int,
                             "local_axes": str, "rounds": int, "check_elements": (int, str)}
 TABLES = ("params",)
 SWEEP = "sweep"

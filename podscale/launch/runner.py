@@ -2,7 +2,7 @@
 
 Run directory::
 
-    run.json                       manifest (schema podscale.run/3)
+    run.json                       manifest (schema podscale.run/4)
     plans/<layout>.json            what every process of a launch runs (podscale.plan/1)
     records/<layout>/process-<i>.jsonl
     logs/<layout>/process-<i>.log

@@ -10,22 +10,7 @@ from podscale.core.case import Layout, Settings
 from podscale.core.grid import Grid, expand
 from podscale.launch.admission import available_mb, estimate_mb
 from podscale.launch.runner import execute
-
-
-def llc_bytes(default: int = 32 << 20,
-              root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
-    """The last-level cache of CPU 0 (Linux sysfs), or ``default``."""
-    best = 0
-    for index in root.glob("index*"):
-        try:
-            level = int((index / "level").read_text())
-            text = (index / "size").read_text().strip().upper()
-        except (OSError, ValueError):
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        size = int(text.rstrip("KMG")) * scale
-        best = max(best, size) if level >= 2 else best
-    return best or default
+from podscale.worker.peaks import llc_bytes
 
 
 def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),

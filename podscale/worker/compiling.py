@@ -21,13 +21,18 @@ if TYPE_CHECKING:
 
 class Compiled(NamedTuple):
     """A case's compiled step: ``run()`` executes it on its arguments (blocking),
-    ``call(*args)`` on other arguments of the same shapes and placement."""
+    ``call(*args)`` on other arguments of the same shapes and placement; ``launch()``
+    dispatches it on its arguments without waiting and ``wait(result)`` waits (the
+    ``chain`` and ``device`` timing methods)."""
 
     run: Callable[[], Any]
     seconds: float  # compile time
     kind: str  # what those seconds are
     program: dict | None  # the compiled program's inventory (None: pmap's first call)
     call: Callable[..., Any]
+    launch: Callable[[], Any]
+    wait: Callable[[Any], Any]
+    module: str | None = None  # its XLA module's name, as a trace names its executions
 
 
 def compile_step(step: Step, hlo_to: Path | None = None,
@@ -51,13 +56,14 @@ def compile_step(step: Step, hlo_to: Path | None = None,
         save_hlo(compiled if step.aot else
                  step.fn.lower(*step.args).compile(),  # type: ignore[attr-defined]
                  hlo_to, **(hlo_info or {}))
+    from podscale.worker.devicetime import module_name
     from podscale.worker.program import program
 
-    fp = program(compiled.as_text()) if step.aot else None
+    text = compiled.as_text() if step.aot else None
+    fp = program(text) if text is not None else None
     args = step.args
 
-    def call(*other: Any) -> Any:
-        out = compiled(*other)
+    def wait(out: Any) -> Any:
         if on_dispatch is None:
             return jax.block_until_ready(out)
         on_dispatch(True)
@@ -65,7 +71,11 @@ def compile_step(step: Step, hlo_to: Path | None = None,
         on_dispatch(False)
         return out
 
-    return Compiled(lambda: call(*args), seconds, kind, fp, call)
+    def call(*other: Any) -> Any:
+        return wait(compiled(*other))
+
+    return Compiled(lambda: call(*args), seconds, kind, fp, call, lambda: compiled(*args),
+                    wait, module_name(text) if text is not None else None)
 
 
 def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,

@@ -5,10 +5,12 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
 
 - ``raise``, ``exit``, ``kill``, ``hang`` — at the start of the case (the supervisor's tests);
 - ``slow[=SECONDS]`` — process PROCESS sleeps SECONDS (default 0.002) before its part of
-  every step, warm-up and timed alike: a straggler its peers wait for at the collective;
+  every step, warm-up and timed alike, and before every launch of a chain or device pass:
+  a straggler its peers wait for at the collective, and a host delay on every call;
 - ``stretch[=FACTOR]`` — each step of process PROCESS takes FACTOR times as long
-  (default 1.5; a spin-wait of (FACTOR-1) x the step's own time after it): a planted
-  slowdown of a workload, e.g. ``stretch=1.5@*:psum``, for the comparison benchmark;
+  (default 1.5; a spin-wait of (FACTOR-1) x the step's own time after it; in a chain
+  each launch is waited on first): a planted slowdown of a workload's host-side time, e.g.
+  ``stretch=1.5@*:psum``, for the comparison benchmark (device time does not see it);
 - ``stall[=CALL]`` — process PROCESS's step blocks forever at its CALL-th call (default
   1: the first warm-up iteration), host-side, before dispatching: a process stuck inside a
   step, which the watchdog must name among peers waiting at the collective;
@@ -129,20 +131,32 @@ def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], 
     if fault.kind == "stall":
         return _stalled(step, int(fault.arg or 1))
     if fault.kind == "stretch":
-        factor = 1.5 if fault.arg is None else fault.arg
+        return _stretched(step, 1.5 if fault.arg is None else fault.arg)
+    return _slowed(fault, step)
 
-        def stretched() -> Any:
-            start = time.perf_counter()
-            out = step()
-            end = start + factor * (time.perf_counter() - start)
-            rest = end - time.perf_counter()
-            if rest > 0.002:  # sleep most of it: spinning would take a core from the peers
-                time.sleep(rest - 0.001)
-            while time.perf_counter() < end:  # spin the rest: sleep is too coarse for it
-                pass
-            return out
 
-        return stretched
+def _stretched(step: Callable[[], Any], factor: float,
+               wait: Callable[[Any], Any] | None = None) -> Callable[[], Any]:
+    """``step`` (dispatched, then waited on with ``wait`` where it does not block itself)
+    taking ``factor`` times its own time: the rest slept, then spun."""
+
+    def stretched() -> Any:
+        start = time.perf_counter()
+        out = step()
+        if wait is not None:
+            wait(out)
+        end = start + factor * (time.perf_counter() - start)
+        rest = end - time.perf_counter()
+        if rest > 0.002:  # sleep most of it: spinning would take a core from the peers
+            time.sleep(rest - 0.001)
+        while time.perf_counter() < end:  # spin the rest: sleep is too coarse for it
+            pass
+        return out
+
+    return stretched
+
+
+def _slowed(fault: Fault, step: Callable[[], Any]) -> Callable[[], Any]:
     delay = 0.002 if fault.arg is None else fault.arg
 
     def slowed() -> Any:
@@ -150,6 +164,19 @@ def wrap_step(fault: Fault | None, process: int, index: int, step: Callable[[], 
         return step()
 
     return slowed
+
+
+def wrap_launch(fault: Fault | None, process: int, index: int, launch: Callable[[], Any],
+                wait: Callable[[Any], Any], workload: str = "") -> Callable[[], Any]:
+    """The launches of a chain or device pass: ``slow`` before each; ``stretch`` waits on
+    each and stretches it (a host-side slowdown that device time does not see); ``stall``
+    acts on the waited-on step only."""
+    if fault is None or fault.kind not in ("slow", "stretch") or \
+            not fault.applies(process, index, workload):
+        return launch
+    if fault.kind == "stretch":
+        return _stretched(launch, 1.5 if fault.arg is None else fault.arg, wait)
+    return _slowed(fault, launch)
 
 
 def corrupt(fault: Fault | None, process: int, index: int, got: np.ndarray,

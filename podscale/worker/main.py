@@ -22,11 +22,11 @@ from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
 from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
-from podscale.core.timing import measure
+from podscale.core.timing import chain, measure
 from podscale.core.workload import Context, Workload
 from podscale.worker import faults, ledger, runtime
 from podscale.worker.checks import run_checks
-from podscale.worker.compiling import compile_case
+from podscale.worker.compiling import Compiled, compile_case
 from podscale.worker.writers import GatheringWriter, RecordWriter
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ def context(case: Case, rt: Runtime) -> Context:
 
 def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
              round_: int) -> list[Sample]:
-    """Warm-up and timed samples of one case; progress marked at every barrier (outside
-    the clocked region)."""
+    """Warm-up and ``each`` samples of one case (none of ``each`` where the case's timing
+    leaves it out); progress marked at every barrier (outside the clocked region)."""
     say(rt, f"case {case.id}: measure")
     rt.mark(index, case.id, "warmup")
     calls = itertools.count()
@@ -88,13 +88,47 @@ def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
         with ledger.phase("barrier"):
             rt.barrier(f"case {case.id}")
 
+    iters = case.settings.iters if "each" in case.settings.methods else 0
     out = [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
            for t in measure(step, clock=time.perf_counter, barrier=barrier,
-                            warmup=case.settings.warmup,
-                            iters=case.settings.iters,
+                            warmup=case.settings.warmup, iters=iters,
                             sync_each=case.settings.sync == "each")]
     for s in out:
         ledger.add(s.phase, s.seconds)
+    return out
+
+
+def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any],
+            rt: Runtime, round_: int) -> list[Sample]:
+    """The case's ``chain`` and ``device`` samples, where its timing names them: the
+    step launched back to back (``launch``: dispatch without waiting), every process
+    starting together at a barrier."""
+    methods, length = case.settings.methods, case.settings.iters
+
+    def barrier(what: str) -> Callable[[], None]:
+        def meet() -> None:
+            rt.mark(index, case.id, what)
+            with ledger.phase("barrier"):
+                rt.barrier(f"{what} {case.id}")
+        return meet
+
+    out: list[Sample] = []
+    if "chain" in methods:
+        with ledger.phase("chain"):
+            out += [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
+                    for t in chain(launch, compiled.wait, clock=time.perf_counter,
+                                   barrier=barrier("chain"), length=length)]
+    if "device" in methods:
+        from podscale.worker.devicetime import device_pass
+
+        rt.mark(index, case.id, "device")
+        with ledger.phase("device"):
+            got = device_pass(case.id, rt.process, launch, compiled.wait, barrier("device"),
+                              length, (d.id for d in case_devices(case)), compiled.module,
+                              round_)
+        if got.note:
+            say(rt, f"case {case.id}: {got.note}")
+        out += got.samples
     return out
 
 
@@ -163,9 +197,13 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
     with ledger.phase("barrier"):
         _same_program(rt, index, case, compiled.program)
     step = faults.wrap_step(fault, rt.process, index, compiled.run, case.workload)
-    last = _KeepLast(step, case.settings.warmup + case.settings.iters)
+    launch = faults.wrap_launch(fault, rt.process, index, compiled.launch, compiled.wait,
+                                case.workload)
+    each = case.settings.iters if "each" in case.settings.methods else 0
+    last = _KeepLast(step, case.settings.warmup + each)
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
-               *_measure(case, index, last, rt, round_)]
+               *_measure(case, index, last, rt, round_),
+               *_passes(case, index, compiled, launch, rt, round_)]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)
@@ -188,7 +226,9 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt: Runtime, offset: int = 0,
     else:
         writer = RecordWriter(records / f"process-{rt.process}.jsonl")
     if round_ == 0:
-        writer.write(runtime.env_record(rt, layout=lp.layout.key))
+        from podscale.worker.peaks import device_peaks
+
+        writer.write(runtime.env_record(rt, layout=lp.layout.key, peaks=device_peaks()))
     writer.flush()
     say(rt, f"joined: {rt.process_count} processes, {rt.device_count} devices, "
             f"round {round_}")

@@ -26,9 +26,10 @@ from typing import Any
 PREFIX = "podscale/progress/"
 #: in order; "reference": inputs made, building the reference (a collective for some
 #: workloads); "ready": at the barrier before compiling, waiting for the others
-PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed", "check",
-          "exact check", "traced", "done")
-STEPPING = ("warmup", "timed", "traced", "check", "exact check")  # phases that run the step
+PHASES = ("joined", "prepare", "reference", "ready", "compile", "warmup", "timed", "chain",
+          "device", "check", "exact check", "traced", "done")
+#: phases that run the step
+STEPPING = ("warmup", "timed", "chain", "device", "traced", "check", "exact check")
 ITERATED = ("warmup", "timed", "traced")  # ... and those that count its iterations
 STUCK_KEY = "podscale/stuck"  # the first message, for process 0 to record
 STOP_KEY = "podscale/stop"  # process 0 recorded it: every process ends

@@ -122,6 +122,7 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
         variants=tuple(v.strip() for v in str(g["variants"] or "").split(",") if v.strip()),
         params=tuple(params.items()),
         settings=Settings(iters=g["iters"], warmup=g["warmup"], sync=g["sync"],
+                          timing=g["timing"],
                           traced_iters=g["traced_iters"] if args.profile else 0,
                           check_elements=check_elements(g["check_elements"])),
     )
@@ -177,6 +178,12 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
     p.add_argument("--sync", choices=["each", "once"],
                    help="barrier before each timed iteration, or once before the loop "
                         f"(default: {GRID_DEFAULTS['sync']})")
+    p.add_argument("--timing", metavar="METHOD,...",
+                   help="how each case is timed, any of: each (one call, waited on: the "
+                        "latency a program sees), chain (back-to-back calls, one wait: "
+                        "nccl-tests), device (each execution's device time from a profiler "
+                        "trace); tables take their time from device, else chain, else each "
+                        f"(default: {GRID_DEFAULTS['timing']})")
     p.add_argument("--profile", action="store_true", help="after the timed iterations, "
                    "trace a separate pass per process")
     p.add_argument("--traced-iters", dest="traced_iters", type=int,
@@ -252,6 +259,10 @@ def add_verdict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paired", action="store_true",
                    help="runs of one podscale ab: a paired t-test, round i of A with round "
                         "i of B (default: Welch's t-test over the rounds)")
+    p.add_argument("--judge", dest="judge", default="auto", metavar="METHOD",
+                   help="the timing method judged: each, chain or device; auto: device, "
+                        "else chain, else each, the best both runs hold (chain on CPU) "
+                        "(default: auto)")
 
 
 def verdict_of(args: argparse.Namespace) -> Verdict:
@@ -259,7 +270,7 @@ def verdict_of(args: argparse.Namespace) -> Verdict:
     from podscale.frontend.actions import Verdict
 
     return Verdict(args.threshold, args.alpha, args.correction, args.paired,
-                   args.fail_on_regression)
+                   args.fail_on_regression, args.judge)
 
 
 def add_format(p: argparse.ArgumentParser) -> None:

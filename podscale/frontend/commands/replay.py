@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 #: what a profiled run's replay takes from the run itself, not from the command line
 FROM_THE_RUN = ("suite_file", "sizes", "param", "axes", "group_sizes", "hosts",
                 "devices_per_host", "local_axes", "dtypes", "variants", "iters", "warmup",
-                "sync", "traced_iters", "trace_dir", "name", "check_elements")
+                "sync", "timing", "traced_iters", "trace_dir", "name", "check_elements")
 
 
 def profiled(args: argparse.Namespace, run_dir: Path) -> int:

@@ -1,0 +1,82 @@
+"""The three timing methods written by hand, with no podscale in the loop: the baselines
+podscale's own ``each``, ``chain`` and ``device`` are held against (bench-self's
+``methods`` stage and ``tools/accel_check.py``).
+
+- :func:`each`: ``fn(*args).block_until_ready()`` timed with ``perf_counter``, call by call;
+- :func:`chain`: nccl-tests' way: ``length`` calls back to back, one wait, the mean;
+- :func:`device`: AMB's ``xprof_timing`` way: the calls under ``jax.profiler.trace``, then
+  each execution's duration read from the trace's device lines with
+  ``jax.profiler.ProfileData`` (the ``XLA Modules`` line on TPU and GPU; on CPU the union of
+  the op events of one ``run_id``).
+
+Each takes a jitted function and its placed arguments and returns seconds, one per call
+(``chain``: one per chain).
+"""
+
+from __future__ import annotations
+
+import glob
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def each(fn: Callable[..., Any], args: tuple, iters: int, warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        fn(*args).block_until_ready()
+    out = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn(*args).block_until_ready()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def chain(fn: Callable[..., Any], args: tuple, length: int, chains: int = 3) -> list[float]:
+    """Per chain, its time over its length (outputs dropped as they are replaced)."""
+    fn(*args).block_until_ready()
+    out = []
+    for _ in range(chains):
+        start = time.perf_counter()
+        for _ in range(length):
+            y = fn(*args)
+        y.block_until_ready()
+        out.append((time.perf_counter() - start) / length)
+    return out
+
+
+def device(fn: Callable[..., Any], args: tuple, iters: int, module: str) -> list[float]:
+    """Device seconds of each execution of ``module`` (e.g. ``jit_triad``) among
+    ``iters`` calls traced back to back (on CPU, each waited on)."""
+    import jax
+    from jax.profiler import ProfileData
+
+    fn(*args).block_until_ready()
+    cpu = jax.devices()[0].platform == "cpu"
+    where = tempfile.mkdtemp(prefix="hand-device-")
+    with jax.profiler.trace(where):
+        for _ in range(iters):
+            y = fn(*args)
+            if cpu:
+                y.block_until_ready()
+        y.block_until_ready()
+    (path,) = glob.glob(f"{where}/plugins/profile/*/*.xplane.pb")
+    spans: list[float] = []
+    runs: dict[int, list[tuple[float, float]]] = {}
+    for plane in ProfileData.from_file(path).planes:
+        for line in plane.lines:
+            for ev in line.events:
+                if line.name == "XLA Modules" and ev.name.split("(")[0] == module:
+                    spans.append(ev.duration_ns / 1e9)
+                stats = dict(ev.stats)
+                if cpu and stats.get("hlo_module") == module and not ev.name.startswith("end:"):
+                    runs.setdefault(stats.get("run_id", 0), []).append(
+                        (ev.start_ns, ev.start_ns + ev.duration_ns))
+    for ops in runs.values():  # the union of one execution's op intervals
+        total, end = 0.0, float("-inf")
+        for a, b in sorted(ops):
+            total += max(0.0, b - max(a, end))
+            end = max(end, b)
+        spans.append(total / 1e9)
+    return spans[-iters:]

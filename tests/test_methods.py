@@ -1,0 +1,299 @@
+"""The three timing methods (each, chain, device), device peaks and the ceilings they feed:
+the timing core and the trace reduction on planted inputs, and real runs with a planted
+host delay, a planted slow process and corrupted outputs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from podscale.analysis import load_run
+from podscale.core.timing import back_to_back, chain, measure, parse_methods
+from podscale.worker.xspace import Execution
+from tests.conftest import only_run, podscale
+
+
+class Clock:
+    """A fake clock the steps advance."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_chain_is_the_mean_of_back_to_back_calls_with_one_wait():
+    clock, log = Clock(), []
+
+    def launch():  # dispatch costs 1 s of host time; the result is waited on later
+        clock.t += 1.0
+        log.append("launch")
+        return len(log)
+
+    def wait(out):
+        clock.t += 10.0  # the last result takes 10 s more to come
+        log.append(f"wait {out}")
+        return out
+
+    met = []
+    got = list(chain(launch, wait, clock=clock, barrier=lambda: met.append(clock.t), length=4,
+                     chains=2))
+    # per chain: 4 launches (4 s) and one wait (10 s), over 4 calls; a barrier before each
+    assert [(t.phase, t.iteration, t.seconds) for t in got] == [("chain", 0, 3.5),
+                                                                ("chain", 1, 3.5)]
+    assert log.count("launch") == 8 and sum(x.startswith("wait") for x in log) == 2
+    assert len(met) == 2 and met[1] > met[0]  # outside the clocked region: 14 s apart
+
+
+def test_back_to_back_keeps_at_most_depth_in_flight():
+    in_flight, most = set(), [0]
+
+    def launch():
+        k = len(in_flight) + 100 * (most[0] + 1)
+        in_flight.add(k)
+        most[0] = max(most[0], len(in_flight))
+        return k
+
+    def wait(k):
+        in_flight.discard(k)
+        return k
+
+    back_to_back(launch, wait, 50, depth=4)
+    assert most[0] == 5  # the 5th call is launched before the oldest is waited on
+
+
+def test_methods_parse_and_each_can_be_left_out():
+    assert parse_methods("device,each") == ("each", "device")
+    with pytest.raises(ValueError, match="name one or more of each, chain, device"):
+        parse_methods("each,wall")
+    clock = Clock()
+    out = list(measure(lambda: None, clock=clock, barrier=lambda: None, warmup=2, iters=0))
+    assert [t.phase for t in out] == ["warmup", "warmup"]
+
+
+def test_device_time_is_the_module_span_or_the_union_of_ops():
+    span = Execution("jit_step", "/device:TPU:0", 100, 900, [(100, 300, "a"), (500, 600, "b")])
+    ops = Execution("jit_step", "ordinal 2048", 100, 900,
+                    [(100, 600, "a"), (200, 700, "b"), (800, 900, "c")], spanned=False)
+    assert span.device_ns == 800 and span.ordinal == 0
+    assert ops.device_ns == 700 and ops.ordinal == 2048  # 100-700 and 800-900
+
+
+def test_pick_takes_the_cases_module_per_device_the_last_executions():
+    from podscale.worker.devicetime import pick
+
+    found = [Execution("jit_step", "ordinal 0", t, t + 10, [(t, t + 10, "op")], False)
+             for t in range(0, 100, 20)]
+    found += [Execution("jit_other", "ordinal 0", 5, 500, [(5, 500, "big")], False),
+              Execution("jit_step", "ordinal 7", 0, 5, [(0, 5, "op")], False)]  # not ours
+    runs, chosen = pick(found, "jit_step", {0: 0}, 3)
+    assert chosen == "jit_step" and [e.start for e in runs[0]] == [40, 60, 80]
+    runs, chosen = pick(found, None, {0: 0}, 3)  # no name (pmap): the most device time
+    assert chosen == "jit_other" and len(runs[0]) == 1
+
+
+def test_peaks_read_from_a_tpus_info_and_held_against():
+    from jax.experimental.pallas import tpu as pltpu
+
+    from podscale.analysis.models.ceilings import peak_of, with_ceilings
+    from podscale.analysis.models.fits import half_peak_bytes
+    from podscale.worker.peaks import from_tpu_info
+
+    chip = pltpu.ChipVersion.TPU_V5E if hasattr(pltpu, "ChipVersion") else None
+    if chip is None:
+        from jax._src.pallas.mosaic.tpu_info import ChipVersion as chip_version
+
+        chip = chip_version.TPU_V5E
+    read = from_tpu_info(pltpu.get_tpu_info_for_chip(chip, 1))
+    assert (read["hbm_gbps"], read["bf16_tflops"], read["onchip_bytes"]) == (
+        820.0, 197.0, 128 << 20)
+    envs = pd.DataFrame([{"process": 0, "extra": {"peaks": {**read, "hbm_gbps": 800.0}}}])
+    peak = peak_of("TPU v5 lite", envs)
+    assert peak.hbm_gbps == 800.0 and "read from the device" in peak.source  # not the 819
+    assert peak_of("TPU v5 lite").hbm_gbps == 819.0 and peak_of("cpu", envs.iloc[:0]) is None
+    rows = pd.DataFrame([
+        {"workload": "stream", "collective": None, "participants": 1, "hosts": 1,
+         "devices_per_host": 1, "dtype": "float32", "gbps": 400.0, "busbw": np.nan,
+         "flops_per_process": 1, "gflops": 0.1},
+        {"workload": "matmul", "collective": None, "participants": 1, "hosts": 1,
+         "devices_per_host": 2, "dtype": "bfloat16", "gbps": 80.0, "busbw": np.nan,
+         "flops_per_process": 10, "gflops": 2 * 98_500.0}])
+    out = with_ceilings(rows, "TPU v5 lite", envs)
+    assert out["pct_ceiling"].round(1).tolist() == [50.0, 5.0]  # GB/s per device / 800
+    assert out["pct_flops"].round(1).iloc[1] == 50.0  # per device / 197 TFLOP/s
+    # on CPU the compute ceiling is the run's best matmul per device, of the same dtype
+    cpu = with_ceilings(rows, "cpu")
+    assert cpu["pct_flops"].iloc[1] == 100.0 and "matmul" in cpu["flops_ceiling"].iloc[1]
+    # n½ against a peak: S/(alpha + S/beta) = peak/2
+    n = half_peak_bytes(10.0, 700.0, 800.0)
+    assert abs(n / (10e-6 + n / 700e9) / 1e9 - 400.0) < 1e-6
+    assert half_peak_bytes(10.0, 300.0, 800.0) == float("inf")
+
+
+def _run(path, platform, rows):
+    """A run directory of psum cases with the given samples: (case index, process, phase,
+    seconds, device)."""
+    from podscale.core.case import Layout, Settings
+    from podscale.core.records import EnvRecord, Manifest, Samples, write_manifest
+    from podscale.selfbench.synthetic import _case, synthetic_cases
+    from podscale.worker.writers import RecordWriter
+
+    cases = synthetic_cases((1024, 2048, 4096), (2,), (1,), Settings(iters=5))
+    cases = [c for c in cases if c.workload == "psum" and c.variant == "shard_map"]
+    path.mkdir()
+    write_manifest(path, Manifest(path.name, "2026-01-01T00:00:00", ["t"], {}, ["h2xd1"],
+                                  {"hostname": "t", "versions": {}}, status="complete"))
+    for p in (0, 1):
+        w = RecordWriter(path / "records" / Layout(2, 1).key / f"process-{p}.jsonl")
+        w.write(EnvRecord(p, 2, 1, 2, platform, platform, "0", "0", "t", 1, "", {}))
+        for i, case in enumerate(cases):
+            w.write(_case(case, p), *(Samples(case.id, p, phase, tuple(range(len(t))), t, d)
+                                      for k, q, phase, t, d in rows if (k, q) == (i, p)))
+        w.close()
+    return [c.id for c in cases]
+
+
+def test_the_headline_is_device_else_chain_else_each_and_host_is_each_minus_device(tmp_path):
+    rows = []
+    for p in (0, 1):
+        rows += [(0, p, "timed", (10e-3,) * 5, None), (0, p, "chain", (6e-3,) * 3, None),
+                 (0, p, "device", (4e-3 + p * 1e-3,) * 5, p),
+                 (1, p, "timed", (5e-3,) * 5, None), (1, p, "chain", (4e-3,) * 3, None),
+                 (2, p, "timed", (2e-3,) * 5, None)]
+    ids = _run(tmp_path / "tpu", "tpu", rows)
+    run = load_run(tmp_path / "tpu")
+    table = run.summary().set_index("case_id").loc[ids]
+    assert table["method"].tolist() == ["device", "chain", "each"]
+    assert table["time_s"].tolist() == pytest.approx([5e-3, 4e-3, 2e-3])  # the slowest
+    assert table.loc[ids[0], "host_s"] == pytest.approx(5e-3)  # 10 ms - 5 ms
+    assert table.loc[ids[0], "dispatch_bound"] and pd.isna(table.loc[ids[1], "host_s"])
+    each = run.using("each").summary().set_index("case_id").loc[ids]
+    assert each["time_s"].tolist() == pytest.approx([10e-3, 5e-3, 2e-3])
+    # on CPU the device pass's times are not the headline: chain is
+    _run(tmp_path / "cpu", "cpu", rows)
+    cpu = load_run(tmp_path / "cpu").summary().set_index("case_id").loc[ids]
+    assert cpu["method"].tolist() == ["chain", "chain", "each"]
+    # device time names the process the others wait for: the shortest (process 0, 4 ms)
+    from podscale.analysis.models.skew import late_arrivals
+
+    assert late_arrivals(run.samples, run.summary()).empty  # 1 ms of 5: within the spread
+    rows[2] = (0, 0, "device", (1e-3,) * 5, 0)
+    _run(tmp_path / "late", "tpu", rows)
+    late = load_run(tmp_path / "late")
+    (r,) = late_arrivals(late.samples, late.summary()).itertuples()
+    assert (r.case_id, r.process) == (ids[0], 0) and r.others_wait_s == pytest.approx(4e-3)
+
+
+@pytest.fixture(scope="module")
+def delay_runs(tmp_path_factory):
+    """stream read of 256 MiB (~8 ms a call here) on one process, as it is and with a
+    planted 3 ms host delay before every call (PODSCALE_FAULT=slow), both runs in one
+    folder."""
+    out = tmp_path_factory.mktemp("delay")
+    runs = {}
+    for name, fault in (("plain", ""), ("delayed", "slow=0.003@*:*")):
+        res = podscale("run", "stream", "--hosts", "1", "--devices-per-host", "1", "--sizes",
+                       "64M", "--variants", "shard_map", "--rounds", "3", "--iters", "8",
+                       "--name", name, "--out", str(out / name),
+                       env={**os.environ, "PODSCALE_FAULT": fault})
+        assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+        runs[name] = only_run(out / name)
+    return runs
+
+
+def test_a_planted_host_delay_grows_each_leaves_device_and_chain_hides_it(delay_runs):
+    plain, delayed = (load_run(delay_runs[k]).summary().iloc[0] for k in ("plain", "delayed"))
+    assert 0.6 * 3e-3 < delayed.each_s - plain.each_s < 2 * 3e-3  # each: the delay added
+    assert abs(delayed.device_s / plain.device_s - 1) < 0.10  # device: unchanged
+    # chain: the host dispatches the next call while the device works on this one
+    assert delayed.chain_s - plain.chain_s < 0.5 * (delayed.each_s - plain.each_s)
+    assert delayed.dispatch_bound and not plain.dispatch_bound
+    assert delayed.host_s > 2e-3 and delayed.method == "chain"
+    shown = podscale("show", str(delay_runs["delayed"]))
+    assert "# time by chain" in shown.stdout and "!" in shown.stdout.split("# stream")[1]
+
+
+def test_every_method_round_trips_through_csv_json_compare_and_fits(delay_runs):
+    res = podscale("show", str(delay_runs["delayed"]), "--format", "csv")
+    (row,) = list(csv.DictReader(io.StringIO(res.stdout)))
+    run = load_run(delay_runs["delayed"])
+    for col in ("each_s", "chain_s", "device_s", "host_s"):
+        assert float(row[col]) == pytest.approx(float(run.summary()[col].iloc[0]))
+    assert row["method"] == "chain" and row["dispatch_bound"] == "True"
+    data = json.loads(podscale("show", str(delay_runs["delayed"]), "--format", "json").stdout)
+    assert data["cases"][0]["device_s"] == pytest.approx(float(row["device_s"]))
+    # each method judged apart: the delay is a regression of each, not of device time
+    a, b = str(delay_runs["plain"]), str(delay_runs["delayed"])
+    verdicts = {}
+    for m in ("each", "device"):
+        res = podscale("compare", a, b, "--judge", m, "--out", f"{b}/cmp-{m}")
+        assert res.returncode == 0, res.stderr
+        assert f"verdicts judge the {m} time" in res.stdout
+        verdicts[m] = list(csv.DictReader(open(f"{b}/cmp-{m}.csv")))[0]["verdict"]
+    assert verdicts["each"] == "slower" and verdicts["device"] != "slower"
+    res = podscale("compare", a, b, "--judge", "wall")
+    assert res.returncode == 2 and "bad --judge 'wall'" in res.stderr
+
+
+def test_a_chain_across_4_processes_takes_the_slowest_and_names_who_is_waited_for(tmp_path):
+    res = podscale("run", "psum", "--hosts", "4", "--devices-per-host", "1", "--sizes", "64K",
+                   "--variants", "shard_map", "--rounds", "1", "--iters", "6", "--warmup", "1",
+                   "--out", str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "slow=0.01@2:*"})
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    run = load_run(only_run(tmp_path))
+    chains = run.samples[run.samples["phase"] == "chain"]
+    slowest = chains.groupby("iteration")["seconds"].max()
+    row = run.summary().iloc[0]
+    assert row.method == "chain" and row.time_s == pytest.approx(slowest.median())
+    assert row.time_s > 0.01  # every chain waits for process 2's 10 ms per call
+    assert "psum@1/shard_map/float32/size=65536/h4xd1: process 2 arrives last at the " \
+           "collective" in res.stdout
+
+
+@pytest.mark.parametrize("workload,extra", [
+    ("matmul", ["--sizes", "128", "--dtypes", "bfloat16,float32"]),
+    ("stream", ["--sizes", "64K", "-p", "op=scale,add,triad", "--dtypes",
+                "float32,bfloat16"]),
+])
+def test_new_kernels_check_every_element_exactly_and_catch_a_corrupted_one(tmp_path, workload,
+                                                                          extra):
+    base = ["run", workload, "--hosts", "1", "--devices-per-host", "2", "--variants",
+            "shard_map", "--rounds", "1", "--iters", "2", "--warmup", "1", *extra]
+    res = podscale(*base, "--out", str(tmp_path / "ok"))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    cases = load_run(only_run(tmp_path / "ok")).cases
+    outputs = {"matmul": 2 * 128 * 128, "stream": 64 * 1024}[workload]  # per process
+    assert (cases["exact_checked"] >= outputs).all() and (cases["wrong"] == 0).all()
+    bad = podscale(*base, "--out", str(tmp_path / "bad"),
+                   env={**os.environ, "PODSCALE_FAULT": f"corrupt@0:{workload}"})
+    assert bad.returncode == 4, bad.stderr + bad.stdout[-2000:]
+    wrong = load_run(only_run(tmp_path / "bad")).cases
+    assert (wrong["wrong"] > 0).all()
+
+
+def test_fits_use_the_device_time_and_state_the_host_cost_beside_alpha(tmp_path):
+    """A planted alpha = 20 us, beta = 8 GB/s in device time; each call waited on costs
+    500 us more: the fit's alpha is the operation's, the host cost is beside it."""
+    from podscale.analysis.models.fits import fits
+
+    rows = []
+    for i, size in enumerate((1024, 2048, 4096)):
+        dev = 20e-6 + size * 4 / 8e9
+        for p in (0, 1):
+            rows += [(i, p, "timed", (dev + 500e-6,) * 5, None),
+                     (i, p, "device", (dev,) * 5, p)]
+    _run(tmp_path / "run", "tpu", rows)
+    run = load_run(tmp_path / "run")
+    (fit,) = fits(run.samples, run.summary(), boot=0, rm=run.round_medians()).itertuples()
+    assert fit.method == "device" and fit.alpha_us == pytest.approx(20, rel=1e-6)
+    assert fit.host_us == pytest.approx(500, rel=1e-6)
+    each = run.using("each")
+    (fit,) = fits(each.samples, each.summary(), boot=0, rm=each.round_medians()).itertuples()
+    assert fit.method == "each" and fit.alpha_us == pytest.approx(520, rel=1e-6)
