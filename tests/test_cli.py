@@ -341,6 +341,6 @@ def test_default_run_name_fits_however_many_workloads():
                  for w in sweep["workloads"].split(",")]
     assert len("-".join(dict.fromkeys(workloads))) > 100
     name = default_name(workloads)
-    assert name.startswith("dot-psum-stream-all_reduce") and name.endswith("-more")
+    assert name.startswith("dot-psum-stream-matmul-all_reduce") and name.endswith("-more")
     assert check_name(name + "-A") and len(name) <= 90
     assert default_name(["x" * 95]) == "1-workloads"

@@ -69,7 +69,7 @@ def _cases(quick: bool, iters: int):
 def _podscale(case, rt):
     """podscale's worker path for one case: (seconds per method, checks, work, the step)."""
     from podscale.core.registry import load_source
-    from podscale.core.timing import chain, measure
+    from podscale.core.timing import chain, depth_for, measure
     from podscale.worker.checks import run_checks
     from podscale.worker.compiling import compile_workload
     from podscale.worker.devicetime import device_pass
@@ -81,54 +81,18 @@ def _podscale(case, rt):
     expected = wl.reference(ctx, local)
     c = compile_workload(wl, ctx, wl.place(ctx, local))
     del local
-    iters = case.settings.iters
+    iters, depth = case.settings.iters, depth_for(wl.work(case).bytes_per_device)
     clock, meet = time.perf_counter, (lambda: None)
     each = [t.seconds for t in measure(c.run, clock=clock, barrier=meet,
                                        warmup=case.settings.warmup, iters=iters)
             if t.phase == "timed"]
     chained = [t.seconds for t in chain(c.launch, c.wait, clock=clock, barrier=meet,
-                                        length=iters)]
+                                        length=iters, depth=depth)]
     dev = device_pass(case.id, 0, c.launch, c.wait, meet, iters, [d.id for d in ctx.devices],
-                      c.module)
+                      c.module, depth=depth)
     checks = run_checks(case, 0, wl, ctx, expected, c, rt, None)
     times = {"each": each, "chain": chained, "device": [s.seconds for s in dev.samples]}
     return times, checks, wl.work(case), c.run, dev.note
-
-
-def _hand(case):
-    """The same op as a user would write and jit it (named: its module is jit_<name>)."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-    from jax.sharding import Mesh
-    from jax.sharding import PartitionSpec as P
-
-    n, rng = case.p["size"], np.random.default_rng(42)
-    if case.workload == "dot":
-        def dot(a, b):
-            return jax.vmap(jnp.vdot)(a, b)
-        v = jnp.asarray(rng.standard_normal((2, n, 3), dtype=np.float32))
-        return dot, (v[0], v[1])
-    if case.workload == "stream":
-        a = jnp.asarray(rng.random((n // 1024, 1024), dtype=np.float32))
-        kernels = {"read": lambda x: jnp.sum(x), "copy": lambda x: 2 * x,
-                   "scale": lambda x: 3 * x, "add": lambda x, y: x + y,
-                   "triad": lambda x, y: x + 3 * y}
-        fn = kernels[case.p["op"]]
-        fn.__name__ = case.p["op"]
-        return fn, (a,) if fn.__code__.co_argcount == 1 else (a, a[::-1] + 0)
-    if case.workload == "psum":
-        mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
-
-        def psum(x):
-            return jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=P("i"),
-                                 out_specs=P("i"))(x)
-        return psum, (jnp.ones((1, n), jnp.float32),)
-
-    def matmul(a, b):
-        return jnp.matmul(a, b, preferred_element_type=jnp.float32)
-    m = jnp.asarray(rng.integers(-2, 3, (2, n, n)), jnp.bfloat16)
-    return matmul, (m[0], m[1])
 
 
 def _hand_times(case) -> dict[str, list[float]]:
@@ -136,13 +100,12 @@ def _hand_times(case) -> dict[str, list[float]]:
 
     from podscale.selfbench import handloops
 
-    fn, args = _hand(case)
-    name = fn.__name__
+    fn, args = handloops.op_for(case)
     jitted = jax.jit(fn)
     iters = case.settings.iters
     return {"each": handloops.each(jitted, args, iters),
             "chain": handloops.chain(jitted, args, iters),
-            "device": handloops.device(jitted, args, iters, f"jit_{name}")}
+            "device": handloops.device(jitted, args, iters, f"jit_{fn.__name__}")}
 
 
 def _figure(case, times, hand, checks, work, peak, note) -> dict:

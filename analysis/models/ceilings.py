@@ -231,6 +231,8 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None,
     out["ceiling"] = [label for _, label, _ in rows]
     measured = np.asarray([m for _, _, m in rows], float)
     out["pct_ceiling"] = 100 * measured / out["ceiling_gbps"].to_numpy(float)
+    if "flops_per_process" not in out or "gflops" not in out:
+        return out
     flops, label = _flops(out, peak)
     computes = (out["flops_per_process"] > 0).to_numpy()
     out["flops_ceiling_gflops"] = np.where(computes, flops, np.nan)

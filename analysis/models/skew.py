@@ -56,33 +56,54 @@ def slowest(matrix: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: a late arrival is named where the others' median device time exceeds its own by this
-#: share of theirs (and by LATE_FLOOR_S): the rest is the collective's own spread
+#: a late arrival is named where it was the last (the shortest device time) in more of
+#: the case's executions than chance makes likely (one-sided binomial test against 1/P,
+#: p < LATE_P: with two processes one is always last), and the others' median device time
+#: exceeds its own by LATE_SHARE of theirs and by LATE_FLOOR_S
+LATE_P = 0.01
 LATE_SHARE = 0.25
 LATE_FLOOR_S = 50e-6
-LATE_COLUMNS = ["case_id", "process", "its_device_s", "others_device_s", "others_wait_s"]
+#: collectives in which every participant waits for every other: the one the others wait
+#: for is the shortest (a broadcast's root or a permute's sender is short by its part)
+SYMMETRIC = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+LATE_COLUMNS = ["case_id", "process", "last_in", "executions", "its_device_s",
+                "others_device_s", "others_wait_s"]
 
 
 def late_arrivals(samples: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
-    """Per collective case across processes with device samples: the process the others
-    waited for (the shortest median device time, by :data:`LATE_SHARE` of the others'
-    median and at least :data:`LATE_FLOOR_S`), its median, the others' and what they
-    waited (the difference)."""
-    coll = summary[summary["collective"].notna() & (summary["hosts"] > 1)]
+    """Per case of a symmetric collective whose groups span processes, with device
+    samples (``samples``: the participants'): the process the others waited for — the
+    last to arrive (the shortest device time, its devices' longest) in more executions
+    than chance would make it (:data:`LATE_P`), with the others' median device time over
+    its own by :data:`LATE_SHARE` of theirs and at least :data:`LATE_FLOOR_S` — how often
+    it was last, its median, the others' and what they waited (the difference)."""
+    spans = summary["hosts_per_group"] if "hosts_per_group" in summary else summary["hosts"]
+    coll = summary[summary["collective"].isin(SYMMETRIC) & (spans > 1)]
     if coll.empty or not (samples["phase"] == "device").any():
         return pd.DataFrame(columns=LATE_COLUMNS)
     dev = samples[(samples["phase"] == "device") & samples["case_id"].isin(coll["case_id"])]
-    med = dev.groupby(["case_id", "process"], observed=True)["seconds"].median()
+    per = dev.groupby(["case_id", "round", "iteration", "process"], observed=True)[
+        "seconds"].max().reset_index()
     rows = []
-    for case_id, g in med.groupby(level="case_id", observed=True):
-        g = g.droplevel("case_id")
-        if len(g) < 2:
+    for case_id, g in per.groupby("case_id", observed=True):
+        if g["process"].nunique() < 2:
             continue
-        last = int(g.idxmin())
-        others = float(g.drop(last).median())
-        wait = others - float(g[last])
-        if wait >= max(LATE_SHARE * others, LATE_FLOOR_S):
-            rows.append({"case_id": str(case_id), "process": last,
-                         "its_device_s": float(g[last]), "others_device_s": others,
+        last = g.loc[g.groupby(["round", "iteration"])["seconds"].idxmin(), "process"]
+        top = int(last.mode().iloc[0])
+        med = g.groupby("process")["seconds"].median()
+        others = float(med.drop(top).median())
+        wait = others - float(med[top])
+        chance = _tail(int((last == top).sum()), len(last), 1 / g["process"].nunique())
+        if chance < LATE_P and wait >= max(LATE_SHARE * others, LATE_FLOOR_S):
+            rows.append({"case_id": str(case_id), "process": top,
+                         "last_in": int((last == top).sum()), "executions": len(last),
+                         "its_device_s": float(med[top]), "others_device_s": others,
                          "others_wait_s": wait})
     return pd.DataFrame(rows, columns=LATE_COLUMNS)
+
+
+def _tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p)."""
+    import math
+
+    return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))

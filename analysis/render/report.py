@@ -96,6 +96,7 @@ class _Analysis:
     links: list = field(default_factory=list)
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
     late: pd.DataFrame = field(default_factory=pd.DataFrame)
+    device: bool = True  # the run's device time is a device's (not the CPU client's)
 
 
 VARIANTS_NOTE = (
@@ -128,7 +129,7 @@ def _analyse(run: Run, across: str) -> _Analysis:
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm), run.status_text,
                      link_matrices(summary, run.process_medians()), run.ledger,
-                     late_arrivals(samples, summary))
+                     late_arrivals(run.participants(), summary), "device" in run.prefer)
 
 
 def _plots(doc: Doc, a: _Analysis, run_dir: Path,
@@ -258,7 +259,7 @@ def build(run: Run | Path, across: str = "max",
     from podscale.analysis.models.ledger import sentences as wall_time
 
     doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted,
-                                  a.late) + wall_time(a.ledger))
+                                  a.late, a.device) + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
         from podscale.analysis.render.sections import replay_section
 

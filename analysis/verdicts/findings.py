@@ -112,10 +112,19 @@ def _spread(summary: pd.DataFrame) -> list[str]:
             f"the slowest and fastest process's median ({_case(top)})"]
 
 
-def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None) -> list[str]:
-    """Dispatch-bound cases (a call waited on takes 1.25x its device time or more), and
-    the processes others wait for at a collective (from device time)."""
+def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None,
+                    device: bool = True) -> list[str]:
+    """The processes others wait for at a collective (from device time), and, where the
+    run's device time is a device's (``device``; not on CPU, whose op events a profiler
+    slows), dispatch-bound cases: a call waited on takes 1.25x its device time or more."""
     out = []
+    for r in (late if late is not None else pd.DataFrame()).head(3).itertuples():
+        out.append(f"process {r.process} arrives last at the collective in {r.case_id} "
+                   f"({r.last_in} of {r.executions} executions): the others wait "
+                   f"{time_h(r.others_wait_s)} for it (device time {time_h(r.its_device_s)} "
+                   f"against their {time_h(r.others_device_s)})")
+    if not device:
+        return out
     if "dispatch_bound" in summary:
         bound = summary[summary["dispatch_bound"].fillna(False).astype(bool)]
         if len(bound):
@@ -124,17 +133,13 @@ def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None) -> 
                        f"{time_h(float(bound['host_s'].median()))} a call), so a program "
                        f"that waits on every step sees the host's round trip, not the "
                        f"device: {_names(bound)}")
-    for r in (late if late is not None else pd.DataFrame()).head(3).itertuples():
-        out.append(f"process {r.process} arrives last at the collective in {r.case_id}: "
-                   f"the others wait {time_h(r.others_wait_s)} for it (device time "
-                   f"{time_h(r.its_device_s)} against their {time_h(r.others_device_s)})")
     return out
 
 
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
              scaled: dict | None = None, slowest: pd.DataFrame | None = None,
              fitted: pd.DataFrame | None = None,
-             late: pd.DataFrame | None = None) -> list[str]:
+             late: pd.DataFrame | None = None, device: bool = True) -> list[str]:
     """Sentences, most important first; each names the cases it is about."""
     out: list[str] = []
     wrong = summary[summary["wrong"] > 0]
@@ -147,7 +152,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"were not verified (rounding bound too loose to catch a zero): "
                    f"{_names(un)}")
     out += ceiling_findings(summary)
-    out += timing_findings(summary, late)
+    out += timing_findings(summary, late, device)
     out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))
     if not scaling.empty:
         top = scaling[scaling["hosts"] == scaling["hosts"].max()]

@@ -58,10 +58,11 @@ def show(run: Run, fmt: str = "text") -> int:
     from podscale.analysis.models.skew import late_arrivals
     from podscale.analysis.units import time_h
 
-    for r in late_arrivals(run.samples, run.summary()).itertuples():
-        print(f"# {r.case_id}: process {r.process} arrives last at the collective: the "
-              f"others wait {time_h(r.others_wait_s)} for it (device time "
-              f"{time_h(r.its_device_s)} against {time_h(r.others_device_s)})")
+    for r in late_arrivals(run.participants(), run.summary()).itertuples():
+        print(f"# {r.case_id}: process {r.process} arrives last at the collective in "
+              f"{r.last_in} of {r.executions} executions: the others wait "
+              f"{time_h(r.others_wait_s)} for it (device time {time_h(r.its_device_s)} "
+              f"against {time_h(r.others_device_s)})")
     return run.wrong
 
 

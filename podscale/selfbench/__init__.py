@@ -22,8 +22,8 @@ from podscale.core.errors import UsageError
 #: where a stage writes its progress lines (``print`` by default)
 Log: TypeAlias = Callable[[str], None]
 
-STAGE_NAMES = ("harness", "turnaround", "memory", "scale", "footprint", "study", "report",
-               "history", "links", "verdicts", "attach", "asv", "asv-detect")
+STAGE_NAMES = ("harness", "methods", "turnaround", "memory", "scale", "footprint", "study",
+               "report", "history", "links", "verdicts", "attach", "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None) -> int:

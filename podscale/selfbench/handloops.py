@@ -80,3 +80,74 @@ def device(fn: Callable[..., Any], args: tuple, iters: int, module: str) -> list
             end = max(end, b)
         spans.append(total / 1e9)
     return spans[-iters:]
+
+
+def op_for(case: Any) -> tuple[Callable[..., Any], tuple]:
+    """The case's op as a user would write it by hand, unjitted (its name makes its jitted
+    module ``jit_<name>``), and its arguments on the first device: dot, stream (each op),
+    one-device psum, matmul."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    n, rng = case.p["size"], np.random.default_rng(42)
+    if case.workload == "dot":
+        v = jnp.asarray(rng.standard_normal((2, n, 3), dtype=np.float32))
+        return _dot, (v[0], v[1])
+    if case.workload == "stream":
+        a = jnp.asarray(rng.random((n // 1024, 1024), dtype=np.float32))
+        fn = STREAM[case.p["op"]]
+        return fn, (a,) if case.p["op"] in ("read", "copy", "scale") else (a, a[::-1] + 0)
+    if case.workload == "psum":
+        return _psum, (jnp.ones((1, n), jnp.float32),)
+    m = jnp.asarray(rng.integers(-2, 3, (2, n, n)), jnp.bfloat16)
+    return matmul, (m[0], m[1])
+
+
+def _dot(a: Any, b: Any) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    return jax.vmap(jnp.vdot)(a, b)
+
+
+def read(a: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.sum(a)
+
+
+def copy(a: Any) -> Any:
+    return 2 * a
+
+
+def scale(a: Any) -> Any:
+    return 3 * a
+
+
+def add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def triad(a: Any, b: Any) -> Any:
+    return a + 3 * b
+
+
+STREAM: dict[str, Callable[..., Any]] = {"read": read, "copy": copy, "scale": scale,
+                                         "add": add, "triad": triad}
+
+
+def _psum(x: Any) -> Any:
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
+    return jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=P("i"),
+                         out_specs=P("i"))(x)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.matmul(a, b, preferred_element_type=jnp.float32)

@@ -2,6 +2,9 @@
 
 - harness overhead: podscale's measured step vs a minimal hand-written script timing the
   same op on the same layout (:mod:`podscale.selfbench.baseline`; target <= 1.02);
+- methods: podscale's ``chain`` and ``device`` against hand-written loops of the same
+  method, interleaved rounds in one process (:mod:`podscale.selfbench.methodstage`;
+  target: within 3%);
 - sweep turnaround: a standard sweep's wall time vs one process start per host count plus
   the measured time (target <= 1.5x), and vs one minimal-script launch per case, measured
   on several cases per host count (target >= 5x faster);
@@ -182,6 +185,12 @@ def _attach(work: Path, log: Log) -> dict:
     return attach_overhead(work, log=log)
 
 
+def _methods(log: Log) -> dict:
+    from podscale.selfbench.methodstage import methods_overhead
+
+    return methods_overhead(log=log)
+
+
 def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
     from podscale.selfbench import asvstage
 
@@ -200,6 +209,9 @@ def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
 RUNNERS: dict[str, tuple[str, str, Callable[[Path, Log, int], dict]]] = {
     "harness": ("harness", "harness overhead: podscale vs a minimal hand-written script, dot "
                            "and psum 4K on 2 processes x 2 devices, 5 rounds", _harness),
+    "methods": ("methods", "timing methods: podscale's chain and device vs hand-written "
+                           "loops of each, stream read and bf16 matmul, 9 interleaved rounds",
+                lambda w, log, n: _methods(log)),
     "turnaround": ("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
                                  "hosts 1,2,4)", _turnaround),
     "memory": ("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, per "

@@ -84,20 +84,21 @@ def in_order() -> bool:
 
 
 def _trace(launch: Callable[[], Any], wait: Callable[[Any], Any],
-           barrier: Callable[[], None], length: int, into: Path) -> Path | None:
+           barrier: Callable[[], None], length: int, into: Path,
+           depth: int | None) -> Path | None:
     """Run ``length`` calls under the profiler (back to back where the devices run them in
     order, else each waited on); the XSpace file written."""
     import jax
 
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
-    options.host_tracer_level = 2  # the CPU client's op events are host events
+    options.host_tracer_level = 1  # the CPU client's op events are host events: level 1 keeps them
     ordered = in_order()
     jax.profiler.start_trace(str(into), profiler_options=options)
     try:
         barrier()
         if ordered:
-            back_to_back(launch, wait, length)
+            back_to_back(launch, wait, length, depth)
         for i in range(0 if ordered else length):
             if i:
                 barrier()
@@ -110,13 +111,14 @@ def _trace(launch: Callable[[], Any], wait: Callable[[Any], Any],
 def device_pass(case_id: str, process: int, launch: Callable[[], Any],
                 wait: Callable[[Any], Any], barrier: Callable[[], None], length: int,
                 device_ids: Iterable[int], module: str | None,
-                round_: int = 0) -> DeviceTimes:
-    """``length`` back-to-back executions of the case's step under the profiler: one
-    sample per execution and device (phase ``device``, ``iteration`` its order)."""
+                round_: int = 0, depth: int | None = None) -> DeviceTimes:
+    """``length`` back-to-back executions of the case's step under the profiler (at most
+    ``depth`` in flight): one sample per execution and device (phase ``device``,
+    ``iteration`` its order)."""
     tmp = Path(tempfile.mkdtemp(prefix="podscale-device-"))
     try:
         try:
-            xplane = _trace(launch, wait, barrier, length, tmp)
+            xplane = _trace(launch, wait, barrier, length, tmp, depth)
         except RuntimeError as exc:  # the profiler is held (a session of someone else's)
             return DeviceTimes([], f"no device time: the profiler would not start ({exc})")
         if xplane is None:

@@ -22,7 +22,7 @@ from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
 from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
-from podscale.core.timing import chain, measure
+from podscale.core.timing import chain, depth_for, measure
 from podscale.core.workload import Context, Workload
 from podscale.worker import faults, ledger, runtime
 from podscale.worker.checks import run_checks
@@ -104,6 +104,7 @@ def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any
     step launched back to back (``launch``: dispatch without waiting), every process
     starting together at a barrier."""
     methods, length = case.settings.methods, case.settings.iters
+    depth = depth_for(load_source(case.source).work(case).bytes_per_device)
 
     def barrier(what: str) -> Callable[[], None]:
         def meet() -> None:
@@ -117,7 +118,7 @@ def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any
         with ledger.phase("chain"):
             out += [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
                     for t in chain(launch, compiled.wait, clock=time.perf_counter,
-                                   barrier=barrier("chain"), length=length)]
+                                   barrier=barrier("chain"), length=length, depth=depth)]
     if "device" in methods:
         from podscale.worker.devicetime import device_pass
 
@@ -125,7 +126,7 @@ def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any
         with ledger.phase("device"):
             got = device_pass(case.id, rt.process, launch, compiled.wait, barrier("device"),
                               length, (d.id for d in case_devices(case)), compiled.module,
-                              round_)
+                              round_, depth)
         if got.note:
             say(rt, f"case {case.id}: {got.note}")
         out += got.samples
