@@ -69,3 +69,29 @@ def test_a_damaged_run_is_named_and_left_out(tmp_path):
         shutil.rmtree(run)
     res = podscale("history", str(tmp_path))
     assert res.returncode == 2 and "1 of 2 could not be read" in res.stderr
+
+
+def test_a_change_of_timing_method_starts_a_series_not_a_change(tmp_path):
+    """From run 15 on the runs' headline is device time, half the chain time (runs of an
+    accelerator once device time was measured): each method is its own series, and
+    --judge chain follows the chain times across all of them."""
+    import json
+
+    make_history(tmp_path, 30, 20, seed=3)
+    for path in sorted(tmp_path.iterdir())[15:]:
+        store = path / "cache" / history.STORE
+        data = json.loads(store.read_text())
+        at = {c: i for i, c in enumerate(data["columns"])}
+        for row in data["rows"]:
+            row[at["device_s"]] = row[at["time_s"]] / 2
+            row[at["method"]], row[at["time_s"]] = "device", row[at["device_s"]]
+        store.write_text(json.dumps(data))
+    df = history.collect([tmp_path])
+    assert set(df["method"]) == {"chain", "device"}
+    found = history.analyse(df)
+    assert found["drift"].empty and found["changes"].empty
+    chain = history.collect([tmp_path], "chain")
+    assert set(chain["method"]) == {"chain"} and chain["run_id"].nunique() == 30
+    assert history.analyse(chain)["changes"].empty
+    mixed = df.assign(settings=df["settings"].str.rsplit("/", n=1).str[0])  # method ignored
+    assert not history.analyse(mixed)["drift"].empty  # what keying by method prevents

@@ -84,6 +84,7 @@ def history_row(s: ProfileSummary) -> dict:
             "dtype": "", "layout": f"h{n}",
             "time_s": float(np.median(times)) if len(times) else None, "round_cv": None,
             "rounds": 1, "busbw": None, "iters": len(times), "warmup": WARMUP, "sync": "",
+            "method": "step", "each_s": None, "chain_s": None, "device_s": None,
             "hardware": hardware}
 
 

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 STORE = "summary.json"
 KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv",
-        "rounds", "busbw", "iters", "warmup", "sync"]
+        "rounds", "busbw", "iters", "warmup", "sync", "method", "each_s", "chain_s",
+        "device_s"]
 
 
 META = ("run_id", "created", "hardware", "host", "status")
@@ -119,9 +120,13 @@ def run_dirs(paths: list[Path]) -> list[Path]:
     return found
 
 
-def collect(paths: list[Path]) -> pd.DataFrame:
-    """Every case of every run: one row per (run, case), runs in time order (``order``).
-    A run that cannot be read is left out and named (``df.attrs["skipped"]``)."""
+def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
+    """Every case of every run: one row per (run, case), runs in time order (``order``),
+    ``time_s`` of the timing method judged (``auto``: each run's headline, device else
+    chain else each; or each, chain, device: runs without it leave the case out). The
+    method is part of a series' settings, so a run timed otherwise starts a series of its
+    own rather than a change. A run that cannot be read is left out and named
+    (``df.attrs["skipped"]``)."""
     rows: list[list] = []
     skipped: list[str] = []
     dirs = run_dirs(paths)
@@ -138,8 +143,10 @@ def collect(paths: list[Path]) -> pd.DataFrame:
         raise UsageError(f"history needs 2 or more readable runs; {len(skipped)} of "
                          f"{len(dirs)} could not be read: {'; '.join(skipped)}")
     df = pd.DataFrame(rows, columns=KEEP + list(META))
+    if judge != "auto":  # one method's time, where the run has it
+        df = df.assign(time_s=df[f"{judge}_s"], method=judge).dropna(subset=["time_s"])
     df["settings"] = (df["iters"].astype(str) + "/" + df["warmup"].astype(str) + "/" +
-                      df["sync"].astype(str))
+                      df["sync"].astype(str) + "/" + df["method"].fillna("each").astype(str))
     created = df.drop_duplicates("run_id").sort_values(["created", "run_id"])["run_id"]
     df["order"] = df["run_id"].map({r: i for i, r in enumerate(created)})
     df = df.sort_values(["order", "case_id"], kind="stable").reset_index(drop=True)

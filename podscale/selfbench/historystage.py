@@ -41,7 +41,7 @@ def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int
         if drift_from is not None and r >= drift_from:
             t *= factor
         rows = [[c, "psum", "shard_map", "float32", "h2xd4", float(x), 0.02, 3, 1.0, 20, 3,
-                 "each"] for c, x in zip(ids, t)]
+                 "each", "chain", None, float(x), None] for c, x in zip(ids, t)]
         payload = {"key": cache.key([], path), "columns": KEEP, "rows": rows,
                    "meta": {"run_id": path.name, "created": created, "hardware": hardware,
                             "host": "node", "status": "complete"}}

@@ -16,6 +16,10 @@ def register(sub: Subparsers) -> None:
                    help="run directories, or folders of runs (e.g. results/)")
     p.add_argument("--out", type=Path, default=None,
                    help="folder for history.csv, history-drift.csv and history.png")
+    p.add_argument("--judge", choices=["auto", "each", "chain", "device"], default="auto",
+                   help="the timing method whose times are followed; auto: each run's "
+                        "headline (device, else chain, else each), a series per method "
+                        "(default: auto)")
     p.set_defaults(func=run)
 
 
@@ -24,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from podscale.analysis.render.text import history_text
     from podscale.analysis.verdicts import history
 
-    df = history.collect(args.runs)
+    df = history.collect(args.runs, args.judge)
     found = history.analyse(df)
     print(history_text(df, found))
     if args.out is not None:
