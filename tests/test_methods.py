@@ -324,3 +324,30 @@ def test_fits_use_the_device_time_and_state_the_host_cost_beside_alpha(tmp_path)
     each = run.using("each")
     (fit,) = fits(each.samples, each.summary(), boot=0, rm=each.round_medians()).itertuples()
     assert fit.method == "each" and fit.alpha_us == pytest.approx(520, rel=1e-6)
+
+
+def test_a_stream_buffer_that_fits_on_chip_is_named():
+    """A v5e's 128 MiB of VMEM (read from the device): a 64 MiB stream per device measures
+    VMEM, 512 MiB does not; on CPU the LLC is shared, so the buffer per process counts."""
+    from podscale.analysis.models.ceilings import with_ceilings
+    from podscale.analysis.verdicts.findings import onchip_findings
+
+    def rows(*sizes):
+        return pd.DataFrame([{"workload": "stream", "variant": "shard_map",
+                              "dtype": "float32", "size": n, "hosts": 1,
+                              "devices_per_host": 2, "bytes_per_device": 2 * n,
+                              "collective": None, "participants": 1, "gbps": 700.0,
+                              "busbw": np.nan, "flops_per_process": n, "gflops": 1.0,
+                              "wrong": 0} for n in sizes])
+
+    tpu = pd.DataFrame([{"process": 0, "extra": {"peaks": {
+        "hbm_gbps": 820.0, "bf16_tflops": 197.0, "onchip_bytes": 128 << 20,
+        "source": "read from the device: get_tpu_info()"}}}])
+    said = onchip_findings(with_ceilings(rows(32 << 20, 256 << 20), "TPU v5 lite", tpu))
+    assert len(said) == 1 and said[0].startswith("1 stream case(s)") and "128 MiB" in said[0]
+    cpu = tpu.assign(extra=[{"peaks": {"onchip_bytes": 32 << 20,
+                                       "source": "read from the host: the CPU's last-level "
+                                                 "cache (sysfs)"}}])
+    # 128 MiB per process over 2 devices: 64 MiB each, but one LLC for both: not named
+    assert not onchip_findings(with_ceilings(rows(32 << 20), "cpu", cpu))
+    assert onchip_findings(with_ceilings(rows(8 << 20), "cpu", cpu))  # 32 MiB a process

@@ -198,6 +198,21 @@ def with_half_peak(fitted: pd.DataFrame, peak: Peak | None) -> pd.DataFrame:
     return out
 
 
+def under_onchip(summary: pd.DataFrame) -> pd.DataFrame:
+    """The stream rows (of :func:`with_ceilings`) whose buffer per device (per process,
+    where the on-chip memory is the CPU's shared last-level cache) is under 4x the
+    device's on-chip memory: a cache's figure, not HBM's or DRAM's."""
+    need = {"onchip_bytes", "onchip_shared", "size", "devices_per_host", "dtype"}
+    if not need <= set(summary.columns) or summary["onchip_bytes"].isna().all():
+        return summary.iloc[0:0]
+    from podscale.core.case import DTYPES
+
+    rows = summary[summary["workload"] == "stream"]
+    per = rows["size"] * rows["dtype"].map(DTYPES) / rows["devices_per_host"].where(
+        ~rows["onchip_shared"].astype(bool), 1)
+    return rows[per < 4 * rows["onchip_bytes"]]
+
+
 def _flops(out: pd.DataFrame, peak: Peak | None) -> tuple[np.ndarray, str]:
     """(the FLOP/s ceiling per device in GFLOP/s, per row; what it is): the bf16 peak, or
     on CPU the best matmul of the run per device (same dtype where the run has it)."""
@@ -231,6 +246,9 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None,
     out["ceiling"] = [label for _, label, _ in rows]
     measured = np.asarray([m for _, _, m in rows], float)
     out["pct_ceiling"] = 100 * measured / out["ceiling_gbps"].to_numpy(float)
+    out["onchip_bytes"] = onchip_bytes(device_kind, envs)
+    # a CPU's last-level cache is shared by its devices; a chip's VMEM is its own
+    out["onchip_shared"] = "cache" in str(read_peaks(envs).get("source", ""))
     if "flops_per_process" not in out or "gflops" not in out:
         return out
     flops, label = _flops(out, peak)

@@ -112,6 +112,18 @@ def _spread(summary: pd.DataFrame) -> list[str]:
             f"the slowest and fastest process's median ({_case(top)})"]
 
 
+def onchip_findings(summary: pd.DataFrame) -> list[str]:
+    """Stream cases whose buffers fit in the device's on-chip memory (4x or less)."""
+    from podscale.analysis.models.ceilings import under_onchip
+
+    small = under_onchip(summary)
+    if small.empty:
+        return []
+    return [f"{len(small)} stream case(s) use buffers under 4x the device's on-chip memory "
+            f"({bytes_h(float(small['onchip_bytes'].iloc[0]))}): they measure that memory, "
+            f"not HBM or DRAM, so hold nothing against them: {_names(small)}"]
+
+
 def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None,
                     device: bool = True) -> list[str]:
     """The processes others wait for at a collective (from device time), and, where the
@@ -152,6 +164,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"were not verified (rounding bound too loose to catch a zero): "
                    f"{_names(un)}")
     out += ceiling_findings(summary)
+    out += onchip_findings(summary)
     out += timing_findings(summary, late, device)
     out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))
     if not scaling.empty:
