@@ -79,7 +79,7 @@ class Run:
     @property
     def prefer(self) -> tuple[str, ...]:
         """The methods ``time_s`` may take, best first: the one asked for, or for ``auto``
-        device, chain, each — less device on CPU, where there is no device: its "device
+        device, chain, each — on CPU device last, where there is no device: its "device
         time" is the CPU client's op events under a profiler that slows its collectives
         (a psum over two CPU devices: 0.29 ms waited on, 0.7-1.0 ms per execution traced)."""
         from podscale.core.timing import HEADLINE
@@ -88,7 +88,7 @@ class Run:
             return (self.method,)
         cpu = not self.envs.empty and "platform" in self.envs.columns and \
             (self.envs["platform"] == "cpu").all()
-        return tuple(m for m in HEADLINE if not (cpu and m == "device"))
+        return (*(m for m in HEADLINE if m != "device"), "device") if cpu else HEADLINE
 
     def methods(self) -> tuple[str, ...]:
         """The timing methods this run's samples hold."""

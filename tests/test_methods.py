@@ -351,3 +351,19 @@ def test_a_stream_buffer_that_fits_on_chip_is_named():
     # 128 MiB per process over 2 devices: 64 MiB each, but one LLC for both: not named
     assert not onchip_findings(with_ceilings(rows(32 << 20), "cpu", cpu))
     assert onchip_findings(with_ceilings(rows(8 << 20), "cpu", cpu))  # 32 MiB a process
+
+
+@pytest.mark.parametrize("timing,phases", [("chain", {"chain"}),
+                                           ("device", {"device"}),
+                                           ("each,device", {"timed", "device"})])
+def test_timing_names_the_methods_that_run(tmp_path, timing, phases):
+    res = podscale("run", "dot", "--hosts", "1", "--devices-per-host", "1", "--sizes", "4K",
+                   "--variants", "shard_map", "--rounds", "1", "--iters", "3", "--timing",
+                   timing, "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    run = load_run(only_run(tmp_path))
+    assert set(run.samples["phase"].astype(str)) - {"compile", "warmup"} == phases
+    row = run.summary().iloc[0]
+    method = {"chain": "chain", "device": "device", "each,device": "each"}[timing]
+    assert row.method == method and row.time_s > 0  # CPU: device only where alone
+    assert f"# time by {method}" in res.stdout and row.timing == timing

@@ -120,7 +120,7 @@ def test_run_records_and_table(small_run):
     assert len(table) == 24 and (table["rounds"] == 2).all() and table["round_cv"].notna().all()
     # on CPU the headline is the chain (run.prefer); every time lies between the fastest
     # sample of its case and the slowest
-    assert run.prefer == ("chain", "each") and set(table["method"]) == {"chain"}
+    assert run.prefer == ("chain", "each", "device") and set(table["method"]) == {"chain"}
     assert table[["each_s", "chain_s", "device_s"]].notna().all().all()
     timed = samples[samples.phase == "chain"]
     timed_by_case = timed.groupby("case_id")["seconds"]
