@@ -20,6 +20,12 @@ holds the coordination service), having written the verdict to the manifest when
 keeps one. Each process also sends its last launches
 (:data:`podscale.attach.calls.RECENT`): where processes launched different computations
 at one launch number, the verdict names that desync too (:mod:`podscale.core.desync`).
+
+The same heartbeat carries a failure (with the roll-call off too): a process whose script
+raised or exited with a code other than 0 publishes it (:func:`failed`) and leaves without
+JAX's shutdown, which would wait for peers that wait for it in a collective; every other
+process sees it at its next beat, prints it, ends its record and exits with the script's
+code (:meth:`RollCall.follow`), process 0 last.
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ BEAT_S = 1.0
 PREFIX = "podscale/attach/hang/"
 EXIT_HANG = 5
 ROLL_WAIT_S = 5.0
+FAILED = f"{PREFIX}failed"
+LEFT = f"{PREFIX}left/"
+#: how long process 0 (which holds the coordination service) waits for the others to read
+#: a failure and leave, before it leaves too
+LEAVE_WAIT_S = 5.0
 #: the auto timeout (no ``--hang-timeout``): the larger of AUTO_MIN_S and AUTO_FACTOR x
 #: the p99 of process 0's ready-to-ready intervals (``PODSCALE_HANG_AUTO_MIN_S`` plants
 #: a shorter floor for the tests)
@@ -88,16 +99,46 @@ class RollCall:
 
     def _run(self) -> None:
         while not self._stop.wait(BEAT_S):
+            notice = None
             try:
                 self.client.key_value_set(f"{PREFIX}beat/{self.process}",
                                           json.dumps(self._state()), allow_overwrite=True)
-                if self.process == 0:
+                notice = _try_json(self.client, FAILED)
+                if notice is None and self.process == 0 and self.timeout != 0:
                     self._watch()
-                self.client.key_value_try_get(f"{PREFIX}roll")
+                if notice is None:
+                    self.client.key_value_try_get(f"{PREFIX}roll")
             except Exception:  # noqa: BLE001 - no roll called (or the service is gone)
                 continue
+            if notice is not None:
+                if notice["process"] == self.process:
+                    continue  # this process's own failure: its main thread leaves
+                self.follow(notice)
             self._answer()
             return
+
+    def follow(self, notice: dict) -> None:
+        """Another process failed: say so, end this process's record and leave with its
+        exit code (process 0 last: it holds the coordination service)."""
+        ENDING.set()
+        what = f"process {notice['process']} failed (exit code {notice['code']}" + (
+            f": {notice['error']}" if notice.get("error") else "") + ")"
+        print(f"podscale: {what}; process {self.process} stops too", file=sys.stderr,
+              flush=True)
+        self.log.emit_ready()  # the steps before the failure are the run's record too
+        self.record.add({"kind": "gaps", "rows": self.gaps()})
+        self.record.add({"kind": "end", "end": self.log.clock(), "exit_code": notice["code"],
+                         "error": f"stopped: {what}", "calls": self.log.seq})
+        self.record.flush()
+        try:
+            self.client.key_value_set(f"{LEFT}{self.process}", "1")
+        except Exception:  # noqa: BLE001 - the service is gone: leave all the same
+            pass
+        if self.process == 0:
+            if self.keeps_manifest:
+                _mark_failed(self.run_dir, what)
+            wait_for_the_others(self.client, self.processes)
+        os._exit(int(notice["code"]))
 
     def _watch(self) -> None:
         beats = {int(k.rsplit("/", 1)[1]): json.loads(v)
@@ -162,15 +203,50 @@ class RollCall:
         self.record.flush()
         if self.process == 0:
             if self.keeps_manifest:
-                from dataclasses import replace
-
-                from podscale.core.records import now, read_manifest, write_manifest
-
-                m = read_manifest(self.run_dir)
-                write_manifest(self.run_dir, replace(m, status="failed",
-                                                     error=f"hang: {verdict}", finished=now()))
+                _mark_failed(self.run_dir, f"hang: {verdict}")
             time.sleep(1.0)  # the others read the verdict from the service this one holds
         os._exit(EXIT_HANG)
+
+
+def _mark_failed(run_dir: Path, error: str) -> None:
+    from dataclasses import replace
+
+    from podscale.core.records import now, read_manifest, write_manifest
+
+    m = read_manifest(run_dir)
+    write_manifest(run_dir, replace(m, status="failed", error=error, finished=now()))
+
+
+def _try_json(client: Any, key: str) -> Any:
+    """The key's JSON value, or None where it is not set."""
+    try:
+        return json.loads(client.key_value_try_get(key))
+    except Exception:  # noqa: BLE001 - not set (the client raises NOT_FOUND)
+        return None
+
+
+def failed(client: Any, process: int, code: int, error: str | None) -> None:
+    """Publish this process's failure (the first one stands): its peers see it at their
+    next heartbeat and leave with its code (:meth:`RollCall.follow`)."""
+    line = (error or "").strip().splitlines()[-1:] or [""]
+    try:
+        client.key_value_set(FAILED, json.dumps({"process": process, "code": code,
+                                                 "error": line[0][:300]}))
+    except Exception:  # noqa: BLE001 - another's failure was first, or the service is gone
+        pass
+
+
+def wait_for_the_others(client: Any, processes: int, wait: float = LEAVE_WAIT_S) -> None:
+    """Process 0, leaving after a failure: until every other process has said it leaves
+    (or ``wait`` seconds), so that they read the failure from the service it holds."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            if len(client.key_value_dir_get(LEFT)) >= processes - 1:
+                return
+        except Exception:  # noqa: BLE001 - the service is gone
+            return
+        time.sleep(0.05)
 
 
 def _where(s: dict) -> tuple[str, str]:

@@ -66,6 +66,7 @@ class Session:
         #: the threads that talk to the coordination service, stopped and joined at the
         #: end (one left inside a blocking call as the interpreter exits aborts it)
         self.talking: list[threading.Thread] = []
+        self.rollcall: Any = None  # the heartbeat: hangs and peers' failures (.hang)
         self.stop = threading.Event()
         self.processes = 1
         self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
@@ -145,14 +146,15 @@ class Session:
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
                     {"kind": "offset", "offset_us": off, "rtt_us": rtt}), self.stop)
             self.talking.append(self.measuring)
-        if client is not None and self.hang_timeout != 0:  # None: the auto timeout
+        if client is not None:  # hang timeout None: auto; 0: off (a peer's failure still)
             from podscale.attach.hang import RollCall, main_thread_at
 
-            self.talking.append(RollCall(
+            self.rollcall = RollCall(
                 self.log, self.record, self.run_dir, process, self.processes, client,
                 self.hang_timeout, lambda: main_thread_at(self.sampler.user),
                 keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop,
-                gaps=self.sampler.flush).thread)
+                gaps=self.sampler.flush)
+            self.talking.append(self.rollcall.thread)
         self.record.flush()
 
     def run(self) -> int:
@@ -170,12 +172,25 @@ class Session:
             raise
         except BaseException as exc:  # the script's own failure: shown as Python would
             _unless_ending()
+            self._unless_a_peer_failed()
             print_as_python(exc)
             code, error = 1, f"{type(exc).__name__}: {exc}"
         finally:
             sys.argv, sys.path[0] = saved
         self.close(code, error)
         return code
+
+    def _unless_a_peer_failed(self) -> None:
+        """The script's error comes after another process's failure (a collective whose
+        peer left): that failure is the job's, and this process leaves with it."""
+        if self.rollcall is None:
+            return
+        from podscale.attach.hang import FAILED, _try_json
+
+        notice = _try_json(self.record.client, FAILED)
+        if notice is not None and notice["process"] != self.record.process:
+            self.undo()
+            self.rollcall.follow(notice)
 
     def close(self, code: int, error: str | None) -> None:
         """Finish the record: rows of every queued call, the sampled gaps, the end; then
@@ -195,6 +210,10 @@ class Session:
             self.measuring.join(timeout=CLOCK_WAIT_S)
         self.record.flush()
         if self.record.client is not None:
+            if code:
+                from podscale.attach.hang import failed
+
+                failed(self.record.client, self.record.process, code, error)
             self._meet(code)
         self.stop.set()
         for thread in self.talking:
@@ -210,6 +229,10 @@ class Session:
         try:
             client.key_value_set(f"{DONE}{self.record.process}", str(code))
             if code:
+                if self.record.process == 0:  # the others read the failure from its service
+                    from podscale.attach.hang import wait_for_the_others
+
+                    wait_for_the_others(client, self.processes)
                 return
             deadline = time.monotonic() + END_WAIT_S
             while time.monotonic() < deadline:

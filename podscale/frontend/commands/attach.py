@@ -55,8 +55,22 @@ def run(args: argparse.Namespace) -> int:
                       capture.hang_timeout)
 
     if os.environ.get(SUPERVISED):
-        return body()
-    return _kept(run_dir, script_spec(args.script, args.args, capture.step, "attach"), body)
+        return _leave(body())
+    return _leave(_kept(run_dir, script_spec(args.script, args.args, capture.step, "attach"),
+                        body))
+
+
+def _leave(code: int) -> int:
+    """The script's exit code; where it failed in a job of several processes, leave at
+    once: JAX's shutdown at exit would wait for the peers, which wait for this process in
+    a collective until they read its failure (:func:`podscale.attach.hang.failed`)."""
+    from podscale.worker.runtime import coordination_client
+
+    if code and "jax" in sys.modules and coordination_client() is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _kept(run_dir: Path, spec: dict, body: Callable[[], int]) -> int:

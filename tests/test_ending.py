@@ -1,0 +1,86 @@
+"""A profiled job ends when one of its processes does: a rank that raises or calls
+``sys.exit`` before step 5 (``tests/programs/fails.py``), while the others wait for it in
+the step's all-reduce, ends the job promptly with the script's exit code, naming the
+process and its traceback's last line — under ``podscale profile`` and under mpirun with no
+podscale front end, where mpirun is told not to end the job itself (as on TPU VMs or
+Kubernetes, nothing else would)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, podscale
+
+PROGRAM = ROOT / "tests" / "programs" / "fails.py"
+HANG_TIMEOUT = 10  # the job must end well before the roll-call would call it a hang
+
+
+def _gone(run_dir: Path) -> None:
+    """Every process of the run has exited (by the pids its records hold)."""
+    pids = [json.loads(p.read_text().splitlines()[0])["pid"]
+            for p in (run_dir / "profile").glob("process-*.jsonl")]
+    assert pids
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except (FileNotFoundError, IndexError):
+            continue
+        assert state == "Z", f"process {pid} left running"
+
+
+@pytest.mark.parametrize("fault,code,line", [
+    (["--raise", "1:5"], 1, "ValueError: process 1 cannot go on at step 5"),
+    (["--exit", "1:5:3"], 3, "process 1 failed (exit code 3)"),
+])
+def test_a_failing_rank_ends_the_profiled_job_with_its_code(tmp_path, fault, code, line):
+    began = time.monotonic()
+    res = podscale("profile", "--hosts", "2", "--hang-timeout", str(HANG_TIMEOUT), "--out",
+                   str(tmp_path), str(PROGRAM), *fault, timeout=300)
+    took = time.monotonic() - began
+    assert res.returncode == code, res.stderr[-3000:] + res.stdout[-2000:]
+    assert took < HANG_TIMEOUT + 15, took  # ended by the failure, not by a timeout
+    out = res.stdout + res.stderr
+    assert line in out and "process 1 exited with code" in res.stderr
+    mine = res.stdout.split("# process 0's output", 1)[1].split("# process 1's output")[0]
+    assert "process 0 stops too" in mine and "Traceback" not in mine  # no consequence shown
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    _gone(run_dir)
+    ends = {}
+    for path in (run_dir / "profile").glob("process-*.jsonl"):
+        records = [json.loads(x) for x in path.read_text().splitlines()]
+        end = next(r for r in records if r.get("kind") == "end")
+        ends[int(path.stem.split("-")[1])] = end
+    assert {p: e["exit_code"] for p, e in ends.items()} == {0: code, 1: code}
+    assert ends[0]["error"].startswith("stopped: process 1 failed")
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun not installed")
+def test_a_failing_rank_ends_an_mpirun_job_with_no_front_end(tmp_path):
+    """mpirun told to leave the job alone when a process exits non-zero
+    (orte_abort_on_non_zero_status=0): the others end by themselves, from the failure
+    the rank published; the run directory says so."""
+    run_dir = tmp_path / "run"
+    environ = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+               f"{os.environ['PATH']}", "OMPI_ALLOW_RUN_AS_ROOT": "1",
+               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_oob_tcp_if_include": "lo",
+               "OMPI_MCA_btl_tcp_if_include": "lo", "OMPI_MCA_rmaps_base_oversubscribe": "1",
+               "OMPI_MCA_orte_abort_on_non_zero_status": "0"}
+    began = time.monotonic()
+    res = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "podscale", "attach",
+                          "--run-dir", str(run_dir), "--hang-timeout", str(HANG_TIMEOUT),
+                          str(PROGRAM), "--exit", "1:5:3"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env=environ)
+    took = time.monotonic() - began
+    assert took < HANG_TIMEOUT + 15, (took, res.stderr[-2000:])
+    assert "podscale: process 1 failed (exit code 3); process 0 stops too" in res.stderr
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["status"] == "failed" and "process 1 failed" in manifest["error"]
+    _gone(run_dir)
