@@ -213,7 +213,7 @@ class Session:
             if code:
                 from podscale.attach.hang import failed
 
-                failed(self.record.client, self.record.process, code, error)
+                failed(self.record.client, self.record.process or 0, code, error)
             self._meet(code)
         self.stop.set()
         for thread in self.talking:

@@ -76,7 +76,7 @@ def context(case: Case, rt: Runtime) -> Context:
 
 
 def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
-             round_: int) -> list[Sample]:
+             round_: int, iters: int) -> list[Sample]:
     """Warm-up and ``each`` samples of one case (none of ``each`` where the case's timing
     leaves it out); progress marked at every barrier (outside the clocked region)."""
     say(rt, f"case {case.id}: measure")
@@ -88,7 +88,6 @@ def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
         with ledger.phase("barrier"):
             rt.barrier(f"case {case.id}")
 
-    iters = case.settings.iters if "each" in case.settings.methods else 0
     out = [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
            for t in measure(step, clock=time.perf_counter, barrier=barrier,
                             warmup=case.settings.warmup, iters=iters,
@@ -99,12 +98,11 @@ def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
 
 
 def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any],
-            rt: Runtime, round_: int) -> list[Sample]:
+            rt: Runtime, round_: int, depth: int) -> list[Sample]:
     """The case's ``chain`` and ``device`` samples, where its timing names them: the
-    step launched back to back (``launch``: dispatch without waiting), every process
-    starting together at a barrier."""
+    step launched back to back (``launch``: dispatch without waiting, at most ``depth``
+    in flight), every process starting together at a barrier."""
     methods, length = case.settings.methods, case.settings.iters
-    depth = depth_for(load_source(case.source).work(case).bytes_per_device)
 
     def barrier(what: str) -> Callable[[], None]:
         def meet() -> None:
@@ -203,8 +201,9 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
     each = case.settings.iters if "each" in case.settings.methods else 0
     last = _KeepLast(step, case.settings.warmup + each)
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
-               *_measure(case, index, last, rt, round_),
-               *_passes(case, index, compiled, launch, rt, round_)]
+               *_measure(case, index, last, rt, round_, each),
+               *_passes(case, index, compiled, launch, rt, round_,
+                        depth_for(wl.work(case).bytes_per_device))]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)
