@@ -345,7 +345,7 @@ def test_a_stream_buffer_that_fits_on_chip_is_named():
         "source": "read from the device: get_tpu_info()"}}}])
     said = onchip_findings(with_ceilings(rows(32 << 20, 256 << 20), "TPU v5 lite", tpu))
     assert len(said) == 1 and said[0].startswith("1 stream case(s)") and "128 MiB" in said[0]
-    cpu = tpu.assign(extra=[{"peaks": {"onchip_bytes": 32 << 20,
+    cpu = tpu.assign(extra=[{"peaks": {"onchip_bytes": 32 << 20, "onchip_shared": True,
                                        "source": "read from the host: the CPU's last-level "
                                                  "cache (sysfs)"}}])
     # 128 MiB per process over 2 devices: 64 MiB each, but one LLC for both: not named

@@ -248,7 +248,7 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None,
     out["pct_ceiling"] = 100 * measured / out["ceiling_gbps"].to_numpy(float)
     out["onchip_bytes"] = onchip_bytes(device_kind, envs)
     # a CPU's last-level cache is shared by its devices; a chip's VMEM is its own
-    out["onchip_shared"] = "cache" in str(read_peaks(envs).get("source", ""))
+    out["onchip_shared"] = bool(read_peaks(envs).get("onchip_shared"))
     if "flops_per_process" not in out or "gflops" not in out:
         return out
     flops, label = _flops(out, peak)

@@ -215,10 +215,10 @@ def of_method(samples: pd.DataFrame, methods: pd.Series | None) -> pd.DataFrame:
     return samples[(samples["phase"].astype(object) == want).to_numpy()]
 
 
-def process_medians(samples: pd.DataFrame, methods: pd.Series | None = None) -> pd.Series:
-    """Each process's median iteration per case (index: case_id, process), of each case's
-    method (:func:`of_method`; the ``each`` samples by default)."""
-    timed = of_method(samples, methods)
+def process_medians(samples: pd.DataFrame) -> pd.Series:
+    """Each process's median timed (``each``) iteration per case (index: case_id,
+    process)."""
+    timed = samples[samples["phase"] == "timed"]
     return timed.groupby(["case_id", "process"], observed=True)["seconds"].median()
 
 

@@ -103,7 +103,7 @@ class RollCall:
             try:
                 self.client.key_value_set(f"{PREFIX}beat/{self.process}",
                                           json.dumps(self._state()), allow_overwrite=True)
-                notice = _try_json(self.client, FAILED)
+                notice = peer_failure(self.client, self.process)
                 if notice is None and self.process == 0 and self.timeout != 0:
                     self._watch()
                 if notice is None:
@@ -111,8 +111,6 @@ class RollCall:
             except Exception:  # noqa: BLE001 - no roll called (or the service is gone)
                 continue
             if notice is not None:
-                if notice["process"] == self.process:
-                    continue  # this process's own failure: its main thread leaves
                 self.follow(notice)
             self._answer()
             return
@@ -217,12 +215,14 @@ def _mark_failed(run_dir: Path, error: str) -> None:
     write_manifest(run_dir, replace(m, status="failed", error=error, finished=now()))
 
 
-def _try_json(client: Any, key: str) -> Any:
-    """The key's JSON value, or None where it is not set."""
+def peer_failure(client: Any, process: int) -> dict | None:
+    """Another process's published failure (:func:`failed`), or None (none, or this
+    process's own: its main thread leaves by itself)."""
     try:
-        return json.loads(client.key_value_try_get(key))
+        notice = json.loads(client.key_value_try_get(FAILED))
     except Exception:  # noqa: BLE001 - not set (the client raises NOT_FOUND)
         return None
+    return notice if notice["process"] != process else None
 
 
 def failed(client: Any, process: int, code: int, error: str | None) -> None:

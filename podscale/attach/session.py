@@ -185,10 +185,10 @@ class Session:
         peer left): that failure is the job's, and this process leaves with it."""
         if self.rollcall is None:
             return
-        from podscale.attach.hang import FAILED, _try_json
+        from podscale.attach.hang import peer_failure
 
-        notice = _try_json(self.record.client, FAILED)
-        if notice is not None and notice["process"] != self.record.process:
+        notice = peer_failure(self.record.client, self.record.process or 0)
+        if notice is not None:
             self.undo()
             self.rollcall.follow(notice)
 

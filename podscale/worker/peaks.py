@@ -55,5 +55,5 @@ def device_peaks() -> dict[str, Any]:
         return {"onchip_bytes": None, "source": f"not read: {type(exc).__name__}: "
                                                 f"{str(exc)[:120]}"}
     if platform == "cpu":
-        return {"onchip_bytes": llc_bytes(), "source": SOURCE_LLC}
+        return {"onchip_bytes": llc_bytes(), "onchip_shared": True, "source": SOURCE_LLC}
     return {"source": f"not read on {platform}: the documented table applies"}
