@@ -123,33 +123,7 @@ class Run:
     def abandoned_because(self) -> str | None:
         """Why a run marked ``running`` is not (its front end is not alive on this host,
         or its heartbeat stopped), or None."""
-        if self.manifest.status != "running":
-            return None
-        import os
-        import socket
-        import time
-
-        from podscale.core.manifest import HEARTBEAT
-
-        sup = self.manifest.supervisor or {}
-        try:
-            age = time.time() - (self.path / HEARTBEAT).stat().st_mtime
-        except OSError:
-            age = None
-        since = f"; last heartbeat {age:.0f}s ago" if age is not None else ""
-        if sup.get("host") == socket.gethostname() and isinstance(sup.get("pid"), int):
-            try:
-                os.kill(sup["pid"], 0)
-            except ProcessLookupError:
-                return (f"its front end (pid {sup['pid']} on {sup['host']}) is gone without "
-                        f"closing the run{since}; the records written until then are kept")
-            except PermissionError:
-                pass
-        if age is not None and age > ABANDONED_AFTER_S:
-            who = f"pid {sup.get('pid')} on {sup.get('host')}" if sup else "its front end"
-            return (f"no heartbeat for {age:.0f}s ({who}); the records written until then "
-                    "are kept")
-        return None
+        return abandoned_because(self.path, self.manifest)
 
     @property
     def device_kind(self) -> str | None:
@@ -266,3 +240,35 @@ def load(run_dir: str | Path) -> pd.DataFrame:
                            how="left")
     df.insert(0, "run_id", run.run_id)
     return df
+
+
+def abandoned_because(path: Path, manifest: Manifest) -> str | None:
+    """Why a run directory's manifest marked ``running`` is not (its front end is not
+    alive on this host, or its heartbeat stopped), or None."""
+    if manifest.status != "running":
+        return None
+    import os
+    import socket
+    import time
+
+    from podscale.core.manifest import HEARTBEAT
+
+    sup = manifest.supervisor or {}
+    try:
+        age = time.time() - (path / HEARTBEAT).stat().st_mtime
+    except OSError:
+        age = None
+    since = f"; last heartbeat {age:.0f}s ago" if age is not None else ""
+    if sup.get("host") == socket.gethostname() and isinstance(sup.get("pid"), int):
+        try:
+            os.kill(sup["pid"], 0)
+        except ProcessLookupError:
+            return (f"its front end (pid {sup['pid']} on {sup['host']}) is gone without "
+                    f"closing the run{since}; the records written until then are kept")
+        except PermissionError:
+            pass
+    if age is not None and age > ABANDONED_AFTER_S:
+        who = f"pid {sup.get('pid')} on {sup.get('host')}" if sup else "its front end"
+        return (f"no heartbeat for {age:.0f}s ({who}); the records written until then "
+                "are kept")
+    return None

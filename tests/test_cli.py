@@ -350,3 +350,20 @@ def test_default_run_name_fits_however_many_workloads():
     assert name.startswith("dot-psum-stream-matmul-all_reduce") and name.endswith("-more")
     assert check_name(name + "-A") and len(name) <= 90
     assert default_name(["x" * 95]) == "1-workloads"
+
+
+def test_profile_options_refused_before_anything_starts(tmp_path):
+    """Each bad option of ``podscale profile``: one line, exit 2, no run directory."""
+    program = str(ROOT / "tests" / "programs" / "apart.py")
+    out = tmp_path / "out"
+    for args, message in (
+            (["--coordinator-port", "99999"], "must be 0 (any free port) to 65535"),
+            (["--coordinator-port", "-1"], "must be 0 (any free port) to 65535"),
+            (["--profile-steps", "²:³"], "want A:B"),
+            (["--profile-length", "0"], "give --profile-every too"),
+            (["--args-b", "--steps '3"], "bad --args-b"),
+            (["--profile-every", "3", "--profile-length", "4"], "capture length 1..N")):
+        res = podscale("profile", "--out", str(out), *args, program)
+        assert res.returncode == 2 and message in res.stderr, (args, res.stderr)
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+        assert not out.exists(), args

@@ -50,3 +50,21 @@ def test_the_roll_call_verdict_names_a_desync():
                          "0, 2 launched local_step"), text
     clean = verdict_text({p: at("waiting", STEP) for p in range(3)}, 3, 20.0, 0.0)
     assert "desync" not in clean
+
+
+def test_one_computation_compiled_to_different_programs_is_a_desync():
+    """Launches carrying their programs: one name, two programs (process 1 on a batch of
+    its own shape) is named with both shapes; a program unknown on a process is not
+    compared (names alone)."""
+    same = [(n, "train", "aa11", "f32[8]") for n in range(10, 14)]
+    odd = [(n, "train", "bb22" if n >= 12 else "aa11", "f32[4]" if n >= 12 else "f32[8]")
+           for n in range(10, 14)]
+    d = first({0: same, 1: odd, 2: same})
+    assert d is not None and d.launch == 12 and d.odd == (1,)
+    assert d.text() == ("desync at launch #12: process 1 launched train (f32[4]) where "
+                        "processes 0, 2 launched train (f32[8])")
+    unknown = [(n, "train", "", "") for n in range(10, 14)]
+    assert first({0: unknown, 1: odd}) is None
+    # names still part processes whose programs are known
+    assert first({0: same, 1: [(12, "eval", "cc", "f32[2]")]}).text() == (
+        "desync at launch #12: process 1 launched eval where process 0 launched train")

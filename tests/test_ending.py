@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, podscale
+from tests.conftest import ROOT, only_run, podscale
 
 PROGRAM = ROOT / "tests" / "programs" / "fails.py"
 HANG_TIMEOUT = 10  # the job must end well before the roll-call would call it a hang
@@ -84,3 +85,47 @@ def test_a_failing_rank_ends_an_mpirun_job_with_no_front_end(tmp_path):
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "failed" and "process 1 failed" in manifest["error"]
     _gone(run_dir)
+
+
+FORKS = ROOT / "tests" / "programs" / "forks.py"
+
+
+def test_a_killed_front_end_leaves_nothing_and_the_run_reads_abandoned(tmp_path):
+    """SIGKILL of ``podscale profile`` while its program's processes each run a ``sleep``
+    and a forked child of their own: within 5 s not one of them is left (each process
+    takes its group with it), and ``show`` says the run was abandoned."""
+    pids = tmp_path / "pids"
+    front = subprocess.Popen([sys.executable, "-m", "podscale", "profile", "--hosts", "2",
+                              "--hang-timeout", "off", "--out", str(tmp_path / "out"),
+                              str(FORKS), str(pids)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not all(Path(f"{pids}.{p}").exists() for p in (0, 1)):
+            assert time.monotonic() < deadline and front.poll() is None
+            time.sleep(0.2)
+        started = [int(v) for p in (0, 1) for v in Path(f"{pids}.{p}").read_text().split()]
+        assert all(_alive(pid) for pid in started)
+    finally:
+        front.kill()
+        front.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in started if _alive(pid)]
+    for pid in left:  # what this test started, by id
+        os.kill(pid, signal.SIGKILL)
+    assert not left, left
+    res = podscale("show", str(only_run(tmp_path / "out")))
+    assert res.returncode == 0, res.stderr
+    head = res.stdout.splitlines()
+    assert "(abandoned)" in head[0] and head[1].startswith("# abandoned: its front end"), head
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, reaped by no one yet, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -122,7 +122,7 @@ def test_a_step_no_computation_has_is_said_with_what_ran(straggler):
 def test_a_nested_function_is_named_as_the_program_spells_it():
     import functools
 
-    from podscale.attach.entry import _name
+    from podscale.attach.entry import _base, _name
 
     def main():
         def train_step(x):
@@ -135,7 +135,39 @@ def test_a_nested_function_is_named_as_the_program_spells_it():
         return train_step, Model.loss
 
     step, loss = main()
-    assert _name(step) == "train_step" and _name(functools.partial(loss, None)) == "Model.loss"
+    assert _name(_base(step)) == "train_step"
+    assert _name(_base(functools.partial(loss, None))) == "Model.loss"
+
+
+def test_one_computation_per_function_and_options_names_unique():
+    """The registry behind the wrapped jax.jit: the same function (or a lambda made anew
+    from one line) with the same options is one computation; other options, another
+    lambda or a second function of a taken name are others, named apart."""
+    from podscale.attach.calls import CallLog
+    from podscale.attach.entry import Registry
+
+    emitted: list[dict] = []
+    log = CallLog(lambda: 0, emitted.append)
+    reg = Registry(log)
+
+    def step(x):
+        return x
+
+    def make():
+        def step(x):  # another function of the same name
+            return x
+        return step
+
+    made = [lambda x: x for _ in range(3)]  # one line: one computation
+    a, b = reg.get(step, "jit", (), {}), reg.get(step, "jit", (), {})
+    donated = reg.get(step, "jit", (), {"donate_argnums": [0]})
+    assert a is b and donated is not a and donated.name == "step"
+    assert len({id(reg.get(f, "jit", (), {})) for f in made}) == 1
+    other = reg.get(make(), "jit", (), {})
+    line = step.__code__.co_firstlineno
+    assert other.name == f"step@test_profile.py:{line + 4}"
+    assert reg.get(made[0], "jit", (), {}).name.startswith("<lambda>@test_profile.py:")
+    log.drain()
 
 
 def test_a_killed_process_is_said_and_not_silently_left_out(straggler, tmp_path):

@@ -45,14 +45,17 @@ def ideal_step(busy: pd.Series) -> float:
     return float(busy[busy <= ideal_bound(busy)].mean())
 
 
-def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str) -> pd.DataFrame:
+def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str,
+           peers: bool | None = None) -> pd.DataFrame:
     """One row per process: each part in seconds (:data:`ORDER`) and ``wall``. Inside the
     steps the parts partition the device timeline (:func:`.steps.timeline`) call by call:
     each call's idle time before it (compile, then host) and its busy time (waiting for
     the last process, then its own: productive up to the ideal bound, anomalous above it;
-    other computations' busy time apart)."""
+    other computations' busy time apart; ``peers`` False: a step that waits on no other
+    process, nothing waiting)."""
     marks = profile.processes
-    led = led.assign(wait=np.minimum(waits(led), led["busy"].clip(lower=0)))
+    waited = waits(led) if peers is not False else 0.0
+    led = led.assign(wait=np.minimum(waited, led["busy"].clip(lower=0)))
     rows = []
     for p, g in led.groupby("process"):
         m = marks.loc[p]

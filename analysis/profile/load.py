@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -32,9 +32,13 @@ class Profile:
     manifest: Manifest
     processes: pd.DataFrame  # one row per process: marks, offset, exit code
     computations: pd.DataFrame  # process, id, name, wrapper
-    calls: pd.DataFrame  # process, computation, name, seq, dispatch, returned, ready
+    #: process, computation, name, seq, dispatch, returned, ready, and the program the
+    #: computation last compiled: program, shapes, peers
+    calls: pd.DataFrame
     compiles: pd.DataFrame  # process, event, fun, end, seconds, seq
-    compiled: pd.DataFrame  # process, id, seq, call, shapes (a call that compiled)
+    #: a call that compiled: process, id, seq, call, shapes, program (its fingerprint),
+    #: peers (whether the program waits on other processes; None: unknown)
+    compiled: pd.DataFrame
     gaps: pd.DataFrame  # process, seq, frame, seconds
     #: captured steps, from each process's own reduction of its trace: process, first,
     #: stop (the window), step, devices, busy_us, collective_us, ops, cut, file
@@ -52,6 +56,10 @@ class Profile:
     #: each captured step's collective ops on the device that ended last: process, step,
     #: op, k (its occurrence in the step), start (seconds, process 0's clock), dur (s)
     collectives: pd.DataFrame
+    #: captures that did not happen: process, steps ([A, B] asked, or None), trigger
+    #: ([step, process] of an anomaly's), reason
+    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["process", "steps", "trigger", "reason"]))
 
     @property
     def clock_residual_s(self) -> float:
@@ -73,10 +81,11 @@ def _read(path: Path) -> list[dict]:
 
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
-    marks: dict = {"process": process, "offset_us": None, "rtt_us": None}
+    marks: dict = {"process": process, "offset_us": None, "rtt_us": None,
+                   "other_threads": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
                              "gaps": [], "capture": [], "window": [], "step": [],
-                             "capture_ops": [], "collectives": []}
+                             "capture_ops": [], "collectives": [], "skipped": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -88,6 +97,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                          device_kind=o.get("device_kind", ""))
         elif kind == "offset":
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
+        elif kind == "threads":  # calls from threads other than the main one: counted
+            marks.update(other_threads=o["calls"])
         elif kind == "end":
             marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
         elif kind == "hang":  # ended by the roll-call: its verdict is the process's end
@@ -113,6 +124,10 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             rows["capture_ops"].extend(
                 {"first": o["steps"][0], "steps": len(o["rows"]), "op": op, "count": c,
                  "us": us} for op, (c, us) in (o.get("ops") or {}).items())
+        elif kind in ("capture_skipped", "capture_failed"):
+            rows["skipped"].append({"steps": o.get("steps"), "trigger": o.get("trigger"),
+                                    "reason": o.get("reason") or
+                                    f"the capture failed: {o.get('error')}"})
         elif kind == "step":
             rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
         elif kind in rows:
@@ -131,7 +146,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
         k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window", "step", "capture_ops", "collectives")}
+                        "window", "step", "capture_ops", "collectives", "skipped")}
     for path in files:
         process = int(path.stem.split("-")[1])
         m, rows = _process(_read(path), process)
@@ -145,16 +160,18 @@ def load_profile(run_dir: Path | str) -> Profile:
     def seconds(us: float, process: int) -> float:
         return (us - int(offset[process]) - origin) / 1e6
 
+    compiled = _frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers"])
     for col in ("attach", "process_start", "join_start", "join_end", "end"):
         if col in processes:
             processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")
                               for p, v in processes[col].items()]
     return Profile(run_dir, manifest, processes,
                    _computations(kinds["computation"]),
-                   _calls(kinds["call"], kinds["computation"], seconds),
+                   _programs(_calls(kinds["call"], kinds["computation"], seconds),
+                             compiled),
                    _frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq"],
                           lambda p, r: {**r, "end": seconds(r["end"], p)}),
-                   _frame(kinds["compiled"], ["id", "seq", "call", "shapes"]),
+                   compiled,
                    _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
                    _frame(kinds["capture"], CAPTURE_COLUMNS),
@@ -167,7 +184,8 @@ def load_profile(run_dir: Path | str) -> Profile:
                                         "exit": seconds(r["exit"], p)}),
                    _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]),
                    _frame(kinds["collectives"], ["step", "op", "k", "start", "dur"],
-                          lambda p, r: {"start": seconds(r["start"], p)}))
+                          lambda p, r: {"start": seconds(r["start"], p)}),
+                   _frame(kinds["skipped"], ["steps", "trigger", "reason"]))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],
@@ -193,3 +211,15 @@ def _calls(per_process: list[tuple[int, list]], comps: list[tuple[int, list]],
     df = pd.DataFrame(rows, columns=["process", "computation", "name", "seq", "dispatch",
                                      "returned", "ready"])
     return df.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)
+
+
+def _programs(calls: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
+    """Each call with the program its computation last compiled, at or before it."""
+    cols = ["program", "shapes", "peers"]
+    if compiled.empty or calls.empty:
+        return calls.assign(**{c: None for c in cols})
+    c = compiled.rename(columns={"id": "computation"})[["process", "computation", "seq",
+                                                        *cols]]
+    out = pd.merge_asof(calls.sort_values("seq"), c.sort_values("seq").astype({"seq": "int64"}),
+                        on="seq", by=["process", "computation"], direction="backward")
+    return out.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)

@@ -7,6 +7,7 @@ import pandas as pd
 
 from podscale.analysis.profile.goodput import ORDER
 from podscale.analysis.profile.summary import ProfileSummary, findings
+from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
 
 STEP_COLUMNS = {"process": "process", "steps": "steps", "median": "median", "p90": "p90",
@@ -108,8 +109,11 @@ def heading(s: ProfileSummary) -> list[str]:
     spec, m = p.manifest.spec, p.manifest
     n = int(p.processes["process"].nunique())
     script = spec.get("script", "?").rsplit("/", 1)[-1]
-    lines = [f"# podscale profile {m.run_id} ({m.status}): {script} "
+    why = abandoned_because(p.run_dir, m)
+    lines = [f"# podscale profile {m.run_id} ({'abandoned' if why else m.status}): {script} "
              f"{' '.join(spec.get('args') or [])}".rstrip()]
+    if why:
+        lines.append(f"# abandoned: {why}")
     residual = p.clock_residual_s
     clocks = f", clocks aligned within {time_h(residual)}" if n > 1 and residual == residual \
         else ""

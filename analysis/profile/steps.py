@@ -21,7 +21,8 @@ Definitions (every time on process 0's clock, :mod:`.load`):
   always last); **sporadic** when late in 3 or more steps but not chronic; **one-off**
   when late in one or two.
 - A **desync** is the first launch number (the ledger's ``seq``) at which processes
-  launched different computations (:mod:`podscale.core.desync`).
+  launched different computations, or one computation compiled to different programs
+  (:mod:`podscale.core.desync`).
 """
 
 from __future__ import annotations
@@ -155,6 +156,32 @@ def stragglers(led: pd.DataFrame) -> pd.DataFrame:
     return out[columns]
 
 
+def waits_on_peers(calls: pd.DataFrame, annotations: pd.DataFrame, step: str) -> bool | None:
+    """Whether the step waits on other processes: a program it runs (the step's
+    computation, or every call inside the program's ``step`` annotations) has a collective
+    over devices of several processes, by its compiled program; None where unknown."""
+    if "peers" not in calls:
+        return None
+    marks = annotations[annotations["name"] == step].sort_values("first")
+    if len(marks):
+        c = calls.sort_values("seq")
+        m = marks[["process", "first", "end"]].astype({"first": "int64"})
+        found = pd.merge_asof(c, m, left_on="seq", right_on="first", by="process")
+        rows = found[found["seq"] < found["end"]]
+    else:
+        rows = calls[calls["name"] == step]
+    flags = rows["peers"]
+    if flags.eq(True).any():
+        return True
+    return False if len(flags) and flags.notna().all() else None
+
+
+def no_peers(blame: pd.DataFrame) -> pd.DataFrame:
+    """The straggler table of a step no process waits on another in: nothing lost, nobody
+    late (who is last says nothing)."""
+    return blame.assign(lost=0.0, late=False)
+
+
 def waits(led: pd.DataFrame) -> pd.Series:
     """Per row of the ledger: how long the process waited for the last arrival."""
     last = led.groupby("step")["arrival"].transform("max")
@@ -207,9 +234,14 @@ def desync(calls: pd.DataFrame) -> _desync.Desync | None:
     computations (the recorded calls, before any annotation merges them)."""
     if calls.empty or calls["process"].nunique() < 2:
         return None
-    names = calls.pivot(index="seq", columns="process", values="name").dropna()
-    split = (names.ne(names.iloc[:, 0], axis=0)).any(axis=1)
+    program = calls["program"].fillna("") if "program" in calls else ""
+    keyed = calls.assign(key=calls["name"] + "\0" + program)
+    keys = keyed.pivot(index="seq", columns="process", values="key").dropna()
+    split = (keys.ne(keys.iloc[:, 0], axis=0)).any(axis=1)
     if not split.any():
         return None
-    seq = split.idxmax()
-    return _desync.at(int(seq), {int(p): str(n) for p, n in names.loc[seq].items()})
+    seq = int(split.idxmax())
+    at = keyed[keyed["seq"] == seq]
+    return _desync.at(seq, {int(r.process): (str(r.name), str(r.program or ""),
+                                             str(r.shapes or ""))
+                            for r in at.itertuples(index=False)})

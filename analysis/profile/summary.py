@@ -40,6 +40,9 @@ class ProfileSummary:
     waits: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.waits
     op_diff: tuple[int, int, pd.DataFrame] | None = None  # inside.op_diff
     named: str | None = None  # the step asked for (--step), if one was
+    #: whether the step waits on other processes (steps.waits_on_peers); False: no
+    #: straggler blame
+    peers: bool | None = None
 
     @property
     def steps(self) -> int:
@@ -68,10 +71,14 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
                               named=asked)
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
+    peers = steps.waits_on_peers(profile.calls, profile.annotations, name)
+    if peers is False:
+        blame = steps.no_peers(blame)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
                           goodput.recompiles(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name), *within, named=asked)
+                          goodput.ledger(profile, tl, led, name, peers), *within, named=asked,
+                          peers=peers)
 
 
 def _processes(ps: list[int], total: int) -> str:
@@ -101,6 +108,31 @@ def _unended(s: ProfileSummary) -> list[str]:
         if absent:
             out.append(f"{_processes(absent, len(marks))} recorded no call of {s.step}: "
                        f"the step table leaves {'it' if len(absent) == 1 else 'them'} out")
+    return out
+
+
+def _skipped(skipped: pd.DataFrame, total: int) -> list[str]:
+    """Captures asked for that did not happen, once per reason and window."""
+    out = []
+    for (_, reason), g in skipped.groupby(
+            [skipped["steps"].map(str), skipped["reason"]], sort=False):
+        trig = g["trigger"].iloc[0]
+        what = f"the capture after step {trig[0]}" if isinstance(trig, list) else \
+            "a capture"
+        out.append(f"{what} was skipped on {_processes(sorted(g['process']), total)}: "
+                   f"{reason}")
+    return out
+
+
+def _other_threads(marks: pd.DataFrame) -> list[str]:
+    """Calls made from threads other than the main one: run, counted, not in the tables."""
+    out = []
+    for p, calls in marks.get("other_threads", pd.Series(dtype=object)).items():
+        if isinstance(calls, dict) and calls:
+            named = ", ".join(f"{n} ({c})" for n, c in sorted(calls.items()))
+            out.append(f"process {p} called {named} from threads other than the main one: "
+                       "counted apart, not in the step tables (their launches interleave "
+                       "with the main thread's in no order a ledger could read)")
     return out
 
 
@@ -137,7 +169,12 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"process {r['process']}'s capture of steps {int(r['first'])}-{stop} was "
                    f"cut short: its trace holds {int(r['held'])} step execution(s), not one "
                    "per step (a session stopped early, or the profiler's event limit)")
+    out += _skipped(s.profile.skipped, total)
     out += inside.findings(s.inside, s.waits, s.op_diff)
+    if s.peers is False and total > 1:
+        out.append(f"{s.step} has no collective across processes (its compiled program): "
+                   "no process waits on another, so no time is lost to a straggler; each "
+                   "process's step time stands alone")
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""
@@ -154,6 +191,7 @@ def findings(s: ProfileSummary) -> list[str]:
         if r["per_step"] >= FRAME_SHARE * med:
             out.append(f"between steps process {r['process']} spent "
                        f"{time_h(r['per_step'])} per step in {r['frame']}")
+    out += _other_threads(s.profile.processes)
     for _, r in s.others.iterrows():
         who = r.get("processes")
         where = "per process" if not isinstance(who, list) or len(who) == total else \

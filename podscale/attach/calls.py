@@ -6,7 +6,12 @@ function) is recorded as a row ``[computation, seq, dispatch_start, dispatch_end
 microseconds of this process's clock (:mod:`.clock`). The ready time comes from a watcher
 thread that waits on one output of each call in turn, so the program's own step gets no
 added synchronisation; the main thread only reads the clock twice and queues the output.
-A growing compilation cache marks a call that compiled (a new shape, a re-compile)."""
+A growing compilation cache marks a call that compiled (a new shape, a re-compile).
+
+The thread rule: the steps are the main thread's calls (the thread that runs the script).
+A call from any other thread (a prefetching or checkpointing thread) runs untouched and is
+only counted, per computation (the ``threads`` record): its launches interleave with the
+main thread's in no order the ledger could read."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: a call whose output could not be waited on (deleted by donation before the watcher
@@ -44,7 +49,10 @@ class Computation:
     #: capture windows are asked for: windows count the steps of the computation with
     #: the most calls x weight, the same on every process (:mod:`.capture`)
     weight: float = 1.0
-    shapes: list[str] = field(default_factory=list)
+    #: the program it last compiled (:func:`program`): its fingerprint and shapes, and
+    #: whether it waits on other processes (a collective over devices of several)
+    program: str = ""
+    shapes: str = ""
 
 
 class CallLog:
@@ -77,12 +85,15 @@ class CallLog:
         self.current = -1  # the call in progress (for compile events)
         #: the last launches, (seq, computation name): the roll-call compares them across
         #: processes (a desync, :mod:`podscale.core.desync`)
-        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT)
+        self.recent: deque[list] = deque(maxlen=RECENT)
         #: profiler capture windows (:mod:`.capture`), where asked for
         self.capture: Any = None
         #: told of each ready call on the watcher thread (:mod:`.anomaly`), where asked for
         self.on_ready: Callable[[Computation, list[Computation], int], None] | None = None
         self._owner: int | None = None  # the thread inside a recorded call
+        self._main = threading.main_thread().ident
+        #: calls from threads other than the main one, per computation name
+        self.other_threads: dict[str, int] = {}
         self._rows: list[list[int]] = []
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -106,6 +117,10 @@ class CallLog:
         me = threading.get_ident()
         if self._owner == me or not _core.trace_state_clean():  # JAX is tracing
             return inner(*args, **kwargs)
+        if me != self._main:
+            with self._lock:
+                self.other_threads[comp.name] = self.other_threads.get(comp.name, 0) + 1
+            return inner(*args, **kwargs)
         self._owner = me
         self.in_call, self.compiling = True, comp.calls == 0
         capture = self.capture
@@ -115,7 +130,8 @@ class CallLog:
             capture.before(comp.calls, comp.name, lambda: _compiled(inner, args, kwargs))
         seq, self.seq = self.seq, self.seq + 1
         self.current, self.calling = seq, (comp.name, comp.calls)
-        self.recent.append((seq, comp.name))
+        launch = [seq, comp.name, comp.program, comp.shapes]
+        self.recent.append(launch)
         t0 = self.clock()
         try:
             out = inner(*args, **kwargs)
@@ -131,10 +147,13 @@ class CallLog:
         if self.capture is not None and comp.calls == 1:  # its program's work, once
             comp.weight = self.capture.weigh(lambda: _compiled(inner, args, kwargs))
         size = _cache_size(inner)
-        if size is not None and size != comp.cache_size:
-            comp.cache_size = size
+        if size is not None and size != comp.cache_size or size is None and comp.calls == 1:
+            comp.cache_size = size or 0
+            fingerprint, peers = program(lambda: _compiled(inner, args, kwargs))
+            comp.program, comp.shapes = fingerprint, _shape_key(args, kwargs)
+            launch[2:] = [comp.program, comp.shapes]
             self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
-                       "shapes": _shape_key(args, kwargs)})
+                       "shapes": comp.shapes, "program": fingerprint, "peers": peers})
         self.last_call = self.calling
         self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
         return out
@@ -180,6 +199,9 @@ class CallLog:
         self._queue.put(None)
         self._watcher.join()
         self.emit_ready()
+        with self._lock:
+            if self.other_threads:
+                self.emit({"kind": "threads", "calls": dict(self.other_threads)})
 
 
 def label(call: tuple[str, int] | None) -> str | None:
@@ -193,6 +215,36 @@ def _compiled(inner: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(inner, functools.partial):
         return inner.args[0]  # Compiled.__call__ bound to the Compiled
     return inner.lower(*args, **kwargs).compile()
+
+
+#: the ops by which a program waits on other devices
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+               "collective-permute", "collective-broadcast", "send", "recv")
+
+
+def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
+    """A compiled program's fingerprint (a hash of its optimized HLO: the same program on
+    every process gives the same) and whether it waits on other processes: it has a
+    collective and its devices belong to more than this one (None where JAX does not
+    say). Never raises: ("", None)."""
+    import hashlib
+
+    import jax
+
+    try:
+        c = compiled()
+        text = c.as_text()
+    except Exception:  # noqa: BLE001 - the program runs on regardless
+        return "", None
+    fingerprint = hashlib.sha1(text.encode()).hexdigest()[:12]
+    if not any(f" {op}(" in text or f" {op}-start(" in text for op in COLLECTIVES):
+        return fingerprint, False
+    try:
+        shardings = jax.tree_util.tree_leaves(c.input_shardings)
+        owners = {d.process_index for s in shardings for d in s.device_set}
+    except Exception:  # noqa: BLE001
+        return fingerprint, None
+    return fingerprint, len(owners) > 1
 
 
 def _cache_size(inner: Any) -> int | None:

@@ -60,7 +60,7 @@ class Windows:
             return cls(anomalies=anomalies)
         if steps is not None:
             a, _, b = steps.partition(":")
-            if not (a.isdigit() and b.isdigit()):
+            if not (a.isascii() and a.isdigit() and b.isascii() and b.isdigit()):
                 from podscale.core.errors import UsageError
 
                 raise UsageError(f"--profile-steps {steps!r}: want A:B (steps A to B-1)")
@@ -87,6 +87,8 @@ class Capture:
         self.until: int | None = None  # the open window's end
         self.began, self.name = 0, step
         self.opened: list[int] = []
+        self.seen = 0  # steps dispatched so far
+        self.opened_any = False  # whether a window of steps opened
         self.last: Any = None  # the last captured step's outputs
         self.saved: set[str] = set()  # computations whose program process 0 saved
         #: each step computation's XLA module name (``jit_step``; a pmap's is ``jit__fun``),
@@ -125,6 +127,7 @@ class Capture:
         saved once, by process 0)."""
         import jax
 
+        self.seen = max(self.seen, k + 1)
         if self.until is not None and k >= self.until:
             self._stop(k)
         end = self.windows.opens(k)
@@ -143,6 +146,7 @@ class Capture:
                 if self.busy:
                     return
                 self.until, self.began, self.name = end, k, name
+                self.opened_any = True
                 jax.profiler.start_trace(str(self._tmp()))
             self.opened = [t0, self.clock()]
 
@@ -153,9 +157,18 @@ class Capture:
         self.last = out if keep else None
 
     def close(self) -> None:
-        """At the script's end: a window still open stops where the steps stopped."""
+        """At the script's end: a window still open stops where the steps stopped; a
+        window of steps the program never reached is said (a skipped capture)."""
         if self.until is not None:
             self._stop(None)
+        w = self.windows
+        if self.opened_any or (w.start is None and w.every is None):
+            return
+        asked = f"--profile-steps {w.start}:{w.stop}" if w.start is not None else \
+            f"--profile-every {w.every}"
+        self.emit({"kind": "capture_skipped",
+                   "steps": [w.start, w.stop] if w.start is not None else None,
+                   "reason": f"{asked} never opened: the step ran {self.seen} time(s)"})
 
     def _save_program(self, name: str, program: Callable[[], Any]) -> None:
         """The step's optimized HLO and device order (as ``podscale replay`` saves a

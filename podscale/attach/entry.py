@@ -6,6 +6,8 @@ in every other respect (``lower``, ``trace``, methods, ``repr``)."""
 from __future__ import annotations
 
 import functools
+import os
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,16 +35,86 @@ class Wrapped:
         return f"<podscale-recorded {self._inner!r}>"
 
 
-def _name(fun: Any) -> str:
+def _base(fun: Any) -> Any:
+    """The function a jitted callable runs: under any ``functools.partial``, a bound
+    method's function."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__func__", fun)
+
+
+def _name(base: Any) -> str:
     """A computation's name as the program spells it: its qualified name from the
     innermost function that defines it (``train_step``, not ``main.<locals>.train_step``;
     a method's ``Model.loss``), what ``--step`` takes."""
-    base = fun
-    while isinstance(base, functools.partial):
-        base = base.func
     name = getattr(base, "__qualname__", None) or getattr(base, "__name__", None) or \
         type(base).__name__
     return str(name).rsplit("<locals>.", 1)[-1]
+
+
+def _where(base: Any) -> str | None:
+    """Where a function is defined, short: ``train.py:12``."""
+    code = getattr(base, "__code__", None)
+    if code is None:
+        return None
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+def _options(wrapper: str, args: tuple, kwargs: dict) -> tuple:
+    """The jit options as a key: the values themselves where hashable, else their repr."""
+    def key(v: Any) -> Any:
+        try:
+            hash(v)
+            return v
+        except TypeError:
+            return repr(v)
+    return (wrapper, tuple(key(a) for a in args),
+            tuple(sorted((k, key(v)) for k, v in kwargs.items())))
+
+
+class Registry:
+    """One computation per user function and jit options: ``jax.jit(step)(x)`` in a loop
+    is one computation, two lambdas two. A function is keyed by its code (a lambda made
+    anew in a loop is the same source), a callable object by itself, held weakly where it
+    can be. Names are unique for display: a lambda, or a second function of a name
+    already taken, gets where it is defined (``<lambda>@train.py:12``)."""
+
+    def __init__(self, log: CallLog) -> None:
+        self.log = log
+        self._by_key: dict[tuple, tuple[Any, Computation]] = {}
+        self._names: dict[str, Any] = {}  # display name -> the identity that took it
+
+    def get(self, fun: Any, wrapper: str, args: tuple, kwargs: dict) -> Computation:
+        base = _base(fun)
+        ident = getattr(base, "__code__", None) or base
+        key = (id(ident), _options(wrapper, args, kwargs))
+        held = self._by_key.get(key)
+        if held is not None and _deref(held[0]) is ident:
+            return held[1]
+        comp = self.log.computation(self._display(base, ident), wrapper)
+        self._by_key[key] = (_ref(ident), comp)
+        return comp
+
+    def _display(self, base: Any, ident: Any) -> str:
+        name, where = _name(base), _where(base)
+        if getattr(base, "__name__", None) == "<lambda>":
+            name = "<lambda>"  # not <listcomp>.<lambda>
+        if where is not None and (name == "<lambda>" or
+                                  self._names.setdefault(name, ident) is not ident):
+            name = f"{name}@{where}"
+        self._names.setdefault(name, ident)
+        return name
+
+
+def _ref(obj: Any) -> Any:
+    try:
+        return weakref.ref(obj)
+    except TypeError:  # not weakly referable: held (a computation per object is small)
+        return obj
+
+
+def _deref(held: Any) -> Any:
+    return held() if isinstance(held, weakref.ref) else held
 
 
 def _annotations(log: CallLog, base: type) -> type:
@@ -86,16 +158,18 @@ def install(log: CallLog) -> Callable[[], None]:
             if fun is None:  # jax.jit(static_argnums=...) used as a decorator factory
                 return lambda f: make(f, *args, **kwargs)
             inner = original(fun, *args, **kwargs)
-            return Wrapped(inner, log.computation(_name(fun), wrapper), log)
+            return Wrapped(inner, registry.get(fun, wrapper, args, kwargs), log)
         return make
 
-    aot: dict[int, Computation] = {}
+    registry = Registry(log)
+    #: AOT computations by the Compiled itself, held (its id could be reused)
+    aot: dict[int, tuple[Any, Computation]] = {}
 
     def call_compiled(self: Any, *args: Any, **kwargs: Any) -> Any:
-        comp = aot.get(id(self))
-        if comp is None:
-            comp = aot[id(self)] = log.computation(_compiled_name(self), "aot")
-        return log.call(comp, functools.partial(compiled_call, self), args, kwargs)
+        held = aot.get(id(self))
+        if held is None or held[0] is not self:
+            held = aot[id(self)] = (self, log.computation(_compiled_name(self), "aot"))
+        return log.call(held[1], functools.partial(compiled_call, self), args, kwargs)
 
     jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
     jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]

@@ -70,6 +70,7 @@ class Session:
         self.stop = threading.Event()
         self.processes = 1
         self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
+        self.main = threading.main_thread().ident
 
     def install(self) -> None:
         import jax
@@ -98,12 +99,14 @@ class Session:
 
     def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
         if event.startswith("/jax/core/compile/"):
-            if self.log.in_call:  # traced or lowered: compiling until the backend is done
+            # a compile on another thread (a prefetcher's) is in no call of the steps'
+            mine = self.log.in_call and threading.get_ident() == self.main
+            if mine:  # traced or lowered: compiling until the backend is done
                 self.log.compiling = not event.endswith("backend_compile_duration")
             self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
                              "fun": kw.get("fun_name"), "end": self.clock.now(),
                              "seconds": duration_secs,
-                             "seq": self.log.current if self.log.in_call else None})
+                             "seq": self.log.current if mine else None})
 
     def _wrap_initialize(self, jax: Any) -> None:
         from podscale.worker.runtime import local_join
@@ -317,7 +320,7 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     (None: auto, :func:`podscale.attach.hang.RollCall.limit`; 0: no roll-call)."""
     from podscale.worker.lifeline import hold
 
-    hold()  # started by podscale profile: die with it (under a cluster launcher: nothing)
+    hold(group=True)  # under podscale profile: die with it, with the program's children
     session = Session(run_dir, script, args, windows, step, hang_timeout)
     session.install()
     return session.run()

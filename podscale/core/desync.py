@@ -7,7 +7,10 @@ results where the mismatched collectives happen to agree in size. podscale numbe
 process's launches (every top-level ``jit``, ``pmap`` or AOT call it records, counted from
 0: the ledger's ``seq``) and compares the processes launch by launch: the first launch
 number at which processes launched different computations is the desync, named with who
-launched what. A launch number only some processes reached (the others stopped, or their
+launched what. A launch may carry its compiled program (a fingerprint of its optimized HLO
+and the arguments' shapes): processes that launched one computation compiled differently
+(process 1 on float32[16] where process 0 on float32[8]) are a desync too, named with
+both programs' shapes. A launch number only some processes reached (the others stopped, or their
 window of recent launches no longer holds it) is not compared.
 
 Used by the hang roll-call (on each process's ring of recent launches) and by the analysis
@@ -16,7 +19,7 @@ of a finished run (on its whole ledger)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -48,25 +51,39 @@ def _who(ps: tuple[int, ...]) -> str:
     return ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps))
 
 
-def at(launch: int, names: Mapping[int, str]) -> Desync | None:
-    """The desync at one launch number, given each process's computation there."""
-    if len(set(names.values())) < 2:
+#: what a process launched: a computation's name, or (name, program fingerprint, shapes)
+Launched = str | tuple[str, str, str]
+
+
+def at(launch: int, names: Mapping[int, Launched]) -> Desync | None:
+    """The desync at one launch number, given what each process launched there (programs
+    compared only where every process's is known)."""
+    full = {p: (n, "", "") if isinstance(n, str) else tuple(n) for p, n in names.items()}
+    if not all(prog for _, prog, _ in full.values()):
+        full = {p: (n[0], "", "") for p, n in full.items()}
+    if len(set(full.values())) < 2:
         return None
-    by: dict[str, list[int]] = {}
-    for p in sorted(names):
-        by.setdefault(names[p], []).append(p)
+    by: dict[tuple, list[int]] = {}
+    for p in sorted(full):
+        by.setdefault(full[p], []).append(p)
     sizes = Counter({n: len(ps) for n, ps in by.items()})
     order = sorted(by, key=lambda n: (-sizes[n], by[n][0]))
-    return Desync(launch, tuple((n, tuple(by[n])) for n in order))
+    one_name = len({n for n, _, _ in by}) == 1
+
+    def shown(key: tuple) -> str:
+        return f"{key[0]} ({key[2] or 'program ' + key[1]})" if one_name else key[0]
+    return Desync(launch, tuple((shown(n), tuple(by[n])) for n in order))
 
 
-def first(launches: Mapping[int, Iterable[tuple[int, str]]]) -> Desync | None:
+def first(launches: Mapping[int, Iterable[Sequence]]) -> Desync | None:
     """The first desync among processes' windows of launches: process -> (launch number,
-    computation) pairs. Only launch numbers every window holds are compared."""
-    by_launch: dict[int, dict[int, str]] = {}
+    computation[, program, shapes]). Only launch numbers every window holds are
+    compared."""
+    by_launch: dict[int, dict[int, Launched]] = {}
     for p, items in launches.items():
-        for launch, name in items:
-            by_launch.setdefault(int(launch), {})[p] = name
+        for launch, *what in items:
+            by_launch.setdefault(int(launch), {})[p] = \
+                what[0] if len(what) == 1 else (str(what[0]), str(what[1]), str(what[2]))
     everyone = len(launches)
     for launch in sorted(by_launch):
         names = by_launch[launch]

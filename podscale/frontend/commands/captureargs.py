@@ -21,8 +21,8 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
                    help="capture a profiler trace of steps A to B-1 on every process")
     p.add_argument("--profile-every", type=int, default=None, metavar="N",
                    help="capture --profile-length steps every N steps on every process")
-    p.add_argument("--profile-length", type=int, default=2, metavar="K",
-                   help="steps per capture with --profile-every")
+    p.add_argument("--profile-length", type=int, default=None, metavar="K",
+                   help="steps per capture with --profile-every (default 2)")
     p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
                    help="capture K steps on every process after a step slower than "
                         "median + 3 MAD (and 4x the median) of the last 50; at most 3")
@@ -42,7 +42,13 @@ def hang_timeout(text: str) -> float | None:
 def capture_of(args: argparse.Namespace) -> CaptureOptions:
     """The options :func:`add_capture_args` declared, as parsed (malformed windows refused
     in one line)."""
-    return CaptureOptions(**{f.name: getattr(args, f.name) for f in fields(CaptureOptions)})
+    given = {f.name: getattr(args, f.name) for f in fields(CaptureOptions)}
+    if given["profile_length"] is not None and given["profile_every"] is None:
+        raise UsageError(f"--profile-length {given['profile_length']}: the length of each "
+                         "capture of --profile-every N; give --profile-every too")
+    if given["profile_length"] is None:
+        given.pop("profile_length")
+    return CaptureOptions(**given)
 
 
 def add_attach_args(p: argparse.ArgumentParser) -> None:

@@ -212,10 +212,21 @@ def seconds(text: str) -> float:
     return value
 
 
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0 (any free port) to 65535, got {text}")
+    return value
+
+
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--case-timeout", type=seconds, default=defaults.CASE_TIMEOUT,
                    help="stop the run when no process makes progress for this many seconds")
-    p.add_argument("--coordinator-port", type=int, default=0,
+    p.add_argument("--coordinator-port", type=port, default=0,
                    help="coordinator port on 127.0.0.1 (default: any free port; a busy one "
                         "is replaced by a free one)")
     p.add_argument("--no-reuse", dest="reuse", action="store_false",

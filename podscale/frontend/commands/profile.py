@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.gridargs import seconds
+from podscale.frontend.commands.gridargs import port, seconds
 
 if TYPE_CHECKING:
     from podscale.frontend.profiling import CaptureOptions
@@ -29,7 +29,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--name", default=None, help="run name (default: the script's stem)")
     p.add_argument("--timeout", type=seconds, default=defaults.CASE_TIMEOUT,
                    help="stop every process when none records anything for this long")
-    p.add_argument("--coordinator-port", dest="port", type=int, default=0,
+    p.add_argument("--coordinator-port", dest="port", type=port, default=0,
                    help="the coordinator's port on 127.0.0.1 (0: any free one)")
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
@@ -110,7 +110,11 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
     if args.replay:
         raise UsageError("--replay is for one run of the program, not an A/B")
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
-    args_b = args.args if args.args_b is None else shlex.split(args.args_b)
+    try:
+        args_b = args.args if args.args_b is None else shlex.split(args.args_b)
+    except ValueError as exc:
+        raise UsageError(f"bad --args-b {args.args_b!r}: {exc} (one quoted string of the "
+                         "program's arguments)") from None
     check_script(args.script)
     folder, runs_a, runs_b = ab_program(
         args.script, args.args, args_b, env_a, env_b,

@@ -1,0 +1,90 @@
+"""Computations kept apart and blame only where processes wait (tests/programs/apart.py,
+never edited): a step re-wrapped with ``jax.jit`` at every step is one computation, two
+jitted lambdas are two, a prefetching thread's calls are counted apart; a step with no
+collective across processes loses no time to a slow process; a process compiling its step
+for a batch of its own shape is a desync named with both shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from podscale.analysis.profile.load import load_profile
+from podscale.analysis.profile.summary import findings, summarize_profile
+from tests.conftest import ROOT, only_run, podscale
+
+APART = ROOT / "tests" / "programs" / "apart.py"
+
+
+def _profile(out, options: list[str], *args: str):
+    res = podscale("profile", "--hosts", "2", "--out", str(out), *options, str(APART), *args)
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    return summarize_profile(only_run(out))
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """Process 1 sleeps 50 ms before each of 20 steps of a step all-reducing over both; a
+    capture window asked for beyond the steps the program runs."""
+    return _profile(tmp_path_factory.mktemp("shared"), ["--profile-steps", "100:110"],
+                    "--slow", "1:0.05")
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    """The same, each process on its own devices; process 1's batch halves from step 5."""
+    return _profile(tmp_path_factory.mktemp("local"), [], "--local", "--slow", "1:0.05",
+                    "--shapes", "1:5")
+
+
+def test_computations_by_function_not_by_name(shared):
+    s = shared
+    names = s.profile.computations.groupby("process")["name"].apply(sorted).to_dict()
+    assert names[0] == names[1] == ["<lambda>@apart.py:41", "<lambda>@apart.py:42", "train"]
+    assert s.step == "train" and s.steps == 20
+    others = s.others.set_index("name")
+    assert list(others.index) == ["<lambda>@apart.py:41"]
+    assert others.loc["<lambda>@apart.py:41", "calls_min"] == 20
+    # the prefetching thread's calls are counted, not in the timeline
+    counted = s.profile.processes["other_threads"]
+    assert all(c["<lambda>@apart.py:42"] > 0 for c in counted), counted
+    assert not (s.profile.calls["name"] == "<lambda>@apart.py:42").any()
+    said = findings(s)
+    assert any(line.startswith("process 1 called <lambda>@apart.py:42 (") for line in said)
+
+
+def test_a_slow_process_costs_the_job_where_the_others_wait(shared):
+    s = shared
+    row = s.table.set_index("process").loc[1]
+    assert row["straggler"] == "chronic" and 20 * 0.05 * 0.7 < row["lost"] < 20 * 0.05 * 1.3
+    g = s.goodput.set_index("process")
+    parts = g.drop(columns="wall")
+    assert (parts >= -1e-6).all().all(), parts  # nothing negative: the threads kept apart
+    assert ((parts.sum(axis=1) - g["wall"]).abs() <= 0.01 * g["wall"]).all()
+    assert s.desync is None and s.peers is True
+
+
+def test_a_window_beyond_the_steps_is_said(shared):
+    assert "a capture was skipped on every process: --profile-steps 100:110 never opened: "\
+        "the step ran 20 time(s)" in findings(shared)
+
+
+def test_no_time_lost_where_nobody_waits(local):
+    s = local
+    assert s.peers is False
+    assert len(s.table) == 2 and (s.table["lost"] == 0).all() and (s.table["late"] == 0).all()
+    assert s.table["straggler"].eq("").all()
+    g = s.goodput.set_index("process")
+    assert (g["waiting"] == 0).all() and g.loc[1, "host"] > 20 * 0.05 * 0.7
+    said = findings(s)
+    assert any(line.startswith("train has no collective across processes") for line in said)
+
+
+def test_a_program_of_its_own_shape_is_a_desync(local):
+    d = local.desync
+    assert d is not None and d.odd == (1,)
+    assert d.text().endswith("process 1 launched train (float32[32, 32],float32[64, 32]) "
+                             "where process 0 launched train (float32[32, 32],"
+                             "float32[128, 32])"), d.text()
+    calls = load_profile(local.profile.run_dir).calls
+    first = calls[(calls["process"] == 1) & (calls["name"] == "train")]
+    assert int(first[first["shapes"].str.contains("64")]["seq"].min()) == d.launch
