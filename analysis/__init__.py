@@ -7,4 +7,17 @@
 from podscale.analysis.models.stats import summarize
 from podscale.analysis.run import Run, load, load_run
 
-__all__ = ["Run", "load", "load_run", "summarize"]
+
+def __getattr__(name: str) -> object:
+    """A profiled program's readers, imported when asked for (the Run's readers need not
+    import them)."""
+    if name == "load_profile":
+        from podscale.analysis.profile.load import load_profile
+        return load_profile
+    if name == "summarize_profile":
+        from podscale.analysis.profile.summary import summarize_profile
+        return summarize_profile
+    raise AttributeError(f"module 'podscale.analysis' has no attribute {name!r}")
+
+
+__all__ = ["Run", "load", "load_profile", "load_run", "summarize", "summarize_profile"]

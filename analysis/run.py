@@ -99,7 +99,14 @@ class Run:
 
     @classmethod
     def load(cls, path: str | Path) -> Run:
-        """Read one run directory (a one-line UsageError where it is not one)."""
+        """Read one run directory (a one-line UsageError where it is not one, or where
+        it holds a profiled program: :func:`podscale.load_profile` reads that)."""
+        from podscale.core.errors import UsageError
+        from podscale.core.manifest import run_kind
+
+        if run_kind(Path(path)) == "profile":
+            raise UsageError(f"{path}: a profiled program's run (podscale profile or "
+                             "attach), not workloads: read it with podscale.load_profile")
         p = read_parts(Path(path))
         return cls(Path(path), p.manifest, p.samples, p.cases, p.envs, p.skipped, p.problems,
                    p.ledger)

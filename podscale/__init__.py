@@ -8,7 +8,9 @@ The public API, imported lazily (a worker that imports ``podscale`` pays for non
   ``UNIT_ROUNDOFF``, ``gamma``, ``sum_bound``, ``integral``, ``exact_pattern``,
   ``reduce_pattern``, ``dense_pattern``, ``spacing`` (``Step`` and ``gather_processes`` remain for
   the worker and programs that need whole arrays);
-- reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``.
+- reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``; a
+  profiled program's run: ``load_profile`` (its records as frames) and
+  ``summarize_profile`` (its step table, goodput ledger and Findings).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+__version__ = "0.5.0.dev0"  # the one place: pyproject.toml reads it; CHANGELOG.md agrees
 
 # From a checkout that is not installed (``tools/accel_check.py`` on a bare accelerator
 # machine): ``podscale.analysis`` and ``podscale.suites`` live at the repository's top.
@@ -31,11 +33,17 @@ _PROTOCOL = ("AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective"
              "Work", "Workload", "cast", "dense_pattern", "exact", "exact_pattern", "gamma",
              "gather_elements", "gather_processes", "integral", "normals", "parse_group",
              "reduce_pattern", "seed_for", "spacing", "sum_bound")
-_ANALYSIS = ("Run", "load_run", "summarize")
+_ANALYSIS = ("Run", "load_profile", "load_run", "summarize", "summarize_profile")
 __all__ = ["__version__", *_PROTOCOL, *_ANALYSIS]
 
 if TYPE_CHECKING:
-    from podscale.analysis import Run, load_run, summarize  # noqa: F401
+    from podscale.analysis import (  # noqa: F401
+        Run,
+        load_profile,
+        load_run,
+        summarize,
+        summarize_profile,
+    )
     from podscale.protocol import *  # noqa: F403
 
 

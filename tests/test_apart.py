@@ -88,3 +88,21 @@ def test_a_program_of_its_own_shape_is_a_desync(local):
     calls = load_profile(local.profile.run_dir).calls
     first = calls[(calls["process"] == 1) & (calls["name"] == "train")]
     assert int(first[first["shapes"].str.contains("64")]["seq"].min()) == d.launch
+
+
+def test_a_cut_line_is_said_and_load_run_refuses_a_profiled_run(shared, tmp_path):
+    import shutil
+
+    import podscale
+    from podscale.core.errors import UsageError
+
+    copy = tmp_path / "cut"
+    shutil.copytree(shared.profile.run_dir, copy)
+    with (copy / "profile" / "process-1.jsonl").open("a") as f:
+        f.write('{"kind": "calls", "rows": [[0, 4')
+    said = findings(summarize_profile(copy))
+    assert "process 1's record has 1 line(s) cut short (written as the process was killed):"\
+        " left out, the rest read" in said, said
+    with pytest.raises(UsageError, match="a profiled program's run .* podscale.load_profile"):
+        podscale.load_run(copy)
+    assert podscale.load_profile(copy).calls.shape == shared.profile.calls.shape

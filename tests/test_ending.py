@@ -129,3 +129,36 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+OWN = ROOT / "tests" / "programs" / "own way.py"
+
+
+def test_the_programs_own_errors_input_and_name_are_its_own(tmp_path):
+    """A second ``initialize()`` fails with JAX's own words and no podscale frame; a
+    KeyboardInterrupt the program raises is its failure (exit 130, its traceback), not an
+    interrupt of podscale's; piped input reaches process 0; a file name with a space makes
+    a run name; a run with no step compared is named with its status."""
+    out = tmp_path / "out"
+    twice = podscale("profile", "--hosts", "1", "--out", str(out), "--name", "twice",
+                     str(OWN), "twice")
+    assert twice.returncode == 1, twice.stderr
+    shown = twice.stdout
+    assert "RuntimeError: distributed.initialize should only be called once." in shown, shown
+    assert "podscale/attach" not in shown and "must be called before" not in shown, shown
+    assert "- process 0's program exited with code 1: RuntimeError: distributed" in shown
+    raised = podscale("profile", "--hosts", "1", "--out", str(out), "--name", "raised",
+                      str(OWN), "interrupt")
+    assert raised.returncode == 130, raised.stderr
+    assert "interrupted by SIGINT" not in raised.stderr + raised.stdout
+    assert "raise KeyboardInterrupt\nKeyboardInterrupt" in raised.stdout, raised.stdout
+    piped = podscale("profile", "--hosts", "2", "--out", str(out), str(OWN), "stdin",
+                     input="hello there\nmore\n")
+    assert piped.returncode == 0, piped.stderr
+    assert "process 0 read 'hello there'" in piped.stdout
+    assert "process 1 read '-'" in piped.stdout
+    named = [p.name for p in out.iterdir() if p.name.endswith("-own-way")]
+    assert len(named) == 1, list(out.iterdir())
+    res = podscale("compare", str(out / named[0]), str(next(out.glob("*-twice"))))
+    assert res.returncode == 2 and "run B (" in res.stderr and \
+        "failed) has no step to compare" in res.stderr, res.stderr

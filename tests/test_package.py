@@ -93,3 +93,21 @@ def test_every_performance_figure_names_its_stage_and_commit():
         stage = re.search(r"`--only ([a-z-]+)`", last)
         assert (stage and stage[1] in STAGE_NAMES) or "one-off" in last, row[:80]
         assert re.search(r"\b[0-9a-f]{7,}\b", last), row[:80]
+
+
+def test_the_version_is_the_changelogs():
+    """``podscale.__version__`` (which pyproject.toml reads) is the changelog's newest
+    release, or a development release after it while an Unreleased section leads."""
+    import re
+
+    from packaging.version import Version
+
+    import podscale
+
+    heads = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    released = next(Version(h) for h in heads if h != "Unreleased")
+    mine = Version(podscale.__version__)
+    if heads[0] == "Unreleased":
+        assert mine.is_devrelease and mine > released, (mine, released)
+    else:
+        assert mine == released, (mine, released)

@@ -104,9 +104,35 @@ def differences(a: ProfileSummary, b: ProfileSummary) -> list[str]:
     if spec_a.get("sha256") != spec_b.get("sha256"):
         out.append("the program's file differs (SHA-256)")
     if spec_a.get("args") != spec_b.get("args"):
-        out.append(f"arguments {' '.join(spec_a.get('args') or []) or '(none)'} vs "
-                   f"{' '.join(spec_b.get('args') or []) or '(none)'}")
+        out.append("arguments: " + args_differ(spec_a.get("args") or [],
+                                               spec_b.get("args") or []))
     return out
+
+
+def args_differ(a: list[str], b: list[str]) -> str:
+    """What differs between two argument lists, not both whole: ``--steps 20 -> 40;
+    --fast added``."""
+    import difflib
+
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        was, now = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        context = a[i1 - 1] + " " if i1 and a[i1 - 1].startswith("-") and \
+            not was.startswith("-") else ""
+        if op == "replace":
+            out.append(f"{context}{was} -> {context}{now}")
+        elif op == "delete":
+            out.append(f"{context}{was} only in A")
+        elif op == "insert":
+            out.append(f"{context}{now} only in B")
+    return "; ".join(out)
+
+
+def _status(s: ProfileSummary) -> str:
+    from podscale.analysis.run import abandoned_because
+
+    m = s.profile.manifest
+    return "abandoned" if abandoned_because(s.profile.run_dir, m) else m.status
 
 
 def compare_steps(a: ProfileSummary, b: ProfileSummary,
@@ -114,6 +140,11 @@ def compare_steps(a: ProfileSummary, b: ProfileSummary,
     """B's step time against A's (:class:`StepVerdict`)."""
     from podscale.core.errors import UsageError
 
+    for label, s in (("A", a), ("B", b)):
+        if s.step is None:
+            raise UsageError(f"run {label} ({s.profile.run_dir.name}, {_status(s)}) has no "
+                             "step to compare: no computation recurred (at least 3 calls on "
+                             "every process)")
     if a.step is None or a.step != b.step:
         raise UsageError(f"the runs' steps differ ({a.step} vs {b.step}): compare profiles "
                          "of one program (or name it with --step)")

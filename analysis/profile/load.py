@@ -68,15 +68,17 @@ class Profile:
         return float(rtt.max()) / 2e6 if len(rtt) else float("nan")
 
 
-def _read(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+def _read(path: Path) -> tuple[list[dict], int]:
+    """A process's records, and how many lines were unreadable (cut by a killed process:
+    the rest stands, and the count is said)."""
+    out, cut = [], 0
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if line.strip():
             try:
                 out.append(json.loads(line))
-            except json.JSONDecodeError:  # a line cut by a killed process: the rest stands
-                continue
-    return out
+            except json.JSONDecodeError:
+                cut += 1
+    return out, cut
 
 
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
@@ -149,8 +151,9 @@ def load_profile(run_dir: Path | str) -> Profile:
                         "window", "step", "capture_ops", "collectives", "skipped")}
     for path in files:
         process = int(path.stem.split("-")[1])
-        m, rows = _process(_read(path), process)
-        marks.append(m)
+        objs, cut = _read(path)
+        m, rows = _process(objs, process)
+        marks.append({**m, "cut_lines": cut})
         for kind, got in rows.items():
             kinds[kind].append((process, got))
     processes = pd.DataFrame(marks).set_index("process", drop=False)

@@ -94,6 +94,22 @@ def _hang(marks: pd.DataFrame) -> list[str]:
     return [f"the job hung and was ended: {hung[0][len('hang: '):]}"] if hung else []
 
 
+def _failed(marks: pd.DataFrame) -> list[str]:
+    """Processes whose script failed (an exit code other than 0, not the roll-call's), and
+    records with lines cut short."""
+    out = []
+    for p, m in marks.iterrows():
+        code, error = m.get("exit_code"), m.get("error")
+        followed = str(error or "").startswith(("hang: ", "stopped: "))  # the job's end
+        if pd.notna(code) and code and not followed:
+            said = f": {error}" if isinstance(error, str) and error else ""
+            out.append(f"process {p}'s program exited with code {int(code)}{said}")
+        if m.get("cut_lines"):
+            out.append(f"process {p}'s record has {int(m['cut_lines'])} line(s) cut short "
+                       "(written as the process was killed): left out, the rest read")
+    return out
+
+
 def _unended(s: ProfileSummary) -> list[str]:
     """Processes whose record has no end (killed: a process writes its calls in batches,
     so its last ones are missing), and processes with no row in the step table."""
@@ -154,7 +170,7 @@ def _no_step(s: ProfileSummary) -> str:
 
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
-    out = _hang(s.profile.processes)
+    out = _hang(s.profile.processes) + _failed(s.profile.processes)
     if s.desync is not None:
         out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
                    "with the wrong peers (a multi-controller program must launch the same "

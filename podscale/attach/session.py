@@ -71,6 +71,7 @@ class Session:
         self.processes = 1
         self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
         self.main = threading.main_thread().ident
+        self.signalled = threading.Event()  # a SIGINT arrived
 
     def install(self) -> None:
         import jax
@@ -94,8 +95,22 @@ class Session:
             self.talking.append(self.anomalies.start())
         jax.monitoring.register_event_duration_secs_listener(self._compile_event)
         self._wrap_initialize(jax)
+        self._note_sigint()
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
                                lambda: self.log.last_seq)
+
+    def _note_sigint(self) -> None:
+        """Tell a SIGINT from the script raising KeyboardInterrupt itself: Python's own
+        handler, noting the signal first (a script's own handler is left alone)."""
+        import signal
+
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return
+
+        def noted(signum: int, frame: Any) -> None:
+            self.signalled.set()
+            signal.default_int_handler(signum, frame)
+        signal.signal(signal.SIGINT, noted)
 
     def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
         if event.startswith("/jax/core/compile/"):
@@ -114,6 +129,9 @@ class Session:
         original = jax.distributed.initialize
 
         def initialize(*args: Any, **kwargs: Any) -> None:
+            if self.record.process is not None:  # as JAX says it (before podscale's own
+                # reads of the job, which started the backend, would change its words)
+                raise RuntimeError("distributed.initialize should only be called once.")
             join = local_join() or _alone()
             if join and not args and not kwargs.get("coordinator_address"):
                 kwargs.update(join)
@@ -170,9 +188,12 @@ class Session:
             runpy.run_path(str(self.script), run_name="__main__")
         except SystemExit as exc:
             code = _exit_code(exc.code)
-        except KeyboardInterrupt:
-            self.close(130, "interrupted")
-            raise
+        except KeyboardInterrupt as exc:
+            if self.signalled.is_set():  # Ctrl-C, or the launcher's SIGINT
+                self.close(130, "interrupted")
+                raise
+            print_as_python(exc)  # the script's own raise: its failure, as Python's
+            code, error = 130, "KeyboardInterrupt (raised by the program)"
         except BaseException as exc:  # the script's own failure: shown as Python would
             _unless_ending()
             self._unless_a_peer_failed()
@@ -268,7 +289,7 @@ def _alone() -> dict[str, Any] | None:
 
 #: podscale's frames a program's traceback leaves out: the script's start and the
 #: wrappers every recorded call passes through (a failure in podscale's own code keeps its)
-PASS_THROUGH = {"run", "__call__", "call", "call_compiled", "make"}
+PASS_THROUGH = {"run", "__call__", "call", "call_compiled", "make", "initialize"}
 
 
 def print_as_python(exc: BaseException) -> None:

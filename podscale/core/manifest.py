@@ -142,3 +142,21 @@ def read_manifest(run_dir: Path) -> Manifest:
         return Manifest(**obj)
     except (json.JSONDecodeError, TypeError, ValueError) as exc:
         raise UsageError(f"{path}: unreadable manifest ({exc})") from None
+
+
+#: a run's kinds: workloads benchmarked (``podscale run``), or a user's program profiled
+#: (``podscale profile``/``attach``: its records in ``RUN/profile/``)
+KINDS = ("benchmark", "profile")
+
+
+def run_kind(run_dir: Path) -> str:
+    """What kind of run ``run_dir`` holds (:data:`KINDS`): a profiled program where its
+    manifest says so (``spec.mode``) or, for a run without a manifest's word, where it has
+    ``profile/``; else a benchmark (a folder with no manifest too: its reader says what
+    it lacks). An unreadable manifest: a one-line error."""
+    if (Path(run_dir) / "profile").is_dir():
+        return "profile"
+    if not (Path(run_dir) / "run.json").is_file():
+        return "benchmark"
+    mode = read_manifest(run_dir).spec.get("mode")
+    return "profile" if mode in ("profile", "attach") else "benchmark"

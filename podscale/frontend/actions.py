@@ -193,8 +193,9 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
                  asv: Path | None = None) -> int:
     """Write the HTML report and Markdown summary of a run and say where."""
     from podscale.analysis.render.report import write_report as write
+    from podscale.core.manifest import run_kind
 
-    if isinstance(run, Path) and (run / "profile").is_dir():  # a profiled program
+    if isinstance(run, Path) and run_kind(run) == "profile":  # a profiled program
         from podscale.analysis.render.profiled import write_profile_report
 
         html_path, md_path = write_profile_report(run, out)

@@ -78,6 +78,27 @@ def check_script(script: Path) -> None:
             from None
 
 
+def run_name(script: Path) -> str:
+    """A run's default name from its program's file: the stem, with what a run name may
+    not hold (spaces, ...) made dashes (``with space.py``: ``with-space``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", script.stem).strip("-.")[:80] or "program"
+
+
+def _piped_stdin() -> int | None:
+    """The front end's standard input for process 0 where it is piped or a file (``data |
+    podscale profile prog.py``), as mpirun gives rank 0 its own; None for a terminal (a
+    process in a session of its own cannot read it)."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    import os
+
+    return None if os.isatty(fd) else fd
+
+
 def script_spec(script: Path, args: list[str], step: str | None, launcher: str) -> dict:
     """What the manifest says of the program: its path, hash and arguments."""
     data = script.read_bytes()
@@ -105,7 +126,7 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
     layout = Layout(hosts, devices_per_host)
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
-    run_dir = new_run_dir(out, name or script.stem)
+    run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), "hosts": hosts,
             "devices_per_host": devices_per_host, "case_timeout": timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
@@ -118,7 +139,8 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
             run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
                       case_timeout=timeout, port=port, watched=watched,
-                      label=f"{script.name} on {layout.key}", argv=argv)
+                      label=f"{script.name} on {layout.key}", argv=argv,
+                      stdin=_piped_stdin())
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
@@ -166,7 +188,9 @@ def saved_layout(run_dir: Path) -> tuple[int, int]:
     import json
     import re
 
-    if not (run_dir / "profile").is_dir():
+    from podscale.core.manifest import run_kind
+
+    if run_kind(run_dir) != "profile":
         raise UsageError(f"{run_dir}: not a run of podscale profile or podscale attach "
                          "(no profile/ folder)")
     saved = sorted(run_dir.glob("hlo/*/*.hlo.txt"))
@@ -199,7 +223,7 @@ def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[s
 
     if rounds < 2:
         raise UsageError("an A/B of a program compares launches: --rounds must be >= 2")
-    folder = new_run_dir(out, f"{name or script.stem}-ab")
+    folder = new_run_dir(out, f"{name or run_name(script)}-ab")
     runs: dict[str, list[Path]] = {"A": [], "B": []}
     arms = {"A": (args_a, env_a), "B": (args_b, env_b)}
     for r in range(rounds):

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
@@ -216,10 +217,12 @@ def run_local(
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
     argv: Sequence[str] | None = None,
+    stdin: int | IO[Any] | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files.
     ``argv``: what each process runs after the interpreter (default: the worker on
-    ``plan``; ``podscale profile``: ``-m podscale attach ... SCRIPT``)."""
+    ``plan``; ``podscale profile``: ``-m podscale attach ... SCRIPT``); ``stdin``: process
+    0's standard input, as mpirun forwards it to rank 0 (default and the others': none)."""
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port(wanted=port) if layout.hosts > 1 else 0
     workers: list[Worker] = []
@@ -230,7 +233,7 @@ def run_local(
                 popen = subprocess.Popen(
                     [sys.executable,
                      *(argv if argv is not None else ("-m", "podscale.worker", str(plan)))],
-                    stdin=subprocess.DEVNULL,
+                    stdin=stdin if i == 0 and stdin is not None else subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
                     env=worker_env(layout, i, port),

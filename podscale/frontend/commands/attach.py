@@ -39,11 +39,11 @@ def _job_id() -> str:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.frontend.commands.captureargs import capture_of
-    from podscale.frontend.profiling import SUPERVISED, check_script, script_spec
+    from podscale.frontend.profiling import SUPERVISED, check_script, run_name, script_spec
 
     check_script(args.script)
     capture = capture_of(args)
-    run_dir = args.run_dir or Path("results") / f"attach-{args.script.stem}{_job_id()}"
+    run_dir = args.run_dir or Path("results") / f"attach-{run_name(args.script)}{_job_id()}"
     if run_dir.exists() and not run_dir.is_dir():
         from podscale.core.errors import UsageError
 

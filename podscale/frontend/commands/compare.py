@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.commands.gridargs import verdict_of
 
     verdict = verdict_of(args)
-    profiled = [(d / "profile").is_dir() for d in (args.run_a, args.run_b)]
+    from podscale.core.manifest import run_kind
+
+    profiled = [run_kind(d) == "profile" for d in (args.run_a, args.run_b)]
     if any(profiled):
         if not all(profiled):
             from podscale.core.errors import UsageError

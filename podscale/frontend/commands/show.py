@@ -20,9 +20,10 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
+    from podscale.core.manifest import run_kind
     from podscale.frontend.actions import show, show_profile
 
-    if (args.run_dir / "profile").is_dir():  # a profiled program, not workloads
+    if run_kind(args.run_dir) == "profile":  # a profiled program, not workloads
         show_profile(args.run_dir, args.format)
         return 0
     show(load_run(args.run_dir), args.format)
