@@ -55,7 +55,9 @@ def test_computations_by_function_not_by_name(shared):
 def test_a_slow_process_costs_the_job_where_the_others_wait(shared):
     s = shared
     row = s.table.set_index("process").loc[1]
-    assert row["straggler"] == "chronic" and 20 * 0.05 * 0.7 < row["lost"] < 20 * 0.05 * 1.3
+    steady = s.blame[(s.blame["step"] >= 2) & (s.blame["last"] == 1)]  # after compiles
+    assert row["straggler"] == "chronic", s.table
+    assert 18 * 0.05 * 0.7 < steady["lost"].sum() < 18 * 0.05 * 1.3, s.blame
     g = s.goodput.set_index("process")
     parts = g.drop(columns="wall")
     assert (parts >= -1e-6).all().all(), parts  # nothing negative: the threads kept apart

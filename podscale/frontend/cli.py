@@ -46,7 +46,24 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        raise UsageError(message)
+        raise UsageError(message + _dash_hint(message))
+
+
+def _dash_hint(message: str) -> str:
+    """Where an option's value was taken for an option (``--sizes -4K``): how to give a
+    value that starts with '-'."""
+    import re
+
+    m = re.fullmatch(r"argument (--[\w-]+)(?:/-\w)?: expected (?:one|at least one) argument",
+                     message)
+    if m is None:
+        return ""
+    argv = sys.argv[1:]
+    for i, word in enumerate(argv[:-1]):
+        if word == m[1] and re.match(r"-\.?\d", argv[i + 1]):
+            return (f" (a value starting with '-' is written {m[1]}={argv[i + 1]}; "
+                    "it may still be refused)")
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,10 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file or folder the user named: missing, read-only, full
         if exc.errno not in USER_ERRNOS or not exc.filename:
             return _internal(exc)
-        print(f"podscale: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        said = f"{exc.filename}: {exc.strerror}"
+        blocking = _a_file_in(exc.filename) if exc.errno in (errno.EEXIST, errno.ENOTDIR) \
+            else None
+        if blocking:
+            said = f"{blocking} is a file, not a folder" + \
+                (f" (in {exc.filename})" if blocking != str(exc.filename) else "")
+        print(f"podscale: error: {said}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: one line, the traceback on request
         return _internal(exc)
+
+
+def _a_file_in(path: Any) -> str | None:
+    """The file at ``path`` or above it where a folder was wanted, or None."""
+    from pathlib import Path
+
+    for p in (Path(path), *Path(path).parents):
+        if p.is_file():
+            return str(p)
+    return None
 
 
 def _internal(exc: Exception) -> int:
