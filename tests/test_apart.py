@@ -108,3 +108,18 @@ def test_a_cut_line_is_said_and_load_run_refuses_a_profiled_run(shared, tmp_path
     with pytest.raises(UsageError, match="a profiled program's run .* podscale.load_profile"):
         podscale.load_run(copy)
     assert podscale.load_profile(copy).calls.shape == shared.profile.calls.shape
+
+
+def test_a_ledger_that_cannot_be_right_is_a_defect_not_a_figure(shared):
+    """Planted: a straggler table losing more than the job's wall time, and a goodput
+    ledger with a negative part (what threads mixed into the steps once gave)."""
+    from dataclasses import replace
+
+    wall = float(shared.goodput["wall"].max())
+    broken = replace(shared, table=shared.table.assign(lost=[0.0, 2 * wall]),
+                     goodput=shared.goodput.assign(unattributed=[-0.161, 0.0]))
+    said = [line for line in findings(broken) if line.startswith("defect: ")]
+    assert len(said) == 2 and "lost to stragglers in a" in said[0], said
+    assert said[1].startswith("defect: process 0's goodput ledger has negative parts "
+                              "(unattributed)"), said
+    assert not [line for line in findings(shared) if line.startswith("defect: ")]

@@ -1,5 +1,7 @@
 """Bad input: one line on stderr, exit 2, nothing started."""
 
+import os
+
 import pytest
 
 from tests.conftest import ROOT, only_run, podscale
@@ -367,3 +369,25 @@ def test_profile_options_refused_before_anything_starts(tmp_path):
         assert res.returncode == 2 and message in res.stderr, (args, res.stderr)
         assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
         assert not out.exists(), args
+
+
+def test_worker_refuses_what_it_would_ignore(tmp_path):
+    res = podscale("worker", "--run-dir", str(tmp_path / "run"), "--launcher", "mpirun",
+                   "--out", "/nonexistent", "dot")
+    assert res.returncode == 2 and res.stderr.startswith(
+        "podscale: error: --out, --launcher: podscale run's, not podscale worker's"), res.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_podscales_own_variables_checked_before_anything_starts(tmp_path):
+    bad = {"PODSCALE_COORDINATOR": "127.0.0.1:1234", "PODSCALE_NUM_PROCESSES": "2",
+           "PODSCALE_PROCESS_ID": "abc"}
+    for env, message in ((bad, "bad PODSCALE_PROCESS_ID='abc': want an integer >= 0"),
+                         ({**bad, "PODSCALE_PROCESS_ID": "2"}, "want 0..1"),
+                         ({**bad, "PODSCALE_PROCESS_ID": "0", "PODSCALE_COORDINATOR": "x"},
+                          "want HOST:PORT")):
+        res = podscale("worker", "--run-dir", str(tmp_path / "run"), "dot",
+                       env={**os.environ, **env})
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()

@@ -261,8 +261,19 @@ def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
     assert all(re.search(r"the other 15 waited 1[5-9]s", line) for line in lines), lines[:3]
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "failed" and "behind: process 11" in manifest["error"]
-    assert took < 15 + 10 + 25  # + the job's start on two cores
+    assert _verdict_after(manifest) <= 15 + 10, manifest  # by the run's own clock
+    assert took < 200  # the job's start on two cores, whatever the load: not a hang
     assert not survivors(f"--run-dir {run_dir}")  # no process left
+
+
+def _verdict_after(manifest: dict) -> float:
+    """Seconds from the run's manifest being written (every process joined: the job's
+    start, however long the processes took to start on a loaded machine, is not in it)
+    to the stuck-rank verdict marking it failed, by the run's own clock (1 s stamps)."""
+    from datetime import datetime
+
+    created, finished = (datetime.fromisoformat(manifest[k]) for k in ("created", "finished"))
+    return (finished - created).total_seconds() - 1
 
 
 def survivors(pattern: str, grace: float = 5.0) -> list[str]:
@@ -298,10 +309,11 @@ def test_process_stuck_inside_a_step_named(tmp_path):
                for line in said), said
     manifest = json.loads((run_dir / "run.json").read_text())
     assert "behind: process 2 at case 1" in manifest["error"]
+    assert _verdict_after(manifest) <= 10 + 10, manifest  # by the run's own clock
     for noise in ("Terminating process because the coordinator detected",
                   "RPC", "Check failure stack trace", "*** SIGABRT"):
         assert noise not in out, out[-3000:]
-    assert took < 10 + 10 + 25
+    assert took < 200
 
 
 @needs_mpirun
@@ -441,3 +453,13 @@ def test_replay_of_a_program_attached_under_mpirun(tmp_path):
     assert list(t["kind"]) == ["all_reduce"] and list(t["rounds"]) == [1], t
     assert t["alone"].iloc[0] > 0 and t["in_step"].iloc[0] > 0
     assert "# in the step vs alone" in res.stdout
+
+
+def test_mpiruns_root_refusal_said_in_words_that_say_it():
+    from podscale.launch.cluster import _launcher_says
+
+    log = ("# mpirun -np 2 ...\n" + "-" * 74 + "\nmpirun has detected an attempt to run as "
+           "root.\n\nRunning as root is *strongly* discouraged ...\nWe reiterate our advice "
+           "against doing so - please proceed at your own risk.\n" + "-" * 74 + "\n")
+    said = _launcher_says(log)
+    assert said.startswith("mpirun refuses to run as root: set OMPI_ALLOW_RUN_AS_ROOT=1"), said

@@ -68,3 +68,27 @@ def test_one_computation_compiled_to_different_programs_is_a_desync():
     # names still part processes whose programs are known
     assert first({0: same, 1: [(12, "eval", "cc", "f32[2]")]}).text() == (
         "desync at launch #12: process 1 launched eval where process 0 launched train")
+
+
+def test_a_programs_fingerprint_ignores_where_it_was_traced_from():
+    """Process 0 traces through podscale's manifest-keeping frames: its HLO's stack frames
+    and op metadata differ, its program does not; another op does."""
+    from podscale.attach.calls import program
+
+    def text(line: int, op: str) -> str:
+        return ("HloModule jit_step, num_partitions=3\n\nFileNames\n1 \"attach.py\"\n\n"
+                f"FileLocations\n1 {{file_name_id=1 line={line}}}\n\n"
+                "ENTRY %main (p: f32[1]) -> f32[1] {\n"
+                f"  ROOT %r = f32[1]{{0}} {op}(%p), metadata={{op_name=\"x\" "
+                f"stack_frame_id={line}}}\n}}\n")
+
+    class Fake:
+        def __init__(self, t: str) -> None:
+            self.t = t
+
+        def as_text(self) -> str:
+            return self.t
+
+    a, b, c = (program(lambda t=t: Fake(t))[0] for t in
+               (text(89, "negate"), text(83, "negate"), text(89, "abs")))
+    assert a == b != c and len(a) == 12

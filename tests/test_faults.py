@@ -116,7 +116,7 @@ def test_raising_worker_is_named(tmp_path):
     assert res.returncode == 3
     assert "process 1 exited with code 1" in res.stderr
     assert "RuntimeError: injected failure in process 1" in res.stderr
-    assert time.monotonic() - t0 < 60
+    assert time.monotonic() - t0 < 150  # not a hang; how promptly: the message's own figure
     run = only_run(tmp_path)
     assert_clean_failure(run, worker_pids(run))
     assert cases_done(run, 0) == 2  # cases 0 and 1 completed before the fault
@@ -129,7 +129,7 @@ def test_hung_worker_hits_case_timeout(tmp_path):
     assert res.returncode == 3
     assert "no progress for 4s (case timeout)" in res.stderr
     assert "process 1: [podscale p1] injected fault: hang" in res.stderr
-    assert time.monotonic() - t0 < 60
+    assert time.monotonic() - t0 < 150  # not a hang; how promptly: the message's own figure
     run = only_run(tmp_path)
     assert_clean_failure(run, worker_pids(run))
 

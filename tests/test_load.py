@@ -95,3 +95,22 @@ def test_docs_reading_snippets_run(small_run):
             ran += 1
             assert any(hasattr(v, "samples") for v in scope.values()), page
     assert ran == 2
+
+
+def test_a_complete_run_whose_records_are_empty_is_refused(small_run, tmp_path):
+    """The manifest says complete, every record file is empty: show and compare say the
+    data is lost (one line, exit 2), not a table of nothing or a platform ''."""
+    import shutil
+
+    from tests.conftest import podscale
+
+    copy = tmp_path / "emptied"
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache"))
+    for f in (copy / "records").rglob("*.jsonl"):
+        f.write_text("")
+    for args in (("show", str(copy)), ("compare", str(small_run), str(copy))):
+        res = podscale(*args)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.startswith(f"podscale: error: {copy}: its manifest says complete, "
+                                     "but its records hold nothing"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1

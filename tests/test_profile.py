@@ -272,9 +272,12 @@ def test_ab_of_a_program_and_compare_name_a_straggler_change(tmp_path):
     and the change is process 1 straggling, not a uniform one. podscale compare of one
     launch of each arm says the same (and the reverse is faster), and names what differs."""
     res = podscale("profile", "--hosts", "2", "--rounds", "2", "--args-b",
-                   "--steps 30 --work 2 --slow 1:0:0.02", "--out", str(tmp_path), str(TRAIN),
-                   "--steps", "30", "--work", "2")
+                   "--steps 30 --work 2 --slow 1:0:0.02", "--env-b", "JAX_PLATFORMS=tpu",
+                   "--out", str(tmp_path), str(TRAIN), "--steps", "30", "--work", "2")
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    # podscale ab's notes: the arm's override said; arguments differ, so no A/A note
+    assert "# note: arm B: JAX_PLATFORMS=tpu has no effect" in res.stdout, res.stdout
+    assert "A/A" not in res.stdout
     assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
     (folder,) = tmp_path.iterdir()
     runs = sorted(folder.iterdir(), key=lambda r: json.loads(
@@ -287,8 +290,7 @@ def test_ab_of_a_program_and_compare_name_a_straggler_change(tmp_path):
     res = podscale("compare", str(a), str(b))
     assert res.returncode == 0, res.stderr
     assert ": slower; a straggler change: process 1 costs the job" in res.stdout, res.stdout
-    assert ("# A and B differ: arguments --steps 30 --work 2 vs --steps 30 --work 2 --slow "
-            "1:0:0.02") in res.stdout
+    assert "# A and B differ: arguments: --slow 1:0:0.02 only in B" in res.stdout, res.stdout
     res = podscale("compare", str(b), str(a))
     assert ": faster; a straggler change: process 1" in res.stdout, res.stdout
 
@@ -361,10 +363,13 @@ def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_pa
                               "(auto)"), verdict
     assert "process 1 at slowtrace.py:38 (time.sleep(seconds))" in verdict, verdict
     assert "in Python after local_step #4; processes 0, 2 inside late_step #0" in verdict
-    assert took < 60, took  # a start (about 10 s here), 2 s, the roll-call: not the 300 s timeout
+    assert took < 150, took  # the roll-call, not the front end's 300 s timeout
     run_dir = only_run(tmp_path / "out")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
     p = load_profile(run_dir)
+    # by the run's own clock: the verdict came within the 2 s floor + a few heartbeats of
+    # the last call that completed, however long the processes took to start
+    assert p.processes["end"].max() - p.calls["ready"].max() < 2 + 8, p.processes
     steps = p.calls[p.calls["name"] == "local_step"]
     assert steps.groupby("process").size().to_dict() == {0: 5, 1: 5, 2: 5}
     assert set(p.processes["exit_code"]) == {5}

@@ -173,3 +173,74 @@ def test_analysis_never_imports_worker_code(tmp_path):
             "assert not bad, bad\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr
+
+
+# Two user collectives declaring no exact rule: a psum whose body is 2 ulps low on every
+# negative result (its reference, combine, is right), and a pmean (no rule's closed form)
+NO_RULE = textwrap.dedent('''
+    import numpy as np
+    from podscale import Collective, integral, sum_bound
+
+
+    class SignSkewed(Collective):
+        """psum, 2 ulps low where the sum is negative"""
+        name = "skewed_sum"
+        version = "1"
+        collective = "all_reduce"
+
+        def body(self, case, axes, x):
+            import jax
+            import jax.numpy as jnp
+            s = jax.lax.psum(x, axes)
+            low = jnp.nextafter(jnp.nextafter(s, -jnp.inf), -jnp.inf)
+            return jnp.where(s < 0, low, s)
+
+        def combine(self, x, case):
+            total = x.sum(axis=-2, keepdims=True)
+            bound = sum_bound(x.shape[-2], case.dtype, np.abs(x).sum(axis=-2, keepdims=True),
+                              total, integers=integral(x))
+            return np.broadcast_to(total, x.shape), np.broadcast_to(bound, x.shape)
+
+
+    class Mean(Collective):
+        """pmean"""
+        name = "user_pmean"
+        version = "1"
+        collective = "all_reduce"
+
+        def body(self, case, axes, x):
+            import jax
+            return jax.lax.pmean(x, axes)
+
+        def combine(self, x, case):
+            n = x.shape[-2]
+            mean = x.sum(axis=-2, keepdims=True) / n
+            bound = sum_bound(n, case.dtype, np.abs(x).sum(axis=-2, keepdims=True) / n, mean)
+            return np.broadcast_to(mean, x.shape), np.broadcast_to(2 * bound, x.shape)
+
+
+    skewed_sum, user_pmean = SignSkewed(), Mean()
+''')
+
+
+def test_a_users_collective_is_checked_exactly_without_declaring_a_rule(tmp_path):
+    """The exact rule is found from the collective's own reference: the 2-ulp
+    sign-dependent error is caught by the exact pass and fails the run; the pmean, which
+    follows no rule, is named in the verdict line as checked only within rounding bounds."""
+    from podscale.analysis import load_run
+
+    path = tmp_path / "mine.py"
+    path.write_text(NO_RULE)
+    res = podscale("run", "--rounds", "1", f"{path}:skewed_sum,{path}:user_pmean",
+                   "--hosts", "1", "--devices-per-host", "2", "--sizes", "4K", "--iters",
+                   "2", "--warmup", "1", "--variants", "shard_map", "--dtypes", "float32",
+                   "--out", str(tmp_path / "out"))
+    assert res.returncode != 0, res.stdout
+    cases = load_run(only_run(tmp_path / "out")).cases.set_index("workload")
+    assert cases.loc["skewed_sum", "wrong"] > 0 and cases.loc["skewed_sum", "exact_checked"] > 0
+    assert cases.loc["user_pmean", "wrong"] == 0
+    assert cases.loc["user_pmean", "exact_checked"] == 0
+    verdict = next(line for line in res.stdout.splitlines()
+                   if line.startswith("# Out of bounds values"))
+    assert verdict.endswith("; 1 case(s) checked only within rounding bounds (user_pmean)"), \
+        verdict

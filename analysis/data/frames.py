@@ -198,6 +198,10 @@ def read_parts(run_dir: Path) -> RunParts:
         if files:
             cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs,
                                         "ledger": ledger}, skipped, problems)
+    if manifest.status == "complete" and samples.empty and case_df.empty and envs.empty:
+        raise UsageError(f"{run_dir}: its manifest says complete, but its records hold "
+                         f"nothing ({len(files)} record file(s), all empty or unreadable): "
+                         "the run's data is lost (truncated or deleted); run it again")
     for df in (samples, case_df, envs, ledger):
         df.attrs["run_id"] = manifest.run_id
     return RunParts(manifest, samples, case_df, envs, skipped, tuple(problems), ledger)

@@ -127,6 +127,25 @@ def _unended(s: ProfileSummary) -> list[str]:
     return out
 
 
+def _impossible(s: ProfileSummary) -> list[str]:
+    """The ledgers' invariants, said where broken (a defect of podscale's, never printed as
+    a figure to believe): time lost to a process within the job's wall time, no negative
+    part of a goodput ledger."""
+    out = []
+    wall = float(s.goodput["wall"].max()) if len(s.goodput) else float("inf")
+    lost = float(s.table["lost"].sum()) if len(s.table) else 0.0
+    if lost > wall:
+        out.append(f"defect: {time_h(lost)} lost to stragglers in a {time_h(wall)} job; the "
+                   "straggler table cannot be right (please report it)")
+    parts = s.goodput.drop(columns=["process", "wall"], errors="ignore")
+    for p, row in zip(s.goodput.get("process", []), parts.itertuples(index=False)):
+        negative = [k for k, v in zip(parts.columns, row) if v < -1e-3]
+        if negative:
+            out.append(f"defect: process {p}'s goodput ledger has negative parts "
+                       f"({', '.join(negative)}); it does not sum (please report it)")
+    return out
+
+
 def _skipped(skipped: pd.DataFrame, total: int) -> list[str]:
     """Captures asked for that did not happen, once per reason and window."""
     out = []
@@ -191,6 +210,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"{s.step} has no collective across processes (its compiled program): "
                    "no process waits on another, so no time is lost to a straggler; each "
                    "process's step time stands alone")
+    out += _impossible(s)
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""

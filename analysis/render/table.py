@@ -179,16 +179,21 @@ def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
 
 def check_lines(summary: pd.DataFrame) -> list[str]:
     wrong = int(summary["wrong"].sum())
-    out = [f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"]
+    verdict = f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"
+    out = [verdict]
     if "exact_checked" in summary:
         exact = int((summary["exact_checked"] > 0).sum())
+        inexact = summary.loc[summary["exact_checked"] <= 0, "workload"]
+        if len(inexact):  # said in the verdict, not only below it
+            names = ", ".join(sorted(set(inexact)))
+            out[0] += f"; {len(inexact)} case(s) checked only within rounding bounds ({names})"
         out.append(f"# Exact checks         : {exact} of {len(summary)} cases compared "
                    "elements for equality (data movement, or inputs exact in the dtype)")
         if "unsampled" in summary and (summary["unsampled"] > 0).any():
             sampled = summary[summary["unsampled"] > 0]
-            out.append(f"# Sampled float check  : {len(sampled)} case(s) compared "
-                       f"--check-elements per device of the timed outputs; "
-                       f"{int(sampled['unsampled'].sum())} element(s) not compared there")
+            out.append(f"# Sampled float check  : {len(sampled)} case(s), --check-elements "
+                       f"per device; {int(sampled['unsampled'].sum())} element(s) not "
+                       "compared")
         unchecked = summary[summary["unchecked"] > 0]
         if len(unchecked):
             out.append(f"# Unchecked elements   : {int(unchecked['unchecked'].sum())} in "

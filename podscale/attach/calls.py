@@ -236,7 +236,7 @@ def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
         text = c.as_text()
     except Exception:  # noqa: BLE001 - the program runs on regardless
         return "", None
-    fingerprint = hashlib.sha1(text.encode()).hexdigest()[:12]
+    fingerprint = hashlib.sha1(_without_metadata(text).encode()).hexdigest()[:12]
     if not any(f" {op}(" in text or f" {op}-start(" in text for op in COLLECTIVES):
         return fingerprint, False
     try:
@@ -245,6 +245,27 @@ def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
     except Exception:  # noqa: BLE001
         return fingerprint, None
     return fingerprint, len(owners) > 1
+
+
+#: the HLO text's debug sections: the Python stack each op came from, which differs by
+#: process (process 0's call path is podscale's own: it keeps the manifest)
+_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def _without_metadata(text: str) -> str:
+    """An HLO module's text less what is not the program: its debug sections and each
+    instruction's ``metadata={...}`` (op names and source lines)."""
+    import re
+
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line in _SECTIONS:
+            skipping = True
+        elif skipping and not line.strip():
+            skipping = False
+        elif not skipping:
+            kept.append(re.sub(r",? metadata=\{[^}]*\}", "", line))
+    return "\n".join(kept)
 
 
 def _cache_size(inner: Any) -> int | None:

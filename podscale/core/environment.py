@@ -46,3 +46,35 @@ def environment() -> dict:
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "versions": {d: _version(d) for d in ("podscale", "jax", "jaxlib", "numpy", "pandas")},
     }
+
+
+def check_owned_env(env: dict[str, str] | None = None) -> None:
+    """podscale's own variables, where set, well formed (one-line UsageError, before any
+    process or JAX starts): counts and indices are integers, the index within the count,
+    the coordinator ``host:port``."""
+    from podscale.core.errors import UsageError
+
+    env = dict(os.environ if env is None else env)
+
+    def count(name: str, least: int) -> int | None:
+        text = env.get(name)
+        if text is None or text == "":
+            return None
+        if not (text.isascii() and text.isdigit()) or int(text) < least:
+            raise UsageError(f"bad {name}={text!r}: want an integer >= {least}")
+        return int(text)
+
+    processes = count("PODSCALE_NUM_PROCESSES", 1)
+    index = count("PODSCALE_PROCESS_ID", 0)
+    count("PODSCALE_CPU_DEVICES", 1)
+    if processes is not None and index is not None and index >= processes:
+        raise UsageError(f"bad PODSCALE_PROCESS_ID={index}: want 0..{processes - 1} "
+                         f"(PODSCALE_NUM_PROCESSES={processes})")
+    coordinator = env.get("PODSCALE_COORDINATOR")
+    if coordinator:
+        host, _, port = coordinator.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"bad PODSCALE_COORDINATOR={coordinator!r}: want HOST:PORT")
+        if processes is None or index is None:
+            raise UsageError("PODSCALE_COORDINATOR needs PODSCALE_NUM_PROCESSES and "
+                             "PODSCALE_PROCESS_ID set too")

@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, _raise_terminated)
     try:
         args = build_parser().parse_args(argv)
+        from podscale.core.environment import check_owned_env
+
+        check_owned_env()  # a bad one is refused here, not after processes start
         if os.environ.get("PODSCALE_FAULT"):  # a bad one is refused here, not in workers
             from podscale.worker.faults import from_env
 

@@ -97,9 +97,8 @@ def replay(prepared: Prepared, out: Path, name: str | None, predict: list[int]) 
     check_predict(predict)
     cases = prepared.cases
     if len(cases) != 1:
-        raise UsageError(f"podscale replay takes one case (one workload, one layout: --hosts "
-                         f"H --devices-per-host D, one value per parameter); this grid has "
-                         f"{len(cases)}")
+        raise UsageError(f"podscale replay takes one case; this grid has {len(cases)}, "
+                         f"differing in {_differing(cases)} (give one value of each)")
     (case,) = cases
     run = prepared.execute(out, name or f"replay-{case.workload}", hlo=True)
     step = load_run(run)
@@ -121,3 +120,15 @@ def replay(prepared: Prepared, out: Path, name: str | None, predict: list[int]) 
     write_report(run)
     print(f"# results: {run}")
     return 0
+
+
+def _differing(cases: list) -> str:
+    """What the cases of a grid differ in, as the options that choose it."""
+    what = {"the workload": lambda c: c.workload, "--variants": lambda c: c.variant,
+            "--dtypes": lambda c: c.dtype,
+            "--hosts/--devices-per-host": lambda c: c.layout.key}
+    out = [name for name, of in what.items() if len({of(c) for c in cases}) > 1]
+    names = sorted({k for c in cases for k, _ in c.params})
+    out += [f"-p {k}" if k != "size" else "--sizes" for k in names
+            if len({dict(c.params).get(k) for c in cases}) > 1]
+    return ", ".join(out) or "settings"

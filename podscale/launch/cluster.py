@@ -65,8 +65,20 @@ class LauncherProcess(Worker):
         return f"process {rank}", (errors or lines)[-1].strip()[:300]
 
 
+#: launchers' multi-line refusals whose last line says nothing, by a line they hold
+KNOWN_REFUSALS = {
+    "mpirun has detected an attempt to run as root":
+        "mpirun refuses to run as root: set OMPI_ALLOW_RUN_AS_ROOT=1 and "
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, or pass --launcher-args=--allow-run-as-root",
+}
+
+
 def _launcher_says(text: str) -> str:
-    """The launcher's own last error line (untagged, not our ``#`` header or its rules)."""
+    """The launcher's own last error line (untagged, not our ``#`` header or its rules);
+    a known refusal (:data:`KNOWN_REFUSALS`) in words that say it."""
+    for sign, meaning in KNOWN_REFUSALS.items():
+        if sign in text:
+            return meaning
     own = [line.strip() for line in text.splitlines() if line.strip()
            and not line.startswith("#") and not _MPI_ANY.match(line)
            and not _SRUN_TAG.match(line) and line.strip("-= ")]

@@ -40,6 +40,8 @@ SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes", unit=
 GROUP = Param("group", "all", "str", help="participants per group: all, N (N consecutive "
                                           "ranks) or N:strided; groups run at once")
 MEMBERS = "members"  # the mesh axis a grouped collective runs over
+#: ``Collective.exact_rule``'s default: the rule is found from the collective's reference
+DETECT = "detect"
 
 
 def parse_group(text: str) -> tuple[int | None, bool]:
@@ -61,9 +63,10 @@ class Collective(Mapped):
     s_buffer = "send"
     #: how many chunks the send buffer is cut into (the group size n, or 1)
     chunked = False
-    #: the exact check's closed form (a rule of :mod:`podscale.protocol.exact`), or None:
-    #: no exact pass (a body that is not one of those rules must leave it None)
-    exact_rule: str | None = None
+    #: the exact check's closed form (a rule of :mod:`podscale.protocol.exact`); DETECT
+    #: (the default): the rule :meth:`combine` follows, found by running it on each rule's
+    #: exact inputs (:meth:`detected_rule`); None: no exact pass
+    exact_rule: str | None = DETECT
     #: whether :meth:`combine` takes a sample of positions (False: every element is
     #: gathered, for collectives whose output layout depends on the whole buffer)
     sampled = True
@@ -84,8 +87,17 @@ class Collective(Mapped):
         return self.chunked
 
     def rule(self, case: Case) -> str | None:
-        """The exact rule of ``case`` (default: ``exact_rule``)."""
-        return self.exact_rule
+        """The exact rule of ``case`` (default: ``exact_rule``, detected where DETECT)."""
+        return self.detected_rule(case) if self.exact_rule == DETECT else self.exact_rule
+
+    def detected_rule(self, case: Case) -> str | None:
+        """The rule whose closed form :meth:`combine` reproduces bit for bit on the rule's
+        own exact inputs (a group's buffers of 8 elements per rank, on the host), or None
+        where none does: then only the float check runs, and the run says so."""
+        cache = self.__dict__.setdefault("_detected", {})
+        if case.id not in cache:
+            cache[case.id] = _detect(self, case)
+        return cache[case.id]
 
     def perm(self, case: Case) -> list[tuple[int, int]]:
         """(source, target) ranks of a permute, for the body and the exact check."""
@@ -242,3 +254,21 @@ def _output_positions(positions: np.ndarray, m: int, n: int, k_out: int,
         return positions[:k_out]
     raise ValueError(f"{name}: combine returned {k_out} values per rank for {k} sampled "
                      f"elements (expected {k}, {n * k} or {k // n})")
+
+
+def _detect(c: Collective, case: Case) -> str | None:
+    """:meth:`Collective.detected_rule` (a reference that fails on these inputs: None)."""
+    n = c.group_size(case)
+    m = 8 * n
+    ranks = np.arange(n)
+    for rule in RULES:
+        try:
+            x = rule_inputs(rule, ranks, n, m, case.dtype)
+            value, _ = c.combine(np.asarray(x, np.float64)[None], case)
+            want = rule_outputs(rule, ranks, n, m, case.dtype, c.perm(case))
+            got = np.broadcast_to(np.asarray(value, np.float64)[0], want.shape)
+        except Exception:  # noqa: BLE001 - shapes of another rule, or the user's error
+            continue
+        if np.array_equal(got, want):
+            return rule
+    return None

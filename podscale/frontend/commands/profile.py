@@ -104,7 +104,7 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
     from podscale.analysis.profile.summary import summarize_profile
     from podscale.analysis.units import time_h
     from podscale.core.errors import UsageError
-    from podscale.frontend.ab import parse_env
+    from podscale.frontend.ab import arm_notes, parse_env
     from podscale.frontend.profiling import ab_program, check_script
 
     if args.replay:
@@ -116,6 +116,14 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
         raise UsageError(f"bad --args-b {args.args_b!r}: {exc} (one quoted string of the "
                          "program's arguments)") from None
     check_script(args.script)
+    notes = arm_notes(env_a, env_b, cpu=True)  # profile's processes are CPU hosts
+    if list(args.args) != list(args_b):
+        notes = [n for n in notes if "an A/A run" not in n]
+    elif any("an A/A run" in n for n in notes):
+        notes[-1] = notes[-1].replace("the same environment", "the same environment and "
+                                      "arguments")
+    for note in notes:
+        print(f"# note: {note}")
     folder, runs_a, runs_b = ab_program(
         args.script, args.args, args_b, env_a, env_b,
         defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,

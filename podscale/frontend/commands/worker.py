@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
 from podscale.frontend.commands.gridargs import add_grid_args
 
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         from podscale.core.errors import UsageError
 
         raise UsageError(f"--run-dir {args.run_dir} is a file, not a directory")
+    _refuse_ignored(args)
     gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
     asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
@@ -48,3 +50,22 @@ def run(args: argparse.Namespace) -> int:
     return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
                      print_run=args.print_run, hosts=asked, case_timeout=args.case_timeout)
+
+
+#: options podscale worker shares with podscale run but has no use for: the job's
+#: launcher started it, its run directory is --run-dir, its coordinator the cluster's
+IGNORED = {"out": ("--out", defaults.OUT), "name": ("--name", None),
+           "launcher": ("--launcher", "local"), "launcher_args": ("--launcher-args", ""),
+           "coordinator_port": ("--coordinator-port", 0), "reuse": ("--no-reuse", True),
+           "force": ("--force", False)}
+
+
+def _refuse_ignored(args: argparse.Namespace) -> None:
+    """A worker option that would be ignored is refused in one line, not dropped."""
+    from podscale.core.errors import UsageError
+
+    given = [flag for dest, (flag, default) in IGNORED.items()
+             if getattr(args, dest, default) != default]
+    if given:
+        raise UsageError(f"{', '.join(given)}: podscale run's, not podscale worker's (the "
+                         "job's launcher starts each worker; its records go to --run-dir)")
