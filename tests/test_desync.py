@@ -73,7 +73,7 @@ def test_one_computation_compiled_to_different_programs_is_a_desync():
 def test_a_programs_fingerprint_ignores_where_it_was_traced_from():
     """Process 0 traces through podscale's manifest-keeping frames: its HLO's stack frames
     and op metadata differ, its program does not; another op does."""
-    from podscale.attach.calls import program
+    from podscale.attach.programs import program
 
     def text(line: int, op: str) -> str:
         return ("HloModule jit_step, num_partitions=3\n\nFileNames\n1 \"attach.py\"\n\n"

@@ -244,11 +244,13 @@ def test_host_frames_recompile_and_checkpoint(loader):
     for process in (0, 1):
         saved = frames[process][frames[process].index.str.startswith("save_checkpoint")].sum()
         assert 0.255 <= saved <= 0.345, frames
-    re = s.recompiles
+    re = s.compiles[s.compiles["kind"] == "re-compile"]
     assert set(re.loc[re["step"] == 30, "process"]) == {0, 1}, re
     assert set(re.loc[re["step"] == 30, "name"]) == {"local_step"}
+    assert (s.compiles["backend_s"] > 0).all()  # no 0 µs "compiles"
     said = findings(s)
-    assert any("recompiled local_step at step 30 on every process" in x for x in said), said
+    assert any("recompiled local_step at step 30 on every process" in x and
+               "(argument 1: float32[512, 32] -> float32[256, 32])" in x for x in said), said
     assert any(x.startswith("between steps process 1 spent") and "load_batch" in x
                for x in said), said
     g = s.goodput.set_index("process")
@@ -552,7 +554,7 @@ def test_noise_among_two_processes_is_no_chronic_straggler():
 def test_blame_and_partition_on_a_hand_built_timeline():
     """The definitions on numbers worked by hand: 3 processes, 4 steps of a step that
     ends when the last process arrives (an all-reduce), process 1 arriving 30 ms late at
-    steps 2 and 3, process 2 compiling 50 ms at step 0."""
+    steps 2 and 3, process 2 compiling 50 ms at step 0 (start-up skew, not time lost)."""
     import pandas as pd
 
     from podscale.analysis.profile import steps
@@ -574,7 +576,9 @@ def test_blame_and_partition_on_a_hand_built_timeline():
     tl = steps.timeline(calls, comp)
     led = steps.ledger(tl, steps.detect(tl))
     blame = steps.stragglers(led).set_index("step")
-    assert blame.loc[0, "last"] == 2 and abs(blame.loc[0, "lost"] - 0.050) < 1e-9
+    # step 0: process 2 compiled; start-up skew, kept apart from the time lost
+    assert blame.loc[0, "last"] == 2 and blame.loc[0, "lost"] == 0
+    assert blame.loc[0, "apart"] == "compile" and abs(blame.loc[0, "skew"] - 0.050) < 1e-9
     for k in (2, 3):
         assert blame.loc[k, "last"] == 1 and abs(blame.loc[k, "lost"] - 0.030) < 1e-9
     table = steps.process_table(led, steps.stragglers(led)).set_index("process")
@@ -652,7 +656,8 @@ def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_pat
     run = only_run(tmp_path)
     p = load_profile(run)
     wins = p.windows.dropna(subset=["trigger"])
-    assert 1 <= len(wins) // 2 <= ANOMALY_WINDOWS and set(wins["process"]) == {0, 1}
+    triggers = wins["trigger"].map(tuple).nunique()
+    assert 1 <= triggers <= ANOMALY_WINDOWS and set(wins["process"]) == {0, 1}
     planted = wins[[120 <= t[0] < 140 for t in wins["trigger"]]]
     assert sorted(planted["process"]) == [0, 1], wins
     caps = p.captures.merge(planted[["process", "first"]], on=["process", "first"])
@@ -665,9 +670,10 @@ def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_pat
         periods = np.diff(ready)
         assert anomalous(periods[step - 1], list(periods[max(0, step - 1 - HISTORY):step - 1]))
     sessions = sorted((run / "traces" / "plugins" / "profile").glob("*-anomaly-*"))
-    assert len(sessions) == len(wins) // 2
-    assert all(sorted(f.name for f in s.iterdir()) ==
-               ["process-0.xplane.pb", "process-1.xplane.pb"] for s in sessions)
+    # one session per capture; a machine's own stall near the program's end may trigger
+    # one that a process ended before holding (the planted one is every process's)
+    assert len(sessions) == triggers
+    assert sum(len(list(s.iterdir())) for s in sessions) == len(wins)
     assert "after the anomalous step" in res.stdout
 
 

@@ -46,13 +46,15 @@ def ideal_step(busy: pd.Series) -> float:
 
 
 def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str,
-           peers: bool | None = None) -> pd.DataFrame:
+           peers: bool | None = None, captured_steps: frozenset[int] = frozenset()
+           ) -> pd.DataFrame:
     """One row per process: each part in seconds (:data:`ORDER`) and ``wall``. Inside the
     steps the parts partition the device timeline (:func:`.steps.timeline`) call by call:
     each call's idle time before it (compile, then host) and its busy time (waiting for
     the last process, then its own: productive up to the ideal bound, anomalous above it;
     other computations' busy time apart; ``peers`` False: a step that waits on no other
-    process, nothing waiting)."""
+    process, nothing waiting; ``captured_steps``: steps podscale's capture started or
+    stopped in, whose time above the ideal bound is the profiler's, not anomalous)."""
     marks = profile.processes
     waited = waits(led) if peers is not False else 0.0
     led = led.assign(wait=np.minimum(waited, led["busy"].clip(lower=0)))
@@ -73,40 +75,25 @@ def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str,
         busy = (calls["ready"] - np.fmax(calls["arrival"], lo)).clip(lower=0)
         profiler = np.minimum(calls["profiler"], idle - compile_)
         is_step = calls["name"] == step
-        own = (g["busy"] - g["wait"]).clip(lower=0)
+        captured = np.minimum(g["profiler_busy"], (g["busy"] - g["wait"]).clip(lower=0))
+        own = (g["busy"] - g["wait"] - captured).clip(lower=0)
         bound = ideal_bound(own)
+        above = (own - bound).clip(lower=0)
+        ours = above.where(g["step"].isin(captured_steps), 0.0)
         parts = {"interpreter": float(m["attach"]) - begin,
                  "startup": join_start - float(m["attach"]),
                  "join": join_end - join_start, "setup": first - join_end,
                  "compile": float(compile_.sum()), "waiting": float(g["wait"].sum()),
-                 "profiler": float(profiler.sum()),
+                 "profiler": float(profiler.sum()) + float(captured.sum() + ours.sum()),
                  "other computations": float(busy[~is_step].sum()),
                  "productive": float(np.minimum(own, bound).sum()),
-                 "anomalous": float((own - bound).clip(lower=0).sum()),
+                 "anomalous": float((above - ours).sum()),
                  "after steps": end - last}
-        parts["host"] = float((idle - compile_).sum()) - parts["profiler"]
+        parts["host"] = float((idle - compile_).sum() - profiler.sum())
         parts["unattributed"] = (last - first) - sum(parts[k] for k in ORDER[4:11])
         rows.append({"process": int(p), **{k: round(parts[k], 9) for k in ORDER},
                      "wall": end - begin})
     return pd.DataFrame(rows)
-
-
-def recompiles(profile: Profile, led: pd.DataFrame) -> pd.DataFrame:
-    """Every call that grew its computation's compilation cache after its first call: the
-    process, function, step (how many steps came before it), shapes and compile seconds."""
-    c = profile.compiled
-    if c.empty:
-        return pd.DataFrame(columns=["process", "name", "step", "shapes", "seconds"])
-    names = profile.computations.set_index(["process", "id"])["name"]
-    rows = []
-    for _, r in c[c["call"] > 0].iterrows():
-        p, seq = int(r["process"]), int(r["seq"])
-        steps = led[(led["process"] == p) & (led["seq"] < seq)]
-        cs = profile.compiles
-        spent = cs[(cs["process"] == p) & (cs["seq"] == seq)]["seconds"].sum()
-        rows.append({"process": p, "name": names.get((p, int(r["id"])), "?"),
-                     "step": len(steps), "shapes": r["shapes"], "seconds": float(spent)})
-    return pd.DataFrame(rows, columns=["process", "name", "step", "shapes", "seconds"])
 
 
 def host_frames(profile: Profile, led: pd.DataFrame) -> pd.DataFrame:

@@ -35,7 +35,9 @@ class Profile:
     #: process, computation, name, seq, dispatch, returned, ready, and the program the
     #: computation last compiled: program, shapes, peers
     calls: pd.DataFrame
-    compiles: pd.DataFrame  # process, event, fun, end, seconds, seq
+    #: JAX's compile events: process, event, fun, end, seconds, seq (the call it was in, or
+    #: None), ahead (inside ``Lowered.compile``)
+    compiles: pd.DataFrame
     #: a call that compiled: process, id, seq, call, shapes, program (its fingerprint),
     #: peers (whether the program waits on other processes; None: unknown)
     compiled: pd.DataFrame
@@ -60,6 +62,12 @@ class Profile:
     #: ([step, process] of an anomaly's), reason
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=["process", "steps", "trigger", "reason"]))
+    #: spans in which a process stood still (its heartbeat late): process, start, end
+    silent: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["process", "start", "end"]))
+    #: the persistent compilation cache's answers: process, hit (bool), seq, end
+    cache: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["process", "hit", "seq", "end"]))
 
     @property
     def clock_residual_s(self) -> float:
@@ -84,10 +92,11 @@ def _read(path: Path) -> tuple[list[dict], int]:
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None,
-                   "other_threads": None}
+                   "other_threads": None, "peaks": None, "device_memory": None}
     rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
                              "gaps": [], "capture": [], "window": [], "step": [],
-                             "capture_ops": [], "collectives": [], "skipped": []}
+                             "capture_ops": [], "collectives": [], "skipped": [], "silent": [],
+                             "cache": []}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -96,7 +105,10 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
         elif kind == "join":
             marks.update(join_start=o["start"], join_end=o["end"],
                          processes=o.get("processes"), platform=o.get("platform", ""),
-                         device_kind=o.get("device_kind", ""))
+                         device_kind=o.get("device_kind", ""),
+                         local_devices=o.get("local_devices"), peaks=o.get("peaks"))
+        elif kind == "memory":
+            marks.update(device_memory=o.get("devices"))
         elif kind == "offset":
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
         elif kind == "threads":  # calls from threads other than the main one: counted
@@ -109,32 +121,41 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
         elif kind in ("gaps", "calls"):
             rows["call" if kind == "calls" else "gaps"].extend(o["rows"])
         elif kind == "capture":
-            spans = [s for s in (o.get("start"), o.get("stop")) if s]
-            rows["capture"].extend({**r, "first": o["steps"][0], "stop": o["steps"][1],
-                                    "cut": o["cut"], "file": o["file"]} for r in o["rows"])
-            rows["window"].append({"first": o["steps"][0], "stop": o["steps"][1],
-                                   "held": len(o["rows"]), "cut": o["cut"],
-                                   "reduce_s": o.get("reduce_s"), "file": o["file"],
-                                   "spans": spans, "trigger": o.get("trigger")})
-            for r in o["rows"]:
-                seen: dict[str, int] = {}
-                for op, start, dur in r.get("collectives") or []:
-                    rows["collectives"].append({"step": r["step"], "op": op,
-                                                "k": seen.get(op, 0), "start": start,
-                                                "dur": dur / 1e6})
-                    seen[op] = seen.get(op, 0) + 1
-            rows["capture_ops"].extend(
-                {"first": o["steps"][0], "steps": len(o["rows"]), "op": op, "count": c,
-                 "us": us} for op, (c, us) in (o.get("ops") or {}).items())
+            _capture(o, rows)
         elif kind in ("capture_skipped", "capture_failed"):
             rows["skipped"].append({"steps": o.get("steps"), "trigger": o.get("trigger"),
                                     "reason": o.get("reason") or
                                     f"the capture failed: {o.get('error')}"})
+        elif kind == "cache":
+            rows["cache"].append(o)
+        elif kind == "silent":
+            rows["silent"].append({"start": o["from"], "end": o["to"]})
         elif kind == "step":
             rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
         elif kind in rows:
             rows[kind].append(o)
     return marks, rows
+
+
+def _capture(o: dict, rows: dict[str, list]) -> None:
+    """A capture record's rows: its steps, its window, the collectives of its steps and
+    its op totals."""
+    spans = [s for s in (o.get("start"), o.get("stop")) if s]
+    rows["capture"].extend({**r, "first": o["steps"][0], "stop": o["steps"][1],
+                            "cut": o["cut"], "file": o["file"]} for r in o["rows"])
+    rows["window"].append({"first": o["steps"][0], "stop": o["steps"][1],
+                           "held": len(o["rows"]), "cut": o["cut"],
+                           "reduce_s": o.get("reduce_s"), "file": o["file"],
+                           "spans": spans, "trigger": o.get("trigger")})
+    for r in o["rows"]:
+        seen: dict[str, int] = {}
+        for op, start, dur in r.get("collectives") or []:
+            rows["collectives"].append({"step": r["step"], "op": op, "k": seen.get(op, 0),
+                                        "start": start, "dur": dur / 1e6})
+            seen[op] = seen.get(op, 0) + 1
+    rows["capture_ops"].extend(
+        {"first": o["steps"][0], "steps": len(o["rows"]), "op": op, "count": c, "us": us}
+        for op, (c, us) in (o.get("ops") or {}).items())
 
 
 def load_profile(run_dir: Path | str) -> Profile:
@@ -148,7 +169,8 @@ def load_profile(run_dir: Path | str) -> Profile:
     marks: list[dict] = []
     kinds: dict[str, list[tuple[int, list]]] = {
         k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window", "step", "capture_ops", "collectives", "skipped")}
+                        "window", "step", "capture_ops", "collectives", "skipped", "silent",
+                        "cache")}
     for path in files:
         process = int(path.stem.split("-")[1])
         objs, cut = _read(path)
@@ -163,7 +185,8 @@ def load_profile(run_dir: Path | str) -> Profile:
     def seconds(us: float, process: int) -> float:
         return (us - int(offset[process]) - origin) / 1e6
 
-    compiled = _frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers"])
+    compiled = _frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers",
+                                          "leaves", "flops", "bytes", "memory"])
     for col in ("attach", "process_start", "join_start", "join_end", "end"):
         if col in processes:
             processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")
@@ -172,7 +195,7 @@ def load_profile(run_dir: Path | str) -> Profile:
                    _computations(kinds["computation"]),
                    _programs(_calls(kinds["call"], kinds["computation"], seconds),
                              compiled),
-                   _frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq"],
+                   _frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq", "ahead"],
                           lambda p, r: {**r, "end": seconds(r["end"], p)}),
                    compiled,
                    _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
@@ -188,7 +211,12 @@ def load_profile(run_dir: Path | str) -> Profile:
                    _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]),
                    _frame(kinds["collectives"], ["step", "op", "k", "start", "dur"],
                           lambda p, r: {"start": seconds(r["start"], p)}),
-                   _frame(kinds["skipped"], ["steps", "trigger", "reason"]))
+                   _frame(kinds["skipped"], ["steps", "trigger", "reason"]),
+                   _frame(kinds["silent"], ["start", "end"],
+                          lambda p, r: {"start": seconds(r["start"], p),
+                                        "end": seconds(r["end"], p)}),
+                   _frame(kinds["cache"], ["hit", "seq", "end"],
+                          lambda p, r: {"end": seconds(r["end"], p)}))
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

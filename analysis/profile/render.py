@@ -3,12 +3,37 @@ table per process (at most 120 columns), the goodput ledger, and the Findings.""
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from podscale.analysis.profile.goodput import ORDER
 from podscale.analysis.profile.summary import ProfileSummary, findings
 from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
+
+#: the output's width: tables and Findings fit it
+WIDTH = 120
+
+
+def viewer(traces: object) -> str:
+    """The command that opens ``traces`` in XProf, by what is installed here: ``xprof``
+    (tensorboard-plugin-profile's own), else TensorBoard."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    here = Path(sys.executable).parent
+    if shutil.which("xprof") or (here / "xprof").exists():
+        return f"xprof --logdir {traces}"
+    return f"tensorboard --logdir {traces}"
+
+
+def shorten(text: str, width: int = WIDTH) -> str:
+    """``text`` cut to ``width`` columns, an ellipsis saying so (the program's arguments
+    can run to hundreds of characters)."""
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
 
 STEP_COLUMNS = {"process": "process", "steps": "steps", "median": "median", "p90": "p90",
                 "host_gap": "host gap", "late": "late", "lost": "time lost",
@@ -86,8 +111,8 @@ def captures_table(s: ProfileSummary) -> list[str]:
                   if isinstance(trig, list) else f"{int(first)}-{int(stop) - 1}"
                   if stop == stop else f"{int(first)}-")
         held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
-        out.append(f"# captured steps {window} (XProf: tensorboard --logdir "
-                   f"{s.profile.run_dir / 'traces'}): {held}")
+        out.append(f"# captured steps {window} (XProf: {viewer(s.profile.run_dir / 'traces')})"
+                   f": {held}")
         if steps:
             out.append(_text_table(capture_frame(w)))
     return out
@@ -110,8 +135,8 @@ def heading(s: ProfileSummary) -> list[str]:
     n = int(p.processes["process"].nunique())
     script = spec.get("script", "?").rsplit("/", 1)[-1]
     why = abandoned_because(p.run_dir, m)
-    lines = [f"# podscale profile {m.run_id} ({'abandoned' if why else m.status}): {script} "
-             f"{' '.join(spec.get('args') or [])}".rstrip()]
+    head = f"# podscale profile {m.run_id} ({'abandoned' if why else m.status}): {script}"
+    lines = [shorten(f"{head} {' '.join(spec.get('args') or [])}".rstrip(), WIDTH)]
     if why:
         lines.append(f"# abandoned: {why}")
     residual = p.clock_residual_s
@@ -137,7 +162,9 @@ def render(s: ProfileSummary) -> str:
         out += [computations_table(s)]
     said = findings(s)
     if said:
-        out += ["", "Findings:"] + [f"- {line}" for line in said]
+        out += ["", "Findings:"] + [textwrap.fill(f"- {line}", WIDTH, subsequent_indent="  ",
+                                                  break_long_words=False,
+                                                  break_on_hyphens=False) for line in said]
     return "\n".join(out)
 
 

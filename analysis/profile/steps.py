@@ -12,9 +12,11 @@ Definitions (every time on process 0's clock, :mod:`.load`):
   **busy** time is ready minus arrival; its **host gap** is how long the device sat idle
   before it for reasons other than compiling: Python between steps.
 - **Time lost** to a straggler: for each step, what the job would have saved had the last
-  process arrived with the second-last (last arrival minus second-last), blamed on the
-  last process; summed per process. A process is **late** at a step when it was last by
-  more than ``late_threshold`` (5% of the median step, at least 0.5 ms); **chronic** when
+  process arrived with the second-last (last arrival minus second-last, at most what the
+  step took the job), blamed on the last process; summed per process. Steps where a
+  process compiled (start-up skew) or podscale captured lose nothing (``apart``). A
+  process is **late** at a step when it was last by more than ``late_threshold`` (5% of
+  the median step, at least 0.5 ms); **chronic** when
   late in at least a quarter of the steps (and at least 3) and more often than chance
   would make it among the late steps of all processes (one-sided binomial test against
   1/P, p < ``CHANCE_P``: with 2 processes and noise above the threshold one of them is
@@ -44,7 +46,8 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
     during the call's dispatch), ``arrival`` (the later of dispatch + compile and the
     previous call's ready), ``idle`` (the device waiting for the host before it: compile
     first, then Python), ``profiler`` (the part of idle spent starting or stopping a
-    capture window) and ``busy`` (arrival to ready)."""
+    capture window), ``busy`` (arrival to ready) and ``profiler_busy`` (the part of busy
+    spent on a capture: inside a step the program marks with an annotation)."""
     c = calls.copy()
     in_call = compiles.dropna(subset=["seq"])
     spent = in_call.groupby(["process", "seq"])["seconds"].sum()
@@ -54,13 +57,17 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
     c["arrival"] = np.fmax(c["dispatch"] + c["compile"], c["prev_ready"])
     c["idle"] = (c["arrival"] - c["prev_ready"]).clip(lower=0)
     c["busy"] = c["ready"] - c["arrival"]
-    c["profiler"] = 0.0
+    c["profiler"] = c["profiler_busy"] = 0.0
     for _, w in (windows if windows is not None else pd.DataFrame()).iterrows():
         mine = c["process"] == w["process"]
         for a, b in w["spans"]:
             lo = np.fmax(c.loc[mine, "prev_ready"], a)
             hi = np.fmin(c.loc[mine, "arrival"], b)
             c.loc[mine, "profiler"] += (hi - lo).clip(lower=0)
+            # inside a step the program marks itself, a capture's start or stop lands
+            # between its calls: busy time of the step's, but podscale's cost
+            lo, hi = np.fmax(c.loc[mine, "arrival"], a), np.fmin(c.loc[mine, "ready"], b)
+            c.loc[mine, "profiler_busy"] += (hi - lo).clip(lower=0).fillna(0.0)
     return c
 
 
@@ -89,18 +96,27 @@ def annotated(calls: pd.DataFrame, compiles: pd.DataFrame, annotations: pd.DataF
 
 def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     """Every recorded computation but the step, counted apart: calls per process (the
-    minimum and maximum over the processes that called it), the median busy time, and
-    which processes called it."""
+    minimum and maximum over the processes that called it), the median busy time, which
+    processes called it, and after which steps (the lowest such process's; -1: before
+    the first)."""
     rest = tl[tl["name"] != step]
     if rest.empty:
         return pd.DataFrame(columns=["name", "calls_min", "calls_max", "busy_median",
-                                     "processes"])
+                                     "processes", "steps"])
     per = rest.groupby(["name", "process"]).agg(calls=("seq", "size"),
                                                 busy=("busy", "median")).reset_index()
-    return per.groupby("name").agg(calls_min=("calls", "min"), calls_max=("calls", "max"),
-                                   busy_median=("busy", "median"),
-                                   processes=("process", lambda p: sorted(set(p)))
-                                   ).reset_index()
+    out = per.groupby("name").agg(calls_min=("calls", "min"), calls_max=("calls", "max"),
+                                  busy_median=("busy", "median"),
+                                  processes=("process", lambda p: sorted(set(p)))
+                                  ).reset_index()
+    steps_at = []
+    for name, who in zip(out["name"], out["processes"]):
+        p = who[0]
+        step_seqs = np.sort(tl.loc[(tl["process"] == p) & (tl["name"] == step), "seq"])
+        seqs = rest.loc[(rest["process"] == p) & (rest["name"] == name), "seq"]
+        steps_at.append([int(i) - 1 for i in np.searchsorted(step_seqs, seqs)])
+    out["steps"] = steps_at
+    return out
 
 
 def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
@@ -127,7 +143,8 @@ def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     s["period"] = s["ready"] - s.groupby("process")["ready"].shift(1)
     s.loc[s["step"] == 0, "period"] = s["ready"] - s["dispatch"]
     cols = ["process", "step", "seq", "dispatch", "returned", "ready", "prev_ready",
-            "compile", "arrival", "idle", "host_gap", "busy", "period"]
+            "compile", "profiler", "profiler_busy", "arrival", "idle", "host_gap", "busy",
+            "period"]
     return s[cols].reset_index(drop=True)
 
 
@@ -137,8 +154,12 @@ def late_threshold(led: pd.DataFrame) -> float:
 
 def stragglers(led: pd.DataFrame) -> pd.DataFrame:
     """Per step present on at least two processes: the last process, the time lost to it
-    (last arrival minus second-last), the spread of arrivals, and whether it was late."""
-    columns = ["step", "last", "second", "lost", "spread", "late"]
+    (last arrival minus second-last), the spread of arrivals, and whether it was late.
+    Steps not steady (``apart``): one where a process compiled (``compile``: start-up
+    skew, step 0's above all) or podscale started or stopped a capture (``capture``: its
+    own cost) lose nothing and are late for nobody; what the last arrival cost there is
+    ``skew``."""
+    columns = ["step", "last", "second", "lost", "spread", "late", "apart", "skew"]
     threshold = late_threshold(led) if len(led) else 0.0
     a = led.sort_values(["step", "arrival"], kind="stable")  # ties: the ledger's order
     a = a[a.groupby("step")["step"].transform("size") >= 2]
@@ -152,7 +173,26 @@ def stragglers(led: pd.DataFrame) -> pd.DataFrame:
                         "lost": (last["arrival"] - second["arrival"]).to_numpy(dtype=float),
                         "spread": (last["arrival"] - by["arrival"].first()).to_numpy(
                             dtype=float)})
+    # never more than the step took the job (ready to ready): a ready time observed late
+    # (a process that stood still sees its backlog ready at once) cannot make one step
+    # cost more than the job spent on it, nor the steps more than the run
+    by_step = led.groupby("step")
+    job = by_step["ready"].max().sort_index()
+    first = job - by_step["dispatch"].min() if "dispatch" in led else job * np.inf
+    took = job.diff().fillna(first).clip(lower=0)
+    out["lost"] = np.fmin(out["lost"], took.reindex(out["step"]).to_numpy())
     out["late"] = out["lost"] > threshold
+
+    def any_at(col: pd.Series) -> np.ndarray:
+        return col.groupby(led["step"]).max().reindex(out["step"]).to_numpy() > 0
+    zero = pd.Series(0.0, index=led.index)
+    compiled = any_at(led.get("compile", zero))
+    captured = any_at(led.get("profiler", zero) + led.get("profiler_busy", zero))
+    out["apart"] = np.where(compiled, "compile", np.where(captured, "capture", ""))
+    unsteady = out["apart"] != ""
+    out["skew"] = np.where(unsteady, out["lost"], 0.0)
+    out.loc[unsteady, "lost"] = 0.0
+    out.loc[unsteady, "late"] = False
     return out[columns]
 
 
@@ -179,7 +219,7 @@ def waits_on_peers(calls: pd.DataFrame, annotations: pd.DataFrame, step: str) ->
 def no_peers(blame: pd.DataFrame) -> pd.DataFrame:
     """The straggler table of a step no process waits on another in: nothing lost, nobody
     late (who is last says nothing)."""
-    return blame.assign(lost=0.0, late=False)
+    return blame.assign(lost=0.0, late=False, skew=0.0)
 
 
 def waits(led: pd.DataFrame) -> pd.Series:

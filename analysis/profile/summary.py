@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.profile import goodput, inside, steps
+from podscale.analysis.profile import compiles as compiling
+from podscale.analysis.profile import figures, goodput, inside, phases, stalls, steps
 from podscale.analysis.profile.load import Profile, load_profile
 from podscale.analysis.units import time_h
 from podscale.core.desync import Desync
@@ -32,7 +33,7 @@ class ProfileSummary:
     blame: pd.DataFrame  # steps.stragglers
     table: pd.DataFrame  # steps.process_table
     others: pd.DataFrame  # steps.other_computations
-    recompiles: pd.DataFrame  # goodput.recompiles
+    compiles: pd.DataFrame  # compiles.table (module compiling here): every compile
     frames: pd.DataFrame  # goodput.host_frames
     goodput: pd.DataFrame  # goodput.ledger
     desync: Desync | None = None  # steps.desync
@@ -43,6 +44,8 @@ class ProfileSummary:
     #: whether the step waits on other processes (steps.waits_on_peers); False: no
     #: straggler blame
     peers: bool | None = None
+    slow: pd.DataFrame = field(default_factory=pd.DataFrame)  # stalls.slow_steps
+    phases: pd.DataFrame = field(default_factory=pd.DataFrame)  # phases.table
 
     @property
     def steps(self) -> int:
@@ -71,14 +74,19 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
                               named=asked)
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
+    occ = phases.occurrences(profile.gaps, led)
     peers = steps.waits_on_peers(profile.calls, profile.annotations, name)
     if peers is False:
         blame = steps.no_peers(blame)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
-                          goodput.recompiles(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name, peers), *within, named=asked,
-                          peers=peers)
+                          compiling.table(profile, led), goodput.host_frames(profile, led),
+                          goodput.ledger(profile, tl, led, name, peers, frozenset(
+                              blame.loc[blame["apart"] == "capture", "step"])),
+                          *within, named=asked,
+                          peers=peers,
+                          slow=stalls.slow_steps(led, blame, profile.silent, peers, occ),
+                          phases=phases.table(occ))
 
 
 def _processes(ps: list[int], total: int) -> str:
@@ -103,7 +111,10 @@ def _failed(marks: pd.DataFrame) -> list[str]:
         followed = str(error or "").startswith(("hang: ", "stopped: "))  # the job's end
         if pd.notna(code) and code and not followed:
             said = f": {error}" if isinstance(error, str) and error else ""
-            out.append(f"process {p}'s program exited with code {int(code)}{said}")
+            if said.startswith(f": process {p} "):  # podscale ended it, and says why
+                out.append(f"{error} (exit code {int(code)})")
+            else:
+                out.append(f"process {p}'s program exited with code {int(code)}{said}")
         if m.get("cut_lines"):
             out.append(f"process {p}'s record has {int(m['cut_lines'])} line(s) cut short "
                        "(written as the process was killed): left out, the rest read")
@@ -143,6 +154,26 @@ def _impossible(s: ProfileSummary) -> list[str]:
         if negative:
             out.append(f"defect: process {p}'s goodput ledger has negative parts "
                        f"({', '.join(negative)}); it does not sum (please report it)")
+    return out
+
+
+def _apart(blame: pd.DataFrame) -> list[str]:
+    """Steps kept out of the straggler blame: start-up skew (a process compiling) and
+    podscale's own captures, each with what the last arrival cost there."""
+    out: list[str] = []
+    if "apart" not in blame:
+        return out
+    for why, g in blame[blame["apart"] != ""].groupby("apart"):
+        if float(g["skew"].sum()) <= 0:
+            continue
+        worst = g.loc[g["skew"].idxmax()]
+        steps_ = ", ".join(map(str, g["step"].head(6))) + (", ..." if len(g) > 6 else "")
+        what = "start-up skew: a process compiled" if why == "compile" else \
+            "podscale started or stopped a capture"
+        out.append(f"{what} at step(s) {steps_}: kept out of the time lost (the last "
+                   f"arrival cost {time_h(float(g['skew'].sum()))} there, at most "
+                   f"{time_h(float(worst['skew']))}, process {int(worst['last'])} at step "
+                   f"{int(worst['step'])})")
     return out
 
 
@@ -210,21 +241,39 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"{s.step} has no collective across processes (its compiled program): "
                    "no process waits on another, so no time is lost to a straggler; each "
                    "process's step time stands alone")
-    out += _impossible(s)
+    return out + _timing(s, total) + _between(s, total)
+
+
+def _timing(s: ProfileSummary, total: int) -> list[str]:
+    """Stragglers, the step's figures, slow steps, steps kept apart and compiles."""
+    out = _impossible(s)
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""
             out.append(f"process {r['process']} was last in {r['late']} of {s.steps} steps"
                        f"{since}, costing the job {time_h(r['lost'])}")
-    late = s.recompiles[(s.recompiles["step"] >= WARMUP_STEPS)
-                        & (s.recompiles["seconds"] >= MIN_COMPILE_S)]
+    out += figures.findings(s, figures.figures(s))
+    out += stalls.findings(s.slow)
+    out += _apart(s.blame)
+    c = s.compiles
+    late = c[(c["kind"] == "re-compile") & (c["step"].fillna(-1) >= WARMUP_STEPS)
+             & (c["backend_s"] >= MIN_COMPILE_S)]
     for (name, step), g in late.groupby(["name", "step"]):
-        out.append(f"recompiled {name} at step {step} on "
+        what = g["changed"].iloc[0] or f"arguments {g['shapes'].iloc[0]}"
+        out.append(f"recompiled {name} at step {int(step)} on "
                    f"{_processes(sorted(g['process']), total)}: {time_h(g['seconds'].max())}"
-                   f" (arguments {g['shapes'].iloc[0]})")
+                   f" ({what})")
+    return out + compiling.findings(c, s.profile.cache, total)
+
+
+def _between(s: ProfileSummary, total: int) -> list[str]:
+    """What happens between steps: periodic work, host frames, other threads and other
+    computations."""
     med = float(s.ledger["period"].median())
+    out = phases.findings(s.phases, total)
+    periodic = set(s.phases["what"]) if len(s.phases) else set()
     for _, r in s.frames.iterrows():
-        if r["per_step"] >= FRAME_SHARE * med:
+        if r["per_step"] >= FRAME_SHARE * med and r["frame"] not in periodic:
             out.append(f"between steps process {r['process']} spent "
                        f"{time_h(r['per_step'])} per step in {r['frame']}")
     out += _other_threads(s.profile.processes)
@@ -232,6 +281,11 @@ def findings(s: ProfileSummary) -> list[str]:
         who = r.get("processes")
         where = "per process" if not isinstance(who, list) or len(who) == total else \
             f"on {_processes(who, total)} only"
-        out.append(f"{r['name']} ran {r['calls_min']} time(s) {where} apart from the step"
-                   f" ({time_h(r['busy_median'])} each)")
+        label = phases.known(str(r["name"]))
+        at = r.get("steps")
+        when = f", after step(s) {', '.join(map(str, at[:6]))}{', ...' if len(at) > 6 else ''}"\
+            if isinstance(at, list) and at else ""
+        out.append(f"{r['name']}{f' ({label})' if label else ''} ran {r['calls_min']} "
+                   f"time(s) {where} apart from the step ({time_h(r['busy_median'])} each"
+                   f"{when})")
     return out

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from podscale.analysis.render.sections import Doc
 
 HEATMAP_MAX = 64
+#: collectives a wait heatmap can label (beyond: its table)
+LABELLED_MAX = 12
 
 
 def step_times(s: ProfileSummary) -> Figure:
@@ -116,7 +118,7 @@ def _inside(doc: Doc, s: ProfileSummary) -> None:
                     "minus first, median) and its own time (the op's duration on the last "
                     "process, which waited for nobody); then each process's median wait")
         doc.table(timed(inside.collective_table(w), ["spread", "own"]))
-        if w["process"].nunique() <= HEATMAP_MAX:
+        if w["process"].nunique() <= HEATMAP_MAX and w["op"].nunique() <= LABELLED_MAX:
             doc.figure(waits_heatmap(inside.wait_matrix(w)),
                        "median wait per process and collective")
         else:
@@ -168,7 +170,8 @@ def build(s: ProfileSummary) -> Doc:
             shown[col] = [f"{v:.3g}" for v in shown[col]]
         doc.table(timed(shown, ["in_step", "alone"]))
     for title, df, cols in (("Other computations", s.others, ["busy_median"]),
-                            ("Re-compiles", s.recompiles, ["seconds"]),
+                            ("Compiles", s.compiles[s.compiles["kind"] != "eager"],
+                             ["seconds", "backend_s"]),
                             ("Host time between steps, by frame", s.frames,
                              ["seconds", "per_step"])):
         if len(df):

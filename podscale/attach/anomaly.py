@@ -30,9 +30,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from podscale.core.defaults import ANOMALY_RATIO
+
 HISTORY = 50
 MIN_HISTORY = 20
-MIN_RATIO = 4.0
+MIN_RATIO = ANOMALY_RATIO
 #: anomaly captures per run
 ANOMALY_WINDOWS = 3
 PREFIX = "podscale/attach/anomaly/"

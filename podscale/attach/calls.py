@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from podscale.attach.programs import describe
+
 #: a call whose output could not be waited on (deleted by donation before the watcher
 #: reached it): its ready time is unknown
 UNKNOWN = -1
@@ -88,6 +90,10 @@ class CallLog:
         self.recent: deque[list] = deque(maxlen=RECENT)
         #: profiler capture windows (:mod:`.capture`), where asked for
         self.capture: Any = None
+        #: inside ``Lowered.compile`` (an ahead-of-time compile), on any thread
+        self.ahead = 0
+        #: called before the first recorded call (the session's check that it joined)
+        self.on_first: Callable[[], None] | None = None
         #: told of each ready call on the watcher thread (:mod:`.anomaly`), where asked for
         self.on_ready: Callable[[Computation, list[Computation], int], None] | None = None
         self._owner: int | None = None  # the thread inside a recorded call
@@ -121,13 +127,16 @@ class CallLog:
             with self._lock:
                 self.other_threads[comp.name] = self.other_threads.get(comp.name, 0) + 1
             return inner(*args, **kwargs)
+        if self.seq == 0 and self.on_first is not None:
+            self.on_first()
         self._owner = me
         self.in_call, self.compiling = True, comp.calls == 0
         capture = self.capture
         if capture is not None and not capture.is_step(comp, self.computations):
             capture = None
-        if capture is not None:  # outside the clocked dispatch
-            capture.before(comp.calls, comp.name, lambda: _compiled(inner, args, kwargs))
+        if capture is not None:  # outside the clocked dispatch; never into the program
+            self._quietly(capture.before, comp.calls, comp.name,
+                          lambda: _compiled(inner, args, kwargs))
         seq, self.seq = self.seq, self.seq + 1
         self.current, self.calling = seq, (comp.name, comp.calls)
         launch = [seq, comp.name, comp.program, comp.shapes]
@@ -140,7 +149,7 @@ class CallLog:
             self.in_call = self.compiling = False
         t1 = self.clock()
         if capture is not None:
-            capture.after(comp.calls, out)
+            self._quietly(capture.after, comp.calls, out)
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
@@ -149,14 +158,24 @@ class CallLog:
         size = _cache_size(inner)
         if size is not None and size != comp.cache_size or size is None and comp.calls == 1:
             comp.cache_size = size or 0
-            fingerprint, peers = program(lambda: _compiled(inner, args, kwargs))
-            comp.program, comp.shapes = fingerprint, _shape_key(args, kwargs)
+            facts = describe(lambda: _compiled(inner, args, kwargs))
+            leaves = _leaves(args, kwargs)
+            comp.program, comp.shapes = facts["program"], _short(leaves)
             launch[2:] = [comp.program, comp.shapes]
             self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
-                       "shapes": comp.shapes, "program": fingerprint, "peers": peers})
+                       "shapes": comp.shapes, "leaves": leaves, **facts})
         self.last_call = self.calling
         self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
         return out
+
+    def _quietly(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A capture's step of podscale's own around the program's call: a failure is
+        recorded (a failed capture), never raised into the program."""
+        try:
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001
+            self.emit({"kind": "capture_failed", "steps": None,
+                       "error": f"{type(exc).__name__}: {exc}"})
 
     def _watch(self) -> None:
         while True:
@@ -217,57 +236,6 @@ def _compiled(inner: Any, args: tuple, kwargs: dict) -> Any:
     return inner.lower(*args, **kwargs).compile()
 
 
-#: the ops by which a program waits on other devices
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-               "collective-permute", "collective-broadcast", "send", "recv")
-
-
-def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
-    """A compiled program's fingerprint (a hash of its optimized HLO: the same program on
-    every process gives the same) and whether it waits on other processes: it has a
-    collective and its devices belong to more than this one (None where JAX does not
-    say). Never raises: ("", None)."""
-    import hashlib
-
-    import jax
-
-    try:
-        c = compiled()
-        text = c.as_text()
-    except Exception:  # noqa: BLE001 - the program runs on regardless
-        return "", None
-    fingerprint = hashlib.sha1(_without_metadata(text).encode()).hexdigest()[:12]
-    if not any(f" {op}(" in text or f" {op}-start(" in text for op in COLLECTIVES):
-        return fingerprint, False
-    try:
-        shardings = jax.tree_util.tree_leaves(c.input_shardings)
-        owners = {d.process_index for s in shardings for d in s.device_set}
-    except Exception:  # noqa: BLE001
-        return fingerprint, None
-    return fingerprint, len(owners) > 1
-
-
-#: the HLO text's debug sections: the Python stack each op came from, which differs by
-#: process (process 0's call path is podscale's own: it keeps the manifest)
-_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-
-
-def _without_metadata(text: str) -> str:
-    """An HLO module's text less what is not the program: its debug sections and each
-    instruction's ``metadata={...}`` (op names and source lines)."""
-    import re
-
-    kept, skipping = [], False
-    for line in text.splitlines():
-        if line in _SECTIONS:
-            skipping = True
-        elif skipping and not line.strip():
-            skipping = False
-        elif not skipping:
-            kept.append(re.sub(r",? metadata=\{[^}]*\}", "", line))
-    return "\n".join(kept)
-
-
 def _cache_size(inner: Any) -> int | None:
     size = getattr(inner, "_cache_size", None)
     try:
@@ -276,14 +244,17 @@ def _cache_size(inner: Any) -> int | None:
         return None    # from the monitoring events
 
 
-def _shape_key(args: tuple, kwargs: dict) -> str:
-    """The arguments' shapes and dtypes, short (only computed when a call compiled)."""
+def _leaves(args: tuple, kwargs: dict) -> list[str]:
+    """Every argument leaf's dtype and shape (only computed when a call compiled)."""
     import jax
 
-    leaves = jax.tree_util.tree_leaves((args, kwargs))
-    parts = [f"{getattr(x, 'dtype', type(x).__name__)}{list(getattr(x, 'shape', ()))}"
-             for x in leaves[:8]]
-    return ",".join(parts) + (f",+{len(leaves) - 8}" if len(leaves) > 8 else "")
+    return [f"{getattr(x, 'dtype', type(x).__name__)}{list(getattr(x, 'shape', ()))}"
+            for x in jax.tree_util.tree_leaves((args, kwargs))]
+
+
+def _short(leaves: list[str]) -> str:
+    """The arguments' shapes, short: the first 8 and a count."""
+    return ",".join(leaves[:8]) + (f",+{len(leaves) - 8}" if len(leaves) > 8 else "")
 
 
 def _wait(out: Any) -> bool:

@@ -89,6 +89,7 @@ class Capture:
         self.opened: list[int] = []
         self.seen = 0  # steps dispatched so far
         self.opened_any = False  # whether a window of steps opened
+        self.yielded = False  # the wall-time capture's session was stopped for the program
         self.last: Any = None  # the last captured step's outputs
         self.saved: set[str] = set()  # computations whose program process 0 saved
         #: each step computation's XLA module name (``jit_step``; a pmap's is ``jit__fun``),
@@ -125,7 +126,6 @@ class Capture:
         """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
         that ends here, open one that starts here (``program``: the step's ``Compiled``,
         saved once, by process 0)."""
-        import jax
 
         self.seen = max(self.seen, k + 1)
         if self.until is not None and k >= self.until:
@@ -135,20 +135,39 @@ class Capture:
             self.emit({"kind": "capture_skipped", "steps": [k, end],
                        "reason": "an anomaly's capture held the profiler"})
         if self.until is None and end is not None and not self.busy:
-            t0 = self.clock()
             if program is not None and name not in self.modules:
                 self.modules[name] = module_name(program)
             if program is not None and name not in self.saved and self.process() == 0:
                 self.saved.add(name)
                 self._save_program(name, program)
             _ready(self.last)  # the devices idle: the session holds steps k.. alone
+            t0 = self.clock()  # from here podscale's cost (the device waits on it)
             with self.lock:
                 if self.busy:
                     return
-                self.until, self.began, self.name = end, k, name
                 self.opened_any = True
-                jax.profiler.start_trace(str(self._tmp()))
+                try:
+                    profiler()[0](str(self._tmp()))
+                except Exception as exc:  # noqa: BLE001 - the program's own session holds it
+                    self.emit({"kind": "capture_skipped", "steps": [k, end],
+                               "reason": _held(exc)})
+                    return
+                self.until, self.began, self.name = end, k, name
             self.opened = [t0, self.clock()]
+
+    def yield_to_program(self) -> None:
+        """The program starts its own profiler session: podscale's open one stops first
+        (kept, cut short, and said), so that the program's starts as it would alone."""
+        if self.until is not None:
+            self.emit({"kind": "capture_skipped", "steps": [self.began, self.until],
+                       "reason": "the program started its own profiler session: podscale's "
+                                 "capture stopped there (cut short)"})
+            self._stop(self.began + max(1, self.seen - self.began))
+        elif self.busy:  # an anomaly's wall-time capture: stopped, its thread told
+            with self.lock:
+                if self.busy and not self.yielded:
+                    profiler()[1]()
+                    self.yielded = True
 
     def after(self, k: int, out: Any) -> None:
         """After step ``k`` is dispatched: keep its outputs where the next step opens or
@@ -194,12 +213,11 @@ class Capture:
         return self.run_dir / "traces" / f".tmp-process-{self.process()}"
 
     def _stop(self, k: int | None) -> None:
-        import jax
 
         t0 = self.clock()
         _ready(self.last)
         with self.lock:
-            jax.profiler.stop_trace()
+            profiler()[1]()
         window = (self.began, self.until if k is not None else None)
         end = window[1] if window[1] is not None else "end"
         dest = self._keep(f"{self.run_dir.name}-steps-{window[0]}-{end}")
@@ -221,21 +239,24 @@ class Capture:
         program's): the trace kept as session ``<run>-<label>``, its steps reduced and
         numbered from 0 (each row's ``end_us`` places it), the spans of the profiler's
         start and stop; None while a fixed window holds the profiler."""
-        import jax
 
         with self.lock:
             if self.until is not None or self.busy:
                 return None
-            self.busy = True
-            t0 = self.clock()
-            jax.profiler.start_trace(str(self._tmp()))
-            t1 = self.clock()
+            try:
+                t0 = self.clock()
+                profiler()[0](str(self._tmp()))
+                t1 = self.clock()
+            except Exception:  # noqa: BLE001 - the program's own session holds it
+                return None
+            self.busy, self.yielded = True, False
         try:
             wait()
         finally:
             with self.lock:
                 t2 = self.clock()
-                jax.profiler.stop_trace()
+                if not self.yielded:
+                    profiler()[1]()
                 t3 = self.clock()
                 self.busy = False
         dest = self._keep(f"{self.run_dir.name}-{label}")
@@ -254,6 +275,27 @@ class Capture:
         shutil.move(str(found[0]), dest)
         shutil.rmtree(self._tmp(), ignore_errors=True)
         return dest
+
+
+#: the profiler's start and stop as JAX defines them, taken before the program's are
+#: wrapped (:mod:`.entry`): podscale's own sessions use these
+_ORIGINAL: list[Callable[..., Any]] = []
+
+
+def profiler() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """JAX's own ``start_trace`` and ``stop_trace`` (not the program's wrapped ones)."""
+    if not _ORIGINAL:
+        import jax.profiler
+
+        _ORIGINAL[:] = [jax.profiler.start_trace, jax.profiler.stop_trace]
+    return _ORIGINAL[0], _ORIGINAL[1]
+
+
+def _held(exc: Exception) -> str:
+    text = str(exc)
+    if "already" in text:
+        return "the program holds the profiler (its own session was running)"
+    return f"the profiler would not start: {type(exc).__name__}: {text.splitlines()[0]}"
 
 
 def module_name(program: Callable[[], Any]) -> str | None:

@@ -1,7 +1,9 @@
 """JAX's entry points wrapped before the script runs, so that its calls are recorded
 (:mod:`.calls`) without editing it: ``jax.jit``, ``jax.pmap``, ``Compiled.__call__`` and
-``jax.profiler.StepTraceAnnotation``. What the program gets back behaves as the original
-in every other respect (``lower``, ``trace``, methods, ``repr``)."""
+``jax.profiler.StepTraceAnnotation``; and ``jax.profiler.start_trace``, so that a
+program's own profiler session finds podscale's capture out of its way. What the program
+gets back behaves as the original in every other respect (``lower``, ``trace``, methods,
+``repr``)."""
 
 from __future__ import annotations
 
@@ -143,8 +145,9 @@ def _annotations(log: CallLog, base: type) -> type:
 
 
 def install(log: CallLog) -> Callable[[], None]:
-    """Wrap ``jax.jit``, ``jax.pmap``, ``Compiled.__call__`` and
-    ``jax.profiler.StepTraceAnnotation``; returns the undo."""
+    """Wrap ``jax.jit``, ``jax.pmap``, ``Compiled.__call__``,
+    ``jax.profiler.StepTraceAnnotation`` and the profiler and AOT entry points
+    (:func:`_install_profiler`); returns the undo."""
     import jax
     import jax.profiler
     import jax.stages
@@ -171,6 +174,7 @@ def install(log: CallLog) -> Callable[[], None]:
             held = aot[id(self)] = (self, log.computation(_compiled_name(self), "aot"))
         return log.call(held[1], functools.partial(compiled_call, self), args, kwargs)
 
+    undo_profiler = _install_profiler(log)
     jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
     jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]
     jax.profiler.StepTraceAnnotation = _annotations(log, annotation)  # type: ignore[misc, assignment]
@@ -179,6 +183,49 @@ def install(log: CallLog) -> Callable[[], None]:
         jax.jit, jax.pmap = jit, pmap
         jax.profiler.StepTraceAnnotation = annotation  # type: ignore[misc]
         jax.stages.Compiled.__call__ = compiled_call  # type: ignore[method-assign]
+        undo_profiler()
+    return undo
+
+
+def _install_profiler(log: CallLog) -> Callable[[], None]:
+    """Wrap ``jax.profiler.start_trace`` (both its names: ``jax.profiler.trace()`` calls
+    the module's own), so that the program's own session finds podscale's capture out of
+    its way, and ``Lowered.compile``, so that its compile events are marked ahead of time;
+    returns the undo."""
+    import jax.profiler
+    import jax.stages
+    from jax._src import profiler as _profiler_src
+
+    from podscale.attach.capture import profiler
+
+    start_trace = profiler()[0]  # JAX's own, kept for podscale's sessions
+    lowered_compile = jax.stages.Lowered.compile
+
+    @functools.wraps(start_trace)
+    def program_start_trace(*args: Any, **kwargs: Any) -> Any:
+        """The program's own profiler session: podscale's open capture yields first."""
+        if log.capture is not None:
+            try:
+                log.capture.yield_to_program()
+            except Exception:  # noqa: BLE001 - never the program's failure
+                pass
+        return start_trace(*args, **kwargs)
+
+    @functools.wraps(lowered_compile)
+    def compile_ahead(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """``jax.jit(f).lower(...).compile()``: its compile events marked ahead of time."""
+        log.ahead += 1
+        try:
+            return lowered_compile(self, *args, **kwargs)
+        finally:
+            log.ahead -= 1
+
+    jax.stages.Lowered.compile = compile_ahead  # type: ignore[method-assign]
+    jax.profiler.start_trace = _profiler_src.start_trace = program_start_trace
+
+    def undo() -> None:
+        jax.profiler.start_trace = _profiler_src.start_trace = start_trace
+        jax.stages.Lowered.compile = lowered_compile  # type: ignore[method-assign]
     return undo
 
 

@@ -2,6 +2,9 @@
 living in every process so it holds under any launcher: a process that stops while the
 others wait for it in a collective is named, with where it stands, and the job ends.
 
+A heartbeat ``SILENT_BEATS`` late is a span in which the whole process stood still (its
+record's ``silent``): the analysis names it as the cause of a slow step.
+
 Every ``BEAT_S`` each process publishes a heartbeat to the coordination service's
 key-value store: how many of its calls have completed, the oldest one it waits for
 (``local_step #5``), its last call, and whether it is compiling (:attr:`CallLog.compiling
@@ -49,6 +52,9 @@ from podscale.core.desync import first
 #: from a collective) is a consequence, neither shown nor recorded (:mod:`.session`)
 ENDING = threading.Event()
 BEAT_S = 1.0
+#: a heartbeat this many beats late means the whole process stood still meanwhile (stopped,
+#: swapped out, a thread holding the interpreter): recorded as a ``silent`` span
+SILENT_BEATS = 2.5
 PREFIX = "podscale/attach/hang/"
 EXIT_HANG = 5
 ROLL_WAIT_S = 5.0
@@ -98,7 +104,12 @@ class RollCall:
                 "calling": label(log.calling), "t": time.time()}
 
     def _run(self) -> None:
+        last = self.log.clock()
         while not self._stop.wait(BEAT_S):
+            now = self.log.clock()
+            if now - last > SILENT_BEATS * BEAT_S * 1e6:  # the whole process stood still
+                self.record.add({"kind": "silent", "from": last, "to": now})
+            last = now
             notice = None
             try:
                 self.client.key_value_set(f"{PREFIX}beat/{self.process}",

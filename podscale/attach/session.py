@@ -81,6 +81,7 @@ class Session:
 
         simulate_cpu(jax)
         self.log = calls.CallLog(self.clock.now, self.record.add)
+        self.log.on_first = self._unjoined
         self.undo = entry.install(self.log)
         if self.windows is not None:
             self.log.capture = Capture(self.run_dir, lambda: self.record.process or 0,
@@ -94,10 +95,36 @@ class Session:
             self.log.on_ready = self.anomalies.observe
             self.talking.append(self.anomalies.start())
         jax.monitoring.register_event_duration_secs_listener(self._compile_event)
+        jax.monitoring.register_event_listener(self._cache_event)
         self._wrap_initialize(jax)
         self._note_sigint()
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
                                lambda: self.log.last_seq)
+
+    def _unjoined(self) -> None:
+        """Before the program's first computation: where its launcher started several
+        processes and it has not joined them, it never will (JAX allows no join after a
+        computation), and each process would run alone and record as the job's process
+        0. The job cannot be measured: this process says so and ends (exit 2)."""
+        from podscale.worker.faults import launcher_size
+
+        size = launcher_size()
+        if self.record.process is None and size is not None and size > 1:
+            self._refuse(f"process {_env_process()} never joined the job: the program "
+                         "computes without calling jax.distributed.initialize() first, so "
+                         f"each of its {size} processes runs alone; run it as one process "
+                         "(--hosts 1), or call jax.distributed.initialize() before any "
+                         "JAX computation")
+
+    def _refuse(self, message: str) -> None:
+        """End this process: the job cannot be measured (its record says why)."""
+        if self.record.process is None:
+            self.record.joined(_env_process(), None)
+        self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": 2,
+                         "error": message, "calls": self.log.seq})
+        self.record.flush()
+        print(f"podscale: {message}", file=sys.stderr, flush=True)
+        os._exit(2)
 
     def _note_sigint(self) -> None:
         """Tell a SIGINT from the script raising KeyboardInterrupt itself: Python's own
@@ -121,6 +148,17 @@ class Session:
             self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
                              "fun": kw.get("fun_name"), "end": self.clock.now(),
                              "seconds": duration_secs,
+                             "seq": self.log.current if mine else None,
+                             "ahead": self.log.ahead > 0})
+
+    def _cache_event(self, event: str, **kw: Any) -> None:
+        """The persistent compilation cache's hits and misses, each with the call it
+        served (None: outside a recorded call)."""
+        if event in ("/jax/compilation_cache/cache_hits",
+                     "/jax/compilation_cache/cache_misses"):
+            mine = self.log.in_call and threading.get_ident() == self.main
+            self.record.add({"kind": "cache", "hit": event.endswith("hits"),
+                             "end": self.clock.now(),
                              "seq": self.log.current if mine else None})
 
     def _wrap_initialize(self, jax: Any) -> None:
@@ -147,15 +185,28 @@ class Session:
         from podscale.worker.runtime import coordination_client
 
         process, self.processes = jax.process_index(), jax.process_count()
+        from podscale.worker.faults import launcher_size
+
+        size = launcher_size()
+        if size is not None and size != self.processes:
+            self._refuse(f"process {_env_process()} joined a job of {self.processes} "
+                         f"process(es) where its launcher started {size}: the processes "
+                         "did not join one job (check the program's own "
+                         "jax.distributed.initialize() arguments)")
         client = coordination_client() if self.processes > 1 else None
         self.record.joined(process, client)
         device = jax.local_devices()[0]
+        from podscale.worker.peaks import device_peaks
+
         self.record.add({"kind": "join", "start": began, "end": self.clock.now(),
                          "process": process, "processes": self.processes,
                          "local_devices": jax.local_device_count(),
-                         "platform": device.platform, "device_kind": device.device_kind})
+                         "platform": device.platform, "device_kind": device.device_kind,
+                         "peaks": device_peaks()})
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
+        if process == 0:
+            _said_device_count(jax.local_device_count())
         if self.anomalies is not None:
             self.anomalies.joined(client, process)
         if client is not None and process == 0:
@@ -225,8 +276,9 @@ class Session:
         self.undo()
         self.log.drain()
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
+        self.record.add({"kind": "memory", "devices": _device_memory()})
         if self.record.process is None:  # a one-process script that never joined
-            self.record.joined(0, None)
+            self.record.joined(_env_process(), None)
             self.record.add(ZERO_OFFSET)
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
                          "error": error, "calls": self.log.seq})
@@ -266,6 +318,39 @@ class Session:
                 time.sleep(0.05)
         except Exception:  # noqa: BLE001 - the service gone: the records are written
             return
+
+
+def _said_device_count(devices: int) -> None:
+    """Once, from process 0: where podscale's ``--devices-per-host`` replaced the
+    program's own ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so."""
+    import re
+
+    forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
+                       os.environ.get("XLA_FLAGS", ""))
+    if forced and os.environ.get("PODSCALE_CPU_DEVICES") and int(forced[1]) != devices:
+        print(f"podscale: note: --devices-per-host gives each process {devices} CPU "
+              f"device(s); the program's XLA_FLAGS "
+              f"--xla_force_host_platform_device_count={forced[1]} has no effect",
+              file=sys.stderr, flush=True)
+
+
+def _device_memory() -> list[dict] | None:
+    """Each local device's memory as its runtime reports it (peak and limit in bytes: TPU
+    and GPU; None where the platform reports none, as the CPU)."""
+    if "jax" not in sys.modules:
+        return None
+    import jax
+
+    out = []
+    try:
+        for d in jax.local_devices():
+            stats = d.memory_stats() or {}
+            if "peak_bytes_in_use" in stats:
+                out.append({"device": d.id, "peak_bytes": int(stats["peak_bytes_in_use"]),
+                            "limit_bytes": int(stats.get("bytes_limit", 0))})
+    except Exception:  # noqa: BLE001 - a backend gone, or one that reports nothing
+        return None
+    return out or None
 
 
 def _alone() -> dict[str, Any] | None:

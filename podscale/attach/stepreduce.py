@@ -3,8 +3,8 @@ with ``jax.profiler.ProfileData`` (no pandas, no xprof in the process): each ste
 executions of the step's XLA module per device, their span, busy time (the union of op
 times), collective time and op count, and the parts of :mod:`podscale.core.attribution`
 (compute, callback, exposed and hidden collective, idle) of the device whose execution
-ended last; and, for the window, each op's count and time (the ``OPS_KEPT`` with the
-most)."""
+ended last; and, for the window, every op's count and time (the op diff compares whole
+lists: an op both processes ran is never "0" on one for being outside its top)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 from podscale.core.attribution import COLLECTIVE, attribute, op_totals, union
 from podscale.worker.xspace import executions
 
-#: ops per capture window whose counts and times the record keeps (most time first)
-OPS_KEPT = 64
+#: ops per capture window whose counts and times the record keeps (None: every one)
+OPS_KEPT: int | None = None
 
 
 def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,

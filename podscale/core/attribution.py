@@ -73,9 +73,9 @@ def attribute(ops: list[Op]) -> dict[str, float]:
             "idle_us": (span - busy) / 1e3}
 
 
-def op_totals(executions: list[list[Op]], keep: int) -> dict[str, list[float]]:
-    """Per op name over the executions: [count, total µs]; the ``keep`` ops with the most
-    time (the trace file keeps every op)."""
+def op_totals(executions: list[list[Op]], keep: int | None) -> dict[str, list[float]]:
+    """Per op name over the executions: [count, total µs], most time first; the ``keep``
+    ops with the most time (None: every op)."""
     totals: dict[str, list[float]] = {}
     for ops in executions:
         for a, b, name in ops:

@@ -45,3 +45,8 @@ OUT: Final = Path("results")
 #: podscale seed's reference layout
 SEED_HOSTS: Final = 2
 SEED_DEVICES_PER_HOST: Final = 4
+
+#: a step is anomalous above max(median + 3·MAD, this x the median) of the steps
+#: (ml-goodput-measurement's rule with a floor against scheduling noise on short steps):
+#: the anomaly captures' trigger and the profiled run's slow steps
+ANOMALY_RATIO: Final = 4.0

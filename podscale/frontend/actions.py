@@ -186,7 +186,9 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
     print(trace_summary(table, lag))
     for path in write_merged(run_dir, loaded):
         print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
-    print(f"# XProf: tensorboard --logdir {run_dir / 'traces'}  (or: xprof {run_dir / 'traces'})")
+    from podscale.analysis.profile.render import viewer
+
+    print(f"# XProf: {viewer(run_dir / 'traces')}")
 
 
 def write_report(run: Run | Path, out: Path | None = None, across: str = "max",

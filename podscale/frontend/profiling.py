@@ -35,9 +35,25 @@ class CaptureOptions:
     profile_length: int = 2
     profile_anomalies: int = 0
     hang_timeout: float | None = None  # None: auto; 0: off
+    #: what a step processes, where its inputs' leading dimension does not say (tokens)
+    tokens_per_step: int | None = None
+    #: each device's peak FLOP/s in TFLOP/s, where podscale knows none (the CPU)
+    peak_tflops: float | None = None
 
     def __post_init__(self) -> None:
+        from podscale.core.errors import UsageError
+
         self.windows()  # malformed windows: refused in one line
+        if self.tokens_per_step is not None and self.tokens_per_step < 1:
+            raise UsageError(f"--tokens-per-step {self.tokens_per_step}: want N >= 1")
+        if self.peak_tflops is not None and not 0 < self.peak_tflops < 1e6:
+            raise UsageError(f"--peak-tflops {self.peak_tflops}: want a number > 0 "
+                             "(TFLOP/s per device)")
+
+    @property
+    def figures(self) -> dict:
+        """What the manifest keeps for the training figures (:mod:`.figures`)."""
+        return {"tokens_per_step": self.tokens_per_step, "peak_tflops": self.peak_tflops}
 
     def windows(self) -> Windows | None:
         """The capture windows asked for (None: none)."""
@@ -65,6 +81,10 @@ class CaptureOptions:
             out += ["--hang-timeout", str(self.hang_timeout) if self.hang_timeout else "off"]
         if self.profile_anomalies:
             out += ["--profile-anomalies", str(self.profile_anomalies)]
+        if self.tokens_per_step:
+            out += ["--tokens-per-step", str(self.tokens_per_step)]
+        if self.peak_tflops:
+            out += ["--peak-tflops", str(self.peak_tflops)]
         return out
 
 
@@ -127,7 +147,8 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
     run_dir = new_run_dir(out, name or run_name(script))
-    spec = {**script_spec(script, args, capture.step, "local"), "hosts": hosts,
+    spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
+            "hosts": hosts,
             "devices_per_host": devices_per_host, "case_timeout": timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]

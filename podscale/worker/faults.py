@@ -99,6 +99,15 @@ def launcher_rank() -> int | None:
     return None
 
 
+def launcher_size() -> int | None:
+    """How many processes this process's launcher started, where it says (podscale's
+    local launcher, Open MPI, PMI, Slurm), before JAX knows it."""
+    for name in ("PODSCALE_NUM_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return None
+
+
 def before_join(fault: Fault | None) -> None:
     """``late``: the process (by its launcher-given index) starts late."""
     rank = launcher_rank()

@@ -15,11 +15,20 @@ from its own arguments:
                        launch sequence parts from the others')
   --work K             K more 256x256 matrix products in each step (a step that takes
                        milliseconds, not microseconds)
+  --stop P:STEP:SEC     process P stops itself (SIGSTOP) before step STEP, for SEC
+                       seconds (a child sends SIGCONT)
+  --save-every N:SEC   every process's save_checkpoint sleeps SEC after every N-th step
+                       (steps N, 2N, ...)
+  --aot                compile local_step ahead of time first, for its memory statistics
+                       (as MaxText does), then call the jitted function as usual
   --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
                        apply the update in a second jitted function inside it
 """
 
 import argparse
+import os
+import signal
+import subprocess
 import time
 
 import jax
@@ -41,6 +50,9 @@ parser.add_argument("--save", type=triple, default=None)
 parser.add_argument("--reshape", type=int, default=None)
 parser.add_argument("--desync", type=triple, default=None)
 parser.add_argument("--work", type=int, default=0)
+parser.add_argument("--stop", type=triple, default=None)
+parser.add_argument("--save-every", type=triple, default=None)
+parser.add_argument("--aot", action="store_true")
 parser.add_argument("--annotate", action="store_true")
 args = parser.parse_args()
 
@@ -87,10 +99,16 @@ def save_checkpoint(w, seconds):
 
 
 w = jnp.ones((32, 8), jnp.float32)
+if args.aot:
+    spec = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (w, load_batch(0))]
+    stats = local_step.lower(*spec).compile().memory_analysis()
 for step in range(args.steps):
     if args.slow and me == int(args.slow[0]) and args.slow[1] <= step < (
             args.slow[3] if len(args.slow) > 3 else args.steps):
         time.sleep(args.slow[2])
+    if args.stop and me == int(args.stop[0]) and step == int(args.stop[1]):
+        subprocess.Popen(["sh", "-c", f"sleep {args.stop[2]}; kill -CONT {os.getpid()}"])
+        os.kill(os.getpid(), signal.SIGSTOP)
     x = load_batch(step)
     if args.desync and me == int(args.desync[0]) and step == int(args.desync[1]):
         eval_step(w)
@@ -104,4 +122,6 @@ for step in range(args.steps):
         eval_step(w)
     if args.save and step == int(args.save[0]):
         save_checkpoint(w, args.save[1])
+    if args.save_every and step and step % int(args.save_every[0]) == 0:
+        save_checkpoint(w, args.save_every[1])
 print(f"process {me}: final loss {float(loss):.6f} after {args.steps} steps", flush=True)

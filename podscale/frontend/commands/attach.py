@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     if os.environ.get(SUPERVISED):
         return _leave(body())
-    return _leave(_kept(run_dir, script_spec(args.script, args.args, capture.step, "attach"),
-                        body))
+    return _leave(_kept(run_dir, {**script_spec(args.script, args.args, capture.step,
+                                                 "attach"), **capture.figures}, body))
 
 
 def _leave(code: int) -> int:

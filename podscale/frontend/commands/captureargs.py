@@ -26,6 +26,12 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile-anomalies", type=int, default=0, metavar="K",
                    help="capture K steps on every process after a step slower than "
                         "median + 3 MAD (and 4x the median) of the last 50; at most 3")
+    p.add_argument("--tokens-per-step", type=int, default=None, metavar="N",
+                   help="what one step processes, for throughput (default: the leading "
+                        "dimension of the step's largest input, as samples)")
+    p.add_argument("--peak-tflops", type=float, default=None, metavar="F",
+                   help="each device's peak TFLOP/s, for MFU where podscale knows none "
+                        "(the CPU; TPUs are read from the device)")
     p.add_argument("--hang-timeout", type=hang_timeout, default=None, metavar="S|auto|off",
                    help="end the job, naming who stopped where, when no process completes "
                         "a call for S seconds while some wait and none compiles (default "

@@ -1,0 +1,143 @@
+"""The figures a training user reads, per step: throughput, FLOP/s and MFU, memory, and
+how busy the device is.
+
+- **Step time**: the job's median step time (the last process's ready to ready), the
+  warm-up steps left out (:func:`.compare.job_steps`).
+- **Throughput**: what one step processes over the step time: ``--tokens-per-step``
+  where given, else samples, the leading dimension of the step's largest input (each
+  input's global shape, as the step computation received it; named in the sentence).
+- **FLOP/s and MFU**: the step program's FLOPs per device (XLA's cost analysis of the
+  compiled program: an SPMD program's is one device's share) over the step time, against
+  the device's peak: read from the device (TPU), ``--peak-tflops``, else none.
+- **Memory**: the step program's memory analysis per device (arguments, outputs,
+  temporaries) and, where the platform reports it, each device's peak in use.
+- **Device busy share**: the step's device time (its own busy time, the median) over the
+  step time; under :data:`HOST_BOUND` the step is **host-bound**: the device waits on the
+  host, and the host frames that fill the step are named.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from podscale.analysis.profile.load import Profile
+from podscale.analysis.units import time_h
+
+if TYPE_CHECKING:
+    from podscale.analysis.profile.summary import ProfileSummary
+
+#: a step whose device is busy less than this share of it is host-bound
+HOST_BOUND = 0.5
+WARMUP = 2
+
+
+def _step_program(profile: Profile, led: pd.DataFrame) -> pd.Series | None:
+    """The compiled record of the step's last program (process 0's, else the first)."""
+    comp, calls = profile.compiled, profile.calls
+    if comp.empty or led.empty:
+        return None
+    p = int(led["process"].min())
+    seqs = set(led.loc[led["process"] == p, "seq"])
+    ids = set(calls.loc[(calls["process"] == p) & calls["seq"].isin(seqs), "computation"])
+    mine = comp[(comp["process"] == p) & comp["id"].isin(ids)]
+    return mine.iloc[-1] if len(mine) else None
+
+
+def _samples(leaves: object) -> tuple[int, str] | None:
+    """The leading dimension of the largest input leaf of rank >= 2, and the leaf."""
+    best: tuple[int, int, str] | None = None
+    for leaf in leaves if isinstance(leaves, list) else []:
+        dims = [int(d) for d in leaf[leaf.find("[") + 1:-1].split(",") if d.strip()]
+        if len(dims) >= 2 and (best is None or (np.prod(dims), dims[0]) > best[:2]):
+            best = (int(np.prod(dims)), dims[0], leaf)
+    return (best[1], best[2]) if best else None
+
+
+def figures(s: ProfileSummary) -> dict:
+    """The step's figures (see the module doc): every key present, None where unknown."""
+    led, profile = s.ledger, s.profile
+    out: dict = {k: None for k in ("step_s", "samples", "from", "per_s", "unit", "flops",
+                                   "tflops", "peak_tflops", "peak_from", "mfu", "memory",
+                                   "device_peak_bytes", "busy_share", "host_bound")}
+    if led.empty:
+        return out
+    job = led.groupby("step")["ready"].max().sort_index().diff().iloc[WARMUP:].dropna()
+    step_s = float(job.median()) if len(job) else float("nan")
+    out["step_s"] = step_s
+    spec = profile.manifest.spec
+    rec = _step_program(profile, led)
+    if spec.get("tokens_per_step"):
+        out.update(samples=int(spec["tokens_per_step"]), unit="tokens",
+                   **{"from": "--tokens-per-step"})
+    elif rec is not None and (found := _samples(rec.get("leaves"))) is not None:
+        out.update(samples=found[0], unit="samples",
+                   **{"from": f"the leading dimension of its input {found[1]}"})
+    if out["samples"] and step_s > 0:
+        out["per_s"] = out["samples"] / step_s
+    if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):
+        out["flops"] = float(rec["flops"])
+        out["tflops"] = out["flops"] / step_s / 1e12 if step_s > 0 else None
+    peaks = profile.processes["peaks"].dropna() if "peaks" in profile.processes else []
+    read = next((p.get("bf16_tflops") for p in peaks if isinstance(p, dict)
+                 and p.get("bf16_tflops")), None)
+    if spec.get("peak_tflops"):
+        out.update(peak_tflops=float(spec["peak_tflops"]), peak_from="--peak-tflops")
+    elif read:
+        out.update(peak_tflops=float(read), peak_from="read from the device (bf16)")
+    if out["tflops"] is not None and out["peak_tflops"]:
+        out["mfu"] = out["tflops"] / out["peak_tflops"]
+    if rec is not None and isinstance(rec.get("memory"), dict):
+        out["memory"] = rec["memory"]
+    mem = profile.processes.get("device_memory", pd.Series(dtype=object)).dropna()
+    peaks_b = [d["peak_bytes"] for m in mem if isinstance(m, list) for d in m]
+    out["device_peak_bytes"] = max(peaks_b) if peaks_b else None
+    own = (led["busy"] - led.get("profiler_busy", 0.0)).clip(lower=0)
+    if step_s > 0:
+        out["busy_share"] = min(1.0, float(own.median()) / step_s)
+        out["host_bound"] = out["busy_share"] < HOST_BOUND
+    return out
+
+
+def _bytes(n: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def findings(s: ProfileSummary, f: dict) -> list[str]:
+    """The figures in sentences: throughput, FLOP/s and MFU, memory, host-bound."""
+    step = s.step
+    out: list[str] = []
+    if f["step_s"] is None or not f["step_s"] == f["step_s"]:
+        return out
+    parts = [f"{time_h(f['step_s'])} per step"]
+    if f["per_s"]:
+        parts.append(f"{f['per_s']:,.0f} {f['unit']}/s ({f['samples']:,} {f['unit']} a step:"
+                     f" {f['from']})")
+    if f["tflops"] is not None:
+        mfu = f", MFU {100 * f['mfu']:.1f}% of {f['peak_tflops']:g} TFLOP/s " \
+              f"({f['peak_from']})" if f["mfu"] is not None else \
+            " (no peak known for MFU: --peak-tflops)"
+        parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step: "
+                     f"{f['tflops']:.3g} TFLOP/s{mfu}")
+    out.append(f"{step}: " + "; ".join(parts))
+    if f["memory"]:
+        m = f["memory"]
+        peak = f"; the device's peak in use {_bytes(f['device_peak_bytes'])}" \
+            if f["device_peak_bytes"] else ""
+        out.append(f"{step}'s program holds {_bytes(m['argument'] + m['output'] + m['temp'])}"
+                   f" per device (arguments {_bytes(m['argument'])}, outputs "
+                   f"{_bytes(m['output'])}, temporaries {_bytes(m['temp'])}){peak}")
+    if f["host_bound"]:
+        top = s.frames.sort_values("per_step", ascending=False).head(3)
+        named = ", ".join(f"{r.frame} {time_h(r.per_step)}" for r in top.itertuples()) \
+            or "no sampled frame"
+        out.append(f"{step} is host-bound: the device is busy {100 * f['busy_share']:.1f}% "
+                   f"of the step ({time_h(f['busy_share'] * f['step_s'])} of "
+                   f"{time_h(f['step_s'])}); the host fills it with dispatch and Python: "
+                   f"{named} per step")
+    return out

@@ -1,0 +1,84 @@
+"""What a compiled program is, read once per compile (never raising into the program):
+its fingerprint (a hash of its optimized HLO less debug metadata: the same program on every
+process gives the same), whether it waits on other processes (a collective over devices of
+several), XLA's cost analysis (FLOPs and bytes accessed, per device) and its memory
+analysis (arguments, outputs, temporaries, per device)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+#: the ops by which a program waits on other devices
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+               "collective-permute", "collective-broadcast", "send", "recv")
+
+
+def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
+    """A compiled program's fingerprint (a hash of its optimized HLO: the same program on
+    every process gives the same) and whether it waits on other processes: it has a
+    collective and its devices belong to more than this one (None where JAX does not
+    say). Never raises: ("", None)."""
+    import jax
+
+    try:
+        c = compiled()
+        text = c.as_text()
+    except Exception:  # noqa: BLE001 - the program runs on regardless
+        return "", None
+    fingerprint = hashlib.sha1(_without_metadata(text).encode()).hexdigest()[:12]
+    if not any(f" {op}(" in text or f" {op}-start(" in text for op in COLLECTIVES):
+        return fingerprint, False
+    try:
+        shardings = jax.tree_util.tree_leaves(c.input_shardings)
+        owners = {d.process_index for s in shardings for d in s.device_set}
+    except Exception:  # noqa: BLE001
+        return fingerprint, None
+    return fingerprint, len(owners) > 1
+
+
+#: the HLO text's debug sections: the Python stack each op came from, which differs by
+#: process (process 0's call path is podscale's own: it keeps the manifest)
+_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def _without_metadata(text: str) -> str:
+    """An HLO module's text less what is not the program: its debug sections and each
+    instruction's ``metadata={...}`` (op names and source lines)."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line in _SECTIONS:
+            skipping = True
+        elif skipping and not line.strip():
+            skipping = False
+        elif not skipping:
+            kept.append(re.sub(r",? metadata=\{[^}]*\}", "", line))
+    return "\n".join(kept)
+
+
+def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
+    """Everything a ``compiled`` record says of a program: ``program`` (fingerprint),
+    ``peers``, ``flops`` and ``bytes`` (per device; None where XLA does not say) and
+    ``memory`` (bytes per device: arguments, outputs, temporaries)."""
+    fingerprint, peers = program(compiled)
+    out: dict[str, Any] = {"program": fingerprint, "peers": peers, "flops": None,
+                           "bytes": None, "memory": None}
+    if not fingerprint:
+        return out
+    try:
+        c = compiled()
+        cost = c.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        out["flops"] = float(cost.get("flops", 0.0))
+        out["bytes"] = float(cost.get("bytes accessed", 0.0))
+    except Exception:  # noqa: BLE001 - no cost analysis on this platform
+        pass
+    try:
+        m = compiled().memory_analysis()
+        out["memory"] = {k: int(getattr(m, f"{k}_size_in_bytes"))
+                         for k in ("argument", "output", "temp", "generated_code")}
+    except Exception:  # noqa: BLE001
+        pass
+    return out

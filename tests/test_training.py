@@ -1,0 +1,154 @@
+"""Real training programs' ways, planted in toy programs under tests/programs (never
+edited): processes that never join are refused; a program that runs its own profiler is
+never disturbed and podscale's window yields to it or is skipped, said; a process stopped
+for 3 s is named at its step; a capture inside an annotation-defined step is booked to the
+profiler, not to the step; compiles are start-up skew, not time lost."""
+
+from __future__ import annotations
+
+import pytest
+
+from podscale.analysis.profile.summary import findings, summarize_profile
+from tests.conftest import ROOT, only_run, podscale
+
+PROGRAMS = ROOT / "tests" / "programs"
+
+
+def test_processes_that_never_join_are_refused(tmp_path):
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path),
+                   str(PROGRAMS / "alone.py"))
+    assert res.returncode == 2, res.stderr
+    first = res.stderr.splitlines()[0]
+    assert "never joined the job: the program computes without calling " \
+           "jax.distributed.initialize() first" in first and "(--hosts 1)" in first, first
+    said = findings(summarize_profile(only_run(tmp_path)))
+    assert any("never joined the job" in line and "(exit code 2)" in line for line in said)
+
+
+@pytest.fixture(scope="module")
+def stalled(tmp_path_factory):
+    """Steps marked by the program's own annotation, process 1 stopped (SIGSTOP) for 3 s
+    before step 40, a capture window of steps 10-11."""
+    out = tmp_path_factory.mktemp("stalled")
+    res = podscale("profile", "--hosts", "2", "--out", str(out), "--profile-steps", "10:12",
+                   str(PROGRAMS / "train.py"), "--steps", "60", "--work", "2",
+                   "--annotate", "--stop", "1:40:3")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    return summarize_profile(only_run(out))
+
+
+def test_a_process_that_stood_still_is_named_at_its_step(stalled):
+    s = stalled
+    slow = s.slow[s.slow["cause"] == "stood still"]
+    assert len(slow) == 1 and int(slow["process"].iloc[0]) == 1, s.slow
+    assert 2.5 < float(slow["silent_s"].iloc[0]) < 4.0 and float(slow["seconds"].iloc[0]) > 2.5
+    step = int(slow["step"].iloc[0])
+    assert any(line.startswith(f"step {step} took ") and "process 1 stood still for" in line
+               for line in findings(s)), findings(s)
+    # the backlog seen ready at once after the stop costs no more than the job spent
+    wall = float(s.goodput["wall"].max())
+    assert float(s.table["lost"].sum()) < 0.5 * wall, s.table
+    assert not [line for line in findings(s) if line.startswith("defect: ")]
+
+
+def test_a_capture_inside_the_programs_step_is_the_profilers(stalled):
+    """The window's start and stop fall inside annotation-defined steps: booked to the
+    profiler column, those steps late for nobody and not anomalous for podscale's cost."""
+    s = stalled
+    assert s.step == "train"
+    g = s.goodput.set_index("process")
+    assert (g["profiler"] > 0).all(), g
+    captured = s.blame[s.blame["apart"] == "capture"]
+    assert set(captured["step"]) >= {10}, s.blame
+    assert (captured["lost"] == 0).all() and not captured["late"].any()
+    # what those steps took above the ideal step is the profiler's, not anomalous
+    from podscale.analysis.profile.goodput import ideal_bound
+    from podscale.analysis.profile.steps import waits
+
+    led = s.ledger.assign(wait=waits(s.ledger))
+    led["wait"] = led[["wait", "busy"]].min(axis=1)
+    for p, mine in led.groupby("process"):
+        pb = mine["profiler_busy"].clip(upper=(mine["busy"] - mine["wait"]).clip(lower=0))
+        own = (mine["busy"] - mine["wait"] - pb).clip(lower=0)
+        above = (own - ideal_bound(own)).clip(lower=0)
+        ours = above[mine["step"].isin(captured["step"])].sum()
+        assert abs(g.loc[p, "anomalous"] - (above.sum() - ours)) < 1e-6, (p, g.loc[p])
+        assert g.loc[p, "anomalous"] < 3.5  # the 3 s stop at most
+
+
+def test_start_up_skew_is_no_time_lost(stalled):
+    first = stalled.blame.set_index("step").loc[0]
+    assert first["apart"] == "compile" and first["lost"] == 0 and not first["late"]
+
+
+@pytest.mark.parametrize("window,said", [
+    ("5:8", "a capture was skipped on every process: the program holds the profiler"),
+    ("2:5", "a capture was skipped on every process: the program started its own profiler "
+            "session: podscale's capture stopped there (cut short)")])
+def test_a_program_running_its_own_profiler_is_never_disturbed(tmp_path, window, said):
+    """The program traces itself over steps 4-6 (as MaxText's profiler=xplane): a window
+    that finds the profiler held is skipped; one open when the program starts its own
+    session stops first. Either way the program finishes and writes its own trace."""
+    own = tmp_path / "own"
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path / "out"),
+                   "--profile-steps", window, str(PROGRAMS / "selftrace.py"), str(own),
+                   "4", "7", "20")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    for p in (0, 1):
+        assert list((own / f"process-{p}").glob("plugins/profile/*/*.xplane.pb")), p
+    assert any(line.startswith(said) for line in findings(
+        summarize_profile(only_run(tmp_path / "out")))), res.stdout
+
+
+def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
+    """One process of 2 devices, 512 rows a step (256 per device), load_batch sleeping
+    10 ms a step: throughput is the planted batch over the step time, MFU the cost
+    analysis' FLOPs over the time over the given peak, the step host-bound with
+    load_batch named."""
+    from podscale.analysis.profile.figures import figures
+
+    res = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--out",
+                   str(tmp_path), "--peak-tflops", "0.05", str(PROGRAMS / "train.py"),
+                   "--steps", "30", "--loader", "0:0.01")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    s = summarize_profile(only_run(tmp_path))
+    f = figures(s)
+    assert f["samples"] == 512 and f["unit"] == "samples", f
+    assert f["per_s"] == pytest.approx(512 / f["step_s"], rel=0.02)
+    assert 0.0095 < f["step_s"] < 0.02, f
+    assert f["flops"] > 0 and f["mfu"] == pytest.approx(f["flops"] / f["step_s"] / 0.05e12)
+    assert f["memory"]["argument"] >= 256 * 32 * 4  # this device's rows, at least
+    assert f["host_bound"] and f["busy_share"] < 0.5
+    said = findings(s)
+    assert any(line.startswith("local_step is host-bound: the device is busy") and
+               "load_batch (train.py:" in line for line in said), said
+    assert any(line.startswith("local_step: ") and "512 samples a step" in line and
+               "(--peak-tflops)" in line for line in said), said
+
+
+def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
+    """local_step compiled ahead of time (for its memory statistics, as MaxText does) and
+    again at its first call; a 0.3 s checkpoint after every 15th step of 50."""
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path),
+                   str(PROGRAMS / "train.py"), "--steps", "50", "--aot",
+                   "--save-every", "15:0.3")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    s = summarize_profile(only_run(tmp_path))
+    c = s.compiles
+    mine = c[c["name"] == "local_step"].groupby("process")["kind"].apply(list).to_dict()
+    assert all(k[:2] == ["ahead of time", "first call"] for k in mine.values()), c
+    assert (c["backend_s"] > 0).all()  # no 0 µs entries
+    said = findings(s)
+    assert any(line.startswith("local_step was compiled twice on every process: ahead of "
+                               "time (") and "again at its first call (" in line
+               for line in said), said
+    ph = s.phases.set_index("what")
+    (save,) = [w for w in ph.index if w.startswith("save_checkpoint")]
+    assert ph.loc[save, "count"] == 3 and ph.loc[save, "steps"] == [15, 30, 45], ph
+    assert 0.28 < ph.loc[save, "median"] < 0.36, ph
+    assert any(line.startswith(f"{save}: 3 time(s) on every process, after step(s) 15, 30, "
+                               "45") for line in said), said
+    assert not any(line.startswith("between steps") and "save_checkpoint" in line
+                   for line in said), said  # said as events, not averaged per step
+    host = s.slow[s.slow["cause"] == "host"]
+    assert sorted(host["step"]) == [16, 31, 46], s.slow
