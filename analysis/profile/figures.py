@@ -4,8 +4,10 @@ how busy the device is.
 - **Step time**: the job's median step time (the last process's ready to ready), the
   warm-up steps left out (:func:`.compare.job_steps`).
 - **Throughput**: what one step processes over the step time: ``--tokens-per-step``
-  where given, else samples, the leading dimension of the step's largest input (each
-  input's global shape, as the step computation received it; named in the sentence).
+  where given, else from the step's inputs (their global shapes, as the step computation
+  received them; named in the sentence): the largest integer input is the data (token
+  ids [batch, sequence]: tokens; labels [batch]: samples), else the leading dimension of
+  the largest input (samples).
 - **FLOP/s and MFU**: the step program's FLOPs per device (XLA's cost analysis of the
   compiled program: an SPMD program's is one device's share) over the step time, against
   the device's peak: read from the device (TPU), ``--peak-tflops``, else none.
@@ -46,14 +48,25 @@ def _step_program(profile: Profile, led: pd.DataFrame) -> pd.Series | None:
     return mine.iloc[-1] if len(mine) else None
 
 
-def _samples(leaves: object) -> tuple[int, str] | None:
-    """The leading dimension of the largest input leaf of rank >= 2, and the leaf."""
-    best: tuple[int, int, str] | None = None
+def _samples(leaves: object) -> tuple[int, str, str] | None:
+    """What one step processes, from its input leaves: the largest integer leaf of rank
+    >= 1 is the data (labels, token ids: parameters and optimizer state are floats), its
+    elements tokens where it has two dimensions or more, else its length samples;
+    with none, the leading dimension of the largest leaf of rank >= 2 (samples). The
+    count, the unit and the leaf."""
+    parsed = []
     for leaf in leaves if isinstance(leaves, list) else []:
         dims = [int(d) for d in leaf[leaf.find("[") + 1:-1].split(",") if d.strip()]
-        if len(dims) >= 2 and (best is None or (np.prod(dims), dims[0]) > best[:2]):
-            best = (int(np.prod(dims)), dims[0], leaf)
-    return (best[1], best[2]) if best else None
+        parsed.append((int(np.prod(dims)) if dims else 1, dims, leaf))
+    ints = [p for p in parsed if p[1] and p[2].startswith(("int", "uint"))]
+    if ints:
+        size, dims, leaf = max(ints, key=lambda p: p[0])
+        return (size, "tokens", leaf) if len(dims) >= 2 else (dims[0], "samples", leaf)
+    wide = [p for p in parsed if len(p[1]) >= 2]
+    if wide:
+        size, dims, leaf = max(wide, key=lambda p: (p[0], p[1][0]))
+        return dims[0], "samples", leaf
+    return None
 
 
 def figures(s: ProfileSummary) -> dict:
@@ -73,8 +86,9 @@ def figures(s: ProfileSummary) -> dict:
         out.update(samples=int(spec["tokens_per_step"]), unit="tokens",
                    **{"from": "--tokens-per-step"})
     elif rec is not None and (found := _samples(rec.get("leaves"))) is not None:
-        out.update(samples=found[0], unit="samples",
-                   **{"from": f"the leading dimension of its input {found[1]}"})
+        how = "the elements" if found[1] == "tokens" else "the leading dimension"
+        out.update(samples=found[0], unit=found[1],
+                   **{"from": f"{how} of its input {found[2]}"})
     if out["samples"] and step_s > 0:
         out["per_s"] = out["samples"] / step_s
     if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):

@@ -15,12 +15,13 @@ import runpy
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 from podscale.attach import SUPERVISED, calls, clock, entry, ledger
 from podscale.attach.capture import Capture, Windows
+from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
+from podscale.attach.joining import alone, device_memory, said_device_count
 from podscale.attach.sampler import Sampler
 
 #: how long a process waits at the end for the others to finish their records
@@ -70,7 +71,6 @@ class Session:
         self.stop = threading.Event()
         self.processes = 1
         self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
-        self.main = threading.main_thread().ident
         self.signalled = threading.Event()  # a SIGINT arrived
 
     def install(self) -> None:
@@ -94,10 +94,13 @@ class Session:
                                        self.clock.now, self.record.add, self.stop)
             self.log.on_ready = self.anomalies.observe
             self.talking.append(self.anomalies.start())
-        jax.monitoring.register_event_duration_secs_listener(self._compile_event)
-        jax.monitoring.register_event_listener(self._cache_event)
+        from podscale.attach.events import Events
+
+        events = Events(self.log, self.record.add, self.clock.now)
+        jax.monitoring.register_event_duration_secs_listener(events.compile)
+        jax.monitoring.register_event_listener(events.cache)
         self._wrap_initialize(jax)
-        self._note_sigint()
+        note_sigint(self.signalled)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
                                lambda: self.log.last_seq)
 
@@ -126,41 +129,6 @@ class Session:
         print(f"podscale: {message}", file=sys.stderr, flush=True)
         os._exit(2)
 
-    def _note_sigint(self) -> None:
-        """Tell a SIGINT from the script raising KeyboardInterrupt itself: Python's own
-        handler, noting the signal first (a script's own handler is left alone)."""
-        import signal
-
-        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            return
-
-        def noted(signum: int, frame: Any) -> None:
-            self.signalled.set()
-            signal.default_int_handler(signum, frame)
-        signal.signal(signal.SIGINT, noted)
-
-    def _compile_event(self, event: str, duration_secs: float, **kw: str | int) -> None:
-        if event.startswith("/jax/core/compile/"):
-            # a compile on another thread (a prefetcher's) is in no call of the steps'
-            mine = self.log.in_call and threading.get_ident() == self.main
-            if mine:  # traced or lowered: compiling until the backend is done
-                self.log.compiling = not event.endswith("backend_compile_duration")
-            self.record.add({"kind": "compile", "event": event.rsplit("/", 1)[1],
-                             "fun": kw.get("fun_name"), "end": self.clock.now(),
-                             "seconds": duration_secs,
-                             "seq": self.log.current if mine else None,
-                             "ahead": self.log.ahead > 0})
-
-    def _cache_event(self, event: str, **kw: Any) -> None:
-        """The persistent compilation cache's hits and misses, each with the call it
-        served (None: outside a recorded call)."""
-        if event in ("/jax/compilation_cache/cache_hits",
-                     "/jax/compilation_cache/cache_misses"):
-            mine = self.log.in_call and threading.get_ident() == self.main
-            self.record.add({"kind": "cache", "hit": event.endswith("hits"),
-                             "end": self.clock.now(),
-                             "seq": self.log.current if mine else None})
-
     def _wrap_initialize(self, jax: Any) -> None:
         from podscale.worker.runtime import local_join
 
@@ -170,7 +138,7 @@ class Session:
             if self.record.process is not None:  # as JAX says it (before podscale's own
                 # reads of the job, which started the backend, would change its words)
                 raise RuntimeError("distributed.initialize should only be called once.")
-            join = local_join() or _alone()
+            join = local_join() or alone()
             if join and not args and not kwargs.get("coordinator_address"):
                 kwargs.update(join)
             began = self.clock.now()
@@ -206,7 +174,7 @@ class Session:
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
         if process == 0:
-            _said_device_count(jax.local_device_count())
+            said_device_count(jax.local_device_count())
         if self.anomalies is not None:
             self.anomalies.joined(client, process)
         if client is not None and process == 0:
@@ -238,7 +206,7 @@ class Session:
         try:
             runpy.run_path(str(self.script), run_name="__main__")
         except SystemExit as exc:
-            code = _exit_code(exc.code)
+            code = exit_code(exc.code)
         except KeyboardInterrupt as exc:
             if self.signalled.is_set():  # Ctrl-C, or the launcher's SIGINT
                 self.close(130, "interrupted")
@@ -246,7 +214,7 @@ class Session:
             print_as_python(exc)  # the script's own raise: its failure, as Python's
             code, error = 130, "KeyboardInterrupt (raised by the program)"
         except BaseException as exc:  # the script's own failure: shown as Python would
-            _unless_ending()
+            unless_ending()
             self._unless_a_peer_failed()
             print_as_python(exc)
             code, error = 1, f"{type(exc).__name__}: {exc}"
@@ -276,7 +244,7 @@ class Session:
         self.undo()
         self.log.drain()
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
-        self.record.add({"kind": "memory", "devices": _device_memory()})
+        self.record.add({"kind": "memory", "devices": device_memory()})
         if self.record.process is None:  # a one-process script that never joined
             self.record.joined(_env_process(), None)
             self.record.add(ZERO_OFFSET)
@@ -318,103 +286,6 @@ class Session:
                 time.sleep(0.05)
         except Exception:  # noqa: BLE001 - the service gone: the records are written
             return
-
-
-def _said_device_count(devices: int) -> None:
-    """Once, from process 0: where podscale's ``--devices-per-host`` replaced the
-    program's own ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so."""
-    import re
-
-    forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
-                       os.environ.get("XLA_FLAGS", ""))
-    if forced and os.environ.get("PODSCALE_CPU_DEVICES") and int(forced[1]) != devices:
-        print(f"podscale: note: --devices-per-host gives each process {devices} CPU "
-              f"device(s); the program's XLA_FLAGS "
-              f"--xla_force_host_platform_device_count={forced[1]} has no effect",
-              file=sys.stderr, flush=True)
-
-
-def _device_memory() -> list[dict] | None:
-    """Each local device's memory as its runtime reports it (peak and limit in bytes: TPU
-    and GPU; None where the platform reports none, as the CPU)."""
-    if "jax" not in sys.modules:
-        return None
-    import jax
-
-    out = []
-    try:
-        for d in jax.local_devices():
-            stats = d.memory_stats() or {}
-            if "peak_bytes_in_use" in stats:
-                out.append({"device": d.id, "peak_bytes": int(stats["peak_bytes_in_use"]),
-                            "limit_bytes": int(stats.get("bytes_limit", 0))})
-    except Exception:  # noqa: BLE001 - a backend gone, or one that reports nothing
-        return None
-    return out or None
-
-
-def _alone() -> dict[str, Any] | None:
-    """``jax.distributed.initialize``'s arguments for a one-process job podscale's local
-    launcher started (``profile --hosts 1``: it names no coordinator): a coordinator of
-    this process's own on a free loopback port, so the script's call with no arguments
-    joins as on several hosts. None under any other launcher (JAX auto-detects)."""
-    if os.environ.get("PODSCALE_NUM_PROCESSES") != "1" or not os.environ.get(SUPERVISED):
-        return None
-    import socket
-
-    try:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            address = f"127.0.0.1:{s.getsockname()[1]}"
-    except OSError:  # no loopback network (a sandbox): JAX's own call decides
-        return None
-    return {"coordinator_address": address, "coordinator_bind_address": address,
-            "num_processes": 1, "process_id": 0}
-
-
-#: podscale's frames a program's traceback leaves out: the script's start and the
-#: wrappers every recorded call passes through (a failure in podscale's own code keeps its)
-PASS_THROUGH = {"run", "__call__", "call", "call_compiled", "make", "initialize"}
-
-
-def print_as_python(exc: BaseException) -> None:
-    """The script's exception as ``python script.py`` would print it: without runpy's
-    frames and podscale's pass-through ones (of every exception in the chain)."""
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-    def ours(f: traceback.FrameSummary) -> bool:
-        return f.filename == "<frozen runpy>" or \
-            f.filename.startswith(here) and f.name in PASS_THROUGH
-    te = traceback.TracebackException.from_exception(exc)
-    seen: set[int] = set()
-    todo = [te]
-    while todo:
-        t = todo.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        t.stack = traceback.StackSummary.from_list(
-            [f for f in t.stack if not ours(f)])
-        todo += [x for x in (t.__cause__, t.__context__, *(t.exceptions or ())) if x]
-    print("".join(te.format()), end="", file=sys.stderr)
-
-
-def _unless_ending() -> None:
-    """Once the hang roll-call ends the job, the main thread's error is its consequence:
-    wait for the roll-call to exit the process with its verdict."""
-    from podscale.attach.hang import ENDING
-
-    if ENDING.is_set():
-        time.sleep(60)
-
-
-def _exit_code(code: Any) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
 
 
 def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None = None,

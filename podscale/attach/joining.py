@@ -1,0 +1,66 @@
+"""What a profiled process learns of the job it joins and its devices: the coordinator
+of a one-process job podscale's launcher started, a device count the program asked for
+that podscale's replaced, and each device's memory as its runtime reports it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from podscale.attach import SUPERVISED
+
+
+def alone() -> dict[str, Any] | None:
+    """``jax.distributed.initialize``'s arguments for a one-process job podscale's local
+    launcher started (``profile --hosts 1``: it names no coordinator): a coordinator of
+    this process's own on a free loopback port, so the script's call with no arguments
+    joins as on several hosts. None under any other launcher (JAX auto-detects)."""
+    if os.environ.get("PODSCALE_NUM_PROCESSES") != "1" or not os.environ.get(SUPERVISED):
+        return None
+    import socket
+
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            address = f"127.0.0.1:{s.getsockname()[1]}"
+    except OSError:  # no loopback network (a sandbox): JAX's own call decides
+        return None
+    return {"coordinator_address": address, "coordinator_bind_address": address,
+            "num_processes": 1, "process_id": 0}
+
+
+
+def said_device_count(devices: int) -> None:
+    """Once, from process 0: where podscale's ``--devices-per-host`` replaced the
+    program's own ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so."""
+    import re
+
+    forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
+                       os.environ.get("XLA_FLAGS", ""))
+    if forced and os.environ.get("PODSCALE_CPU_DEVICES") and int(forced[1]) != devices:
+        print(f"podscale: note: --devices-per-host gives each process {devices} CPU "
+              f"device(s); the program's XLA_FLAGS "
+              f"--xla_force_host_platform_device_count={forced[1]} has no effect",
+              file=sys.stderr, flush=True)
+
+
+def device_memory() -> list[dict] | None:
+    """Each local device's memory as its runtime reports it (peak and limit in bytes: TPU
+    and GPU; None where the platform reports none, as the CPU)."""
+    if "jax" not in sys.modules:
+        return None
+    import jax
+
+    out = []
+    try:
+        for d in jax.local_devices():
+            stats = d.memory_stats() or {}
+            if "peak_bytes_in_use" in stats:
+                out.append({"device": d.id, "peak_bytes": int(stats["peak_bytes_in_use"]),
+                            "limit_bytes": int(stats.get("bytes_limit", 0))})
+    except Exception:  # noqa: BLE001 - a backend gone, or one that reports nothing
+        return None
+    return out or None
+
+
