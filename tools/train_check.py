@@ -4,7 +4,7 @@ model whose step the host's dispatch fills (as flax's toy examples are) and a la
 the device fills — and, for each, the step time, throughput, FLOPs and MFU against the
 device's peak, the step program's memory and the device's busy share, as a Markdown table.
 
-    python3 tools/train_check.py --out DIR [--steps N]
+    python3 tools/train_check.py --out DIR [--steps N] [--large BATCHxWIDTH]
 
 Needs flax and optax (on the lent TPU: from its package index). Written for the
 accelerator check of docs/profiling-programs.md; on a CPU it runs the same (no MFU)."""
@@ -56,12 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--large", default="2048x4096", metavar="BATCHxWIDTH",
+                   help="the device-bound model (smaller on a CPU)")
     args = p.parse_args(argv)
+    batch, width = (int(v) for v in args.large.split("x"))
+    configs = (CONFIGS[0], (CONFIGS[1][0], batch, width))
     args.out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT))
     # this process never opens the device: one program at a time may hold a TPU
     rows = []
-    for i, (label, batch, width) in enumerate(CONFIGS):
+    for i, (label, batch, width) in enumerate(configs):
         run_dir = args.out / f"run{i}"
         _attach(run_dir, args.steps, batch, width)
         rows.append(_row(f"{label}: batch {batch}, width {width}", run_dir))

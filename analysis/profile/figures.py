@@ -13,9 +13,11 @@ how busy the device is.
   the device's peak: read from the device (TPU), ``--peak-tflops``, else none.
 - **Memory**: the step program's memory analysis per device (arguments, outputs,
   temporaries) and, where the platform reports it, each device's peak in use.
-- **Device busy share**: the step's device time (its own busy time, the median) over the
-  step time; under :data:`HOST_BOUND` the step is **host-bound**: the device waits on the
-  host, and the host frames that fill the step are named.
+- **Device busy share**: the step's device time over the step time: from the captured
+  steps' traces where a window captured some (the device's own time), else its busy time
+  from the host's side (ready minus arrival: dispatch included, an upper bound); under
+  :data:`HOST_BOUND` the step is **host-bound**: the device waits on the host, and the host
+  frames that fill the step are named.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def figures(s: ProfileSummary) -> dict:
     led, profile = s.ledger, s.profile
     out: dict = {k: None for k in ("step_s", "samples", "from", "per_s", "unit", "flops",
                                    "tflops", "peak_tflops", "peak_from", "mfu", "memory",
-                                   "device_peak_bytes", "busy_share", "host_bound")}
+                                   "device_peak_bytes", "busy_share", "busy_from",
+                                   "dispatch_s", "leaves", "host_bound")}
     if led.empty:
         return out
     job = led.groupby("step")["ready"].max().sort_index().diff().iloc[WARMUP:].dropna()
@@ -108,9 +111,19 @@ def figures(s: ProfileSummary) -> dict:
     mem = profile.processes.get("device_memory", pd.Series(dtype=object)).dropna()
     peaks_b = [d["peak_bytes"] for m in mem if isinstance(m, list) for d in m]
     out["device_peak_bytes"] = max(peaks_b) if peaks_b else None
-    own = (led["busy"] - led.get("profiler_busy", 0.0)).clip(lower=0)
+    caps = profile.captures
+    held = caps["busy_us"].dropna() if "busy_us" in caps else pd.Series(dtype=float)
+    if len(held):  # the device's own time, from the captured steps' traces
+        device_s, out["busy_from"] = float(held.median()) / 1e6, "the captured steps' trace"
+    else:  # from the host's side: dispatch included, an upper bound
+        own = (led["busy"] - led.get("profiler_busy", 0.0)).clip(lower=0)
+        device_s, out["busy_from"] = float(own.median()), "ready minus arrival (an upper " \
+            "bound: a capture window gives the device's own time)"
+    out["dispatch_s"] = float((led["returned"] - led["dispatch"]).median())
+    out["leaves"] = len(rec["leaves"]) if rec is not None and \
+        isinstance(rec.get("leaves"), list) else None
     if step_s > 0:
-        out["busy_share"] = min(1.0, float(own.median()) / step_s)
+        out["busy_share"] = min(1.0, device_s / step_s)
         out["host_bound"] = out["busy_share"] < HOST_BOUND
     return out
 
@@ -149,9 +162,12 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
     if f["host_bound"]:
         top = s.frames.sort_values("per_step", ascending=False).head(3)
         named = ", ".join(f"{r.frame} {time_h(r.per_step)}" for r in top.itertuples()) \
-            or "no sampled frame"
+            or "none sampled"
+        leaves = f" of {f['leaves']} argument arrays" if f["leaves"] else ""
         out.append(f"{step} is host-bound: the device is busy {100 * f['busy_share']:.1f}% "
                    f"of the step ({time_h(f['busy_share'] * f['step_s'])} of "
-                   f"{time_h(f['step_s'])}); the host fills it with dispatch and Python: "
-                   f"{named} per step")
+                   f"{time_h(f['step_s'])}, from {f['busy_from']}); the host fills it: "
+                   f"JAX's dispatch of the call{leaves} {time_h(f['dispatch_s'])}, Python "
+                   f"between calls (the framework's and the program's) "
+                   f"{time_h(max(0.0, f['step_s'] - f['dispatch_s']))}, by frame: {named}")
     return out

@@ -107,6 +107,9 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                          processes=o.get("processes"), platform=o.get("platform", ""),
                          device_kind=o.get("device_kind", ""),
                          local_devices=o.get("local_devices"), peaks=o.get("peaks"))
+        elif kind == "devices":  # a one-process program that never joined: its devices
+            marks.update(platform=o.get("platform", ""), device_kind=o.get("device_kind", ""),
+                         local_devices=o.get("local_devices"), peaks=o.get("peaks"))
         elif kind == "memory":
             marks.update(device_memory=o.get("devices"))
         elif kind == "offset":

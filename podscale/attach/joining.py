@@ -64,3 +64,20 @@ def device_memory() -> list[dict] | None:
     return out or None
 
 
+
+
+def devices() -> dict[str, Any]:
+    """This process's devices as its record says them: how many, their platform and
+    kind, and their peaks (:mod:`podscale.worker.peaks`); {} before JAX is imported."""
+    if "jax" not in sys.modules:
+        return {}
+    import jax
+
+    from podscale.worker.peaks import device_peaks
+
+    try:
+        device = jax.local_devices()[0]
+    except Exception:  # noqa: BLE001 - no backend: nothing to say
+        return {}
+    return {"local_devices": jax.local_device_count(), "platform": device.platform,
+            "device_kind": device.device_kind, "peaks": device_peaks()}

@@ -21,7 +21,7 @@ from typing import Any
 from podscale.attach import SUPERVISED, calls, clock, entry, ledger
 from podscale.attach.capture import Capture, Windows
 from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
-from podscale.attach.joining import alone, device_memory, said_device_count
+from podscale.attach.joining import alone, device_memory, devices, said_device_count
 from podscale.attach.sampler import Sampler
 
 #: how long a process waits at the end for the others to finish their records
@@ -163,14 +163,8 @@ class Session:
                          "jax.distributed.initialize() arguments)")
         client = coordination_client() if self.processes > 1 else None
         self.record.joined(process, client)
-        device = jax.local_devices()[0]
-        from podscale.worker.peaks import device_peaks
-
         self.record.add({"kind": "join", "start": began, "end": self.clock.now(),
-                         "process": process, "processes": self.processes,
-                         "local_devices": jax.local_device_count(),
-                         "platform": device.platform, "device_kind": device.device_kind,
-                         "peaks": device_peaks()})
+                         "process": process, "processes": self.processes, **devices()})
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
         if process == 0:
@@ -248,6 +242,7 @@ class Session:
         if self.record.process is None:  # a one-process script that never joined
             self.record.joined(_env_process(), None)
             self.record.add(ZERO_OFFSET)
+            self.record.add({"kind": "devices", **devices()})
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
                          "error": error, "calls": self.log.seq})
         if self.measuring is not None and code == 0:  # a short script: its offset first
