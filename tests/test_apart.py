@@ -123,3 +123,16 @@ def test_a_ledger_that_cannot_be_right_is_a_defect_not_a_figure(shared):
     assert said[1].startswith("defect: process 0's goodput ledger has negative parts "
                               "(unattributed)"), said
     assert not [line for line in findings(shared) if line.startswith("defect: ")]
+
+
+def test_a_profiled_run_whose_records_are_gone_says_so(shared, tmp_path):
+    """profile/ deleted: the manifest still says a profiled program's run; show says its
+    records are missing (one line, exit 2), not an empty complete workload run."""
+    import shutil
+
+    copy = tmp_path / "gone"
+    shutil.copytree(shared.profile.run_dir, copy)
+    shutil.rmtree(copy / "profile")
+    res = podscale("show", str(copy))
+    assert res.returncode == 2 and "no profiled process records" in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1

@@ -391,3 +391,21 @@ def test_podscales_own_variables_checked_before_anything_starts(tmp_path):
         assert res.returncode == 2 and message in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_last_turns_messages(small_run, tmp_path):
+    """--out a file, a value starting with '-', and replay of a grid of several cases:
+    each one line, exit 2, saying what to do."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for args, message in (
+            (["report", str(small_run), "--out", str(afile)],
+             f"podscale: error: {afile} is a file, not a folder"),
+            (["run", "dot", "--sizes", "-4K", "--out", str(tmp_path / "o")],
+             "a value starting with '-' is written --sizes=-4K"),
+            (["replay", "psum", "--hosts", "2", "--sizes", "4K", "--out", str(tmp_path / "o")],
+             "podscale replay takes one case; this grid has")):
+        res = podscale(*args)
+        assert res.returncode == 2 and message in res.stderr, (args, res.stderr)
+        assert len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

