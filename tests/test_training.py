@@ -154,3 +154,23 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
                    for line in said), said  # said as events, not averaged per step
     host = s.slow[s.slow["cause"] == "host"]
     assert sorted(host["step"]) == [16, 31, 46], s.slow
+
+
+def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
+    """As MaxText's CPU mode reads a Kubernetes Indexed Job's JOB_COMPLETION_INDEX:
+    --rank-env k8s gives each process its index there, the program's plain initialize()
+    joins podscale's coordinator with the same rank; no launcher's own detection
+    variables are set (JAX would take that launcher for the job's)."""
+    from podscale.launch.local import RANK_ENVS
+
+    res = podscale("profile", "--hosts", "2", "--rank-env", "k8s", "--out", str(tmp_path),
+                   str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert "rank 1 of 2 from JOB_COMPLETION_INDEX" in res.stdout
+    for kind, env in RANK_ENVS.items():
+        names = set(env(1, 2))
+        assert not names & {"SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri",
+                            "KUBERNETES_SERVICE_HOST"}, kind
+    bare = podscale("profile", "--hosts", "2", "--out", str(tmp_path / "bare"),
+                    str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX")
+    assert bare.returncode == 1 and "KeyError: 'JOB_COMPLETION_INDEX'" in bare.stdout

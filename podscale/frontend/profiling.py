@@ -129,15 +129,17 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
 
 def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
             out: Path, name: str | None = None, timeout: float = 300.0, port: int = 0,
-            force: bool = False,
-            capture: CaptureOptions = CaptureOptions()) -> tuple[Path, int]:
+            force: bool = False, capture: CaptureOptions = CaptureOptions(),
+            rank_env: str | None = None) -> tuple[Path, int]:
     """Run ``script`` on ``hosts`` local processes of ``devices_per_host`` CPU devices;
     the run directory and the program's exit code (the first failing process's).
-    ``capture``: ``podscale attach``'s options on every process (the step, windows)."""
+    ``capture``: ``podscale attach``'s options on every process (the step, windows);
+    ``rank_env``: a launcher's rank variables each process also gets, for a program that
+    reads its rank itself (``k8s``, ``slurm``, ``mpi``)."""
     from podscale.core.case import Layout
     from podscale.core.records import Manifest, lifecycle
     from podscale.launch.admission import admit_processes
-    from podscale.launch.local import run_local
+    from podscale.launch.local import Program, run_local
     from podscale.launch.runner import new_run_dir
 
     check_script(script)
@@ -148,7 +150,7 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
-            "hosts": hosts,
+            "rank_env": rank_env, "hosts": hosts,
             "devices_per_host": devices_per_host, "case_timeout": timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
@@ -160,8 +162,8 @@ def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
             run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
                       case_timeout=timeout, port=port, watched=watched,
-                      label=f"{script.name} on {layout.key}", argv=argv,
-                      stdin=_piped_stdin())
+                      label=f"{script.name} on {layout.key}",
+                      program=Program(argv, _piped_stdin(), rank_env))
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None

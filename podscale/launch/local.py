@@ -117,8 +117,25 @@ class Worker:
         return describe_exit(code)
 
 
-def worker_env(layout: Layout, index: int, port: int) -> dict[str, str]:
+#: the variables a launcher gives each process its rank in, for a program that reads them
+#: itself (``profile --rank-env``); never those by which JAX detects that launcher
+#: (``SLURM_JOB_ID``, ``OMPI_MCA_orte_hnp_uri``, Kubernetes' service host), so the job's
+#: own coordinator stays the one podscale started
+RANK_ENVS: dict[str, Callable[[int, int], dict[str, str]]] = {
+    "k8s": lambda i, n: {"JOB_COMPLETION_INDEX": str(i)},  # an Indexed Job's pod index
+    "slurm": lambda i, n: {"SLURM_PROCID": str(i), "SLURM_NTASKS": str(n),
+                           "SLURM_NODEID": str(i), "SLURM_LOCALID": "0"},
+    "mpi": lambda i, n: {"OMPI_COMM_WORLD_RANK": str(i), "OMPI_COMM_WORLD_SIZE": str(n),
+                         "OMPI_COMM_WORLD_LOCAL_RANK": "0", "PMI_RANK": str(i),
+                         "PMI_SIZE": str(n)},
+}
+
+
+def worker_env(layout: Layout, index: int, port: int,
+               rank_env: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    if rank_env is not None:
+        env.update(RANK_ENVS[rank_env](index, layout.hosts))
     env.update(
         PODSCALE_CPU_DEVICES=str(layout.devices_per_host),
         PODSCALE_NUM_PROCESSES=str(layout.hosts),
@@ -206,6 +223,18 @@ def supervise(
         time.sleep(0.05)
 
 
+@dataclass(frozen=True)
+class Program:
+    """A program each local process runs instead of the worker (``podscale profile``):
+    ``argv`` after the interpreter (``-m podscale attach ... SCRIPT``), process 0's
+    standard input (as mpirun forwards it to rank 0; the others': none), and a launcher's
+    rank variables each process also gets (:data:`RANK_ENVS`)."""
+
+    argv: Sequence[str]
+    stdin: int | IO[Any] | None = None
+    rank_env: str | None = None
+
+
 def run_local(
     layout: Layout,
     plan: Path,
@@ -216,13 +245,14 @@ def run_local(
     port: int = 0,
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
-    argv: Sequence[str] | None = None,
-    stdin: int | IO[Any] | None = None,
+    program: Program | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files.
-    ``argv``: what each process runs after the interpreter (default: the worker on
-    ``plan``; ``podscale profile``: ``-m podscale attach ... SCRIPT``); ``stdin``: process
-    0's standard input, as mpirun forwards it to rank 0 (default and the others': none)."""
+    ``program``: each process runs it instead of the worker on ``plan`` (``podscale
+    profile``)."""
+    argv = program.argv if program is not None else None
+    stdin = program.stdin if program is not None else None
+    rank_env = program.rank_env if program is not None else None
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port(wanted=port) if layout.hosts > 1 else 0
     workers: list[Worker] = []
@@ -236,7 +266,7 @@ def run_local(
                     stdin=stdin if i == 0 and stdin is not None else subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
-                    env=worker_env(layout, i, port),
+                    env=worker_env(layout, i, port, rank_env),
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))

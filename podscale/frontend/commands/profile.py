@@ -33,6 +33,10 @@ def register(sub: Subparsers) -> None:
                    help="the coordinator's port on 127.0.0.1 (0: any free one)")
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
+    p.add_argument("--rank-env", choices=("k8s", "slurm", "mpi"), default=None,
+                   help="also give each process its rank as this launcher would "
+                        "(JOB_COMPLETION_INDEX; SLURM_PROCID/NTASKS; OMPI_COMM_WORLD_RANK/"
+                        "SIZE), for a program that reads it itself")
     from podscale.frontend.commands.captureargs import add_capture_args
     from podscale.frontend.commands.gridargs import add_format
 
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir, code = profile(args.script, args.args, hosts=args.hosts,
                             devices_per_host=args.devices_per_host, out=args.out,
                             name=args.name, timeout=args.timeout, port=args.port,
-                            force=args.force, capture=capture)
+                            force=args.force, capture=capture, rank_env=args.rank_env)
     from podscale.frontend.actions import show_profile
     from podscale.frontend.seedcheck import echo_outputs
 
