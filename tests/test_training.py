@@ -163,10 +163,15 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     variables are set (JAX would take that launcher for the job's)."""
     from podscale.launch.local import RANK_ENVS
 
+    import os
+
+    # the program's own device count, which --devices-per-host replaces: said once
+    flags = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
     res = podscale("profile", "--hosts", "2", "--rank-env", "k8s", "--out", str(tmp_path),
-                   str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX")
+                   str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX", env=flags)
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     assert "rank 1 of 2 from JOB_COMPLETION_INDEX" in res.stdout
+    assert res.stdout.count("--xla_force_host_platform_device_count=8 has no effect") == 1
     for kind, env in RANK_ENVS.items():
         names = set(env(1, 2))
         assert not names & {"SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri",

@@ -71,8 +71,10 @@ def goodput_table(s: ProfileSummary) -> str:
     """Per process: each part of the wall time that is not zero everywhere, and the wall."""
     g = s.goodput
     keep = [c for c in ORDER if (g[c].abs() >= 5e-4).any()]
-    return _text_table(timed(g[["process", *keep, "wall"]], [*keep, "wall"])
-                       .rename(columns=SHORT))
+    t = timed(g[["process", *keep, "wall"]], [*keep, "wall"])
+    for c in keep:  # a part that cannot be negative is a defect (said in the Findings)
+        t.loc[g[c] < -5e-4, c] = "defect!"
+    return _text_table(t.rename(columns=SHORT))
 
 
 def computations_table(s: ProfileSummary) -> str:
