@@ -161,9 +161,9 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     --rank-env k8s gives each process its index there, the program's plain initialize()
     joins podscale's coordinator with the same rank; no launcher's own detection
     variables are set (JAX would take that launcher for the job's)."""
-    from podscale.launch.local import RANK_ENVS
-
     import os
+
+    from podscale.launch.local import RANK_ENVS
 
     # the program's own device count, which --devices-per-host replaces: said once
     flags = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}

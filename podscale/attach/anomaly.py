@@ -193,7 +193,8 @@ class Anomalies:
                                 lambda: self._wait(target, wait_s))
         if got is None:  # a fixed window holds the profiler
             self.emit({"kind": "capture_skipped", "trigger": [step, by],
-                       "reason": "a --profile-steps/--profile-every window was open"})
+                       "reason": "the profiler was held (a --profile-steps/--profile-every "
+                                 "window, or the program's own session)"})
             return
         dest, rows, ops, spans = got
         rows = whole(rows, self._readies(), spans[0][0], spans[1][0])

@@ -126,7 +126,6 @@ class Capture:
         """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
         that ends here, open one that starts here (``program``: the step's ``Compiled``,
         saved once, by process 0)."""
-
         self.seen = max(self.seen, k + 1)
         if self.until is not None and k >= self.until:
             self._stop(k)
@@ -213,7 +212,6 @@ class Capture:
         return self.run_dir / "traces" / f".tmp-process-{self.process()}"
 
     def _stop(self, k: int | None) -> None:
-
         t0 = self.clock()
         _ready(self.last)
         with self.lock:
@@ -238,8 +236,8 @@ class Capture:
         """Profile from now until ``wait`` returns (on the calling thread, not the
         program's): the trace kept as session ``<run>-<label>``, its steps reduced and
         numbered from 0 (each row's ``end_us`` places it), the spans of the profiler's
-        start and stop; None while a fixed window holds the profiler."""
-
+        start and stop; None while a fixed window or the program's own session holds the
+        profiler."""
         with self.lock:
             if self.until is not None or self.busy:
                 return None
