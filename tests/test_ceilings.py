@@ -28,13 +28,14 @@ def test_percent_of_documented_ceiling(tmp_path):
     samples, cases = loaded.samples, loaded.cases
     table = with_ceilings(summarize(samples, cases), "TPU v5 lite")
     coll = table[(table.workload == "psum") & (table.participants > 1)]
+    assert len(coll) > 0  # .all() holds on an empty frame: the rows are counted first
     assert (coll.ceiling_gbps == 200.0).all() and coll.ceiling.str.contains("TPU v5e").all()
     assert np.allclose(coll.pct_ceiling, 100 * coll.busbw / 200.0)
     dot = table[table.workload == "dot"]
-    assert (dot.ceiling_gbps == 819.0).all()
+    assert len(dot) > 0 and (dot.ceiling_gbps == 819.0).all()
     assert np.allclose(dot.pct_ceiling, 100 * dot.gbps / dot.devices_per_host / 819.0)
     one = table[(table.workload == "psum") & (table.participants == 1)]
-    assert one.pct_ceiling.isna().all()  # one participant: nothing on a link, no busbw
+    assert len(one) > 0 and one.pct_ceiling.isna().all()  # one participant: no busbw
 
 
 def _table():
