@@ -101,8 +101,11 @@ def launcher_rank() -> int | None:
 
 def launcher_size() -> int | None:
     """How many processes this process's launcher started, where it says (podscale's
-    local launcher, Open MPI, PMI, Slurm), before JAX knows it."""
-    for name in ("PODSCALE_NUM_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"):
+    local launcher, Open MPI, PMI, an srun step), before JAX knows it. Slurm's is the
+    step's count: a batch script's own process sees its allocation's ``SLURM_NTASKS``
+    though it runs alone."""
+    for name in ("PODSCALE_NUM_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                 "SLURM_STEP_NUM_TASKS"):
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
     return None
