@@ -153,8 +153,6 @@ class CallLog:
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
-        if self.capture is not None and comp.calls == 1:  # its program's work, once
-            comp.weight = self.capture.weigh(lambda: _compiled(inner, args, kwargs))
         size = _cache_size(inner)
         if size is not None and size != comp.cache_size or size is None and comp.calls == 1:
             comp.cache_size = size or 0
@@ -164,9 +162,17 @@ class CallLog:
             launch[2:] = [comp.program, comp.shapes]
             self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
                        "shapes": comp.shapes, "leaves": leaves, **facts})
+            if self.capture is not None and comp.calls == 1:  # its program's work, once
+                comp.weight = self.capture.weigh(facts)
         self.last_call = self.calling
         self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
         return out
+
+    def main_call(self) -> int | None:
+        """The main thread's recorded call in progress, asked from the thread that runs now
+        (a compile on another thread is in no call of the steps')."""
+        mine = self.in_call and threading.get_ident() == self._main
+        return self.current if mine else None
 
     def _quietly(self, fn: Callable[..., Any], *args: Any) -> None:
         """A capture's step of podscale's own around the program's call: a failure is

@@ -109,18 +109,14 @@ class Capture:
             return bool(comp.name == self.step)
         return comp.calls * comp.weight >= max(c.calls * c.weight for c in computations)
 
-    def weigh(self, program: Callable[[], Any]) -> float:
+    def weigh(self, facts: dict[str, Any]) -> float:
         """A computation's weight: its compiled program's flops + bytes accessed (XLA's
-        cost analysis, the same on every process), at least 1; 1 where ``--step`` names
-        the step (no weight is needed)."""
+        cost analysis, the same on every process, as :func:`.programs.describe` read it),
+        at least 1; 1 where ``--step`` names the step (no weight is needed) or XLA says
+        nothing (calls alone decide)."""
         if self.step is not None:
             return 1.0
-        try:
-            cost = program().cost_analysis()
-            cost = cost[0] if isinstance(cost, list) else cost
-            return max(1.0, float(cost.get("flops", 0)) + float(cost.get("bytes accessed", 0)))
-        except Exception:  # noqa: BLE001 - no cost analysis: calls alone decide
-            return 1.0
+        return max(1.0, float(facts.get("flops") or 0) + float(facts.get("bytes") or 0))
 
     def before(self, k: int, name: str, program: Callable[[], Any] | None = None) -> None:
         """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
@@ -161,7 +157,7 @@ class Capture:
             self.emit({"kind": "capture_skipped", "steps": [self.began, self.until],
                        "reason": "the program started its own profiler session: podscale's "
                                  "capture stopped there (cut short)"})
-            self._stop(self.began + max(1, self.seen - self.began))
+            self._stop(self.seen)
         elif self.busy:  # an anomaly's wall-time capture: stopped, its thread told
             with self.lock:
                 if self.busy and not self.yielded:

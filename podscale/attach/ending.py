@@ -56,8 +56,6 @@ def exit_code(code: Any) -> int:
     return 1
 
 
-
-
 def note_sigint(signalled: threading.Event) -> None:
     """Tell a SIGINT from the script raising KeyboardInterrupt itself: Python's own
     handler, setting ``signalled`` first (a script's own handler is left alone)."""

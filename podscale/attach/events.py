@@ -5,7 +5,6 @@ another thread than the main one, whose calls are not the steps)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,18 +17,11 @@ class Events:
     def __init__(self, log: CallLog, emit: Callable[[dict], None],
                  clock: Callable[[], int]) -> None:
         self.log, self.emit, self.clock = log, emit, clock
-        self.main = threading.main_thread().ident
-
-    def _seq(self) -> int | None:
-        """The main thread's recorded call in progress (a prefetcher's compile is in no
-        call of the steps')."""
-        mine = self.log.in_call and threading.get_ident() == self.main
-        return self.log.current if mine else None
 
     def compile(self, event: str, duration_secs: float, **kw: Any) -> None:
         if not event.startswith("/jax/core/compile/"):
             return
-        seq = self._seq()
+        seq = self.log.main_call()
         if seq is not None:  # traced or lowered: compiling until the backend is done
             self.log.compiling = not event.endswith("backend_compile_duration")
         self.emit({"kind": "compile", "event": event.rsplit("/", 1)[1],
@@ -40,4 +32,4 @@ class Events:
         if event in ("/jax/compilation_cache/cache_hits",
                      "/jax/compilation_cache/cache_misses"):
             self.emit({"kind": "cache", "hit": event.endswith("hits"), "end": self.clock(),
-                       "seq": self._seq()})
+                       "seq": self.log.main_call()})

@@ -30,7 +30,6 @@ def alone() -> dict[str, Any] | None:
             "num_processes": 1, "process_id": 0}
 
 
-
 def said_device_count(devices: int) -> None:
     """Once, from process 0: where podscale's ``--devices-per-host`` replaced the
     program's own ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so."""
@@ -62,8 +61,6 @@ def device_memory() -> list[dict] | None:
     except Exception:  # noqa: BLE001 - a backend gone, or one that reports nothing
         return None
     return out or None
-
-
 
 
 def devices() -> dict[str, Any]:

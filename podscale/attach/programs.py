@@ -61,14 +61,18 @@ def _without_metadata(text: str) -> str:
 def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
     """Everything a ``compiled`` record says of a program: ``program`` (fingerprint),
     ``peers``, ``flops`` and ``bytes`` (per device; None where XLA does not say) and
-    ``memory`` (bytes per device: arguments, outputs, temporaries)."""
-    fingerprint, peers = program(compiled)
-    out: dict[str, Any] = {"program": fingerprint, "peers": peers, "flops": None,
-                           "bytes": None, "memory": None}
-    if not fingerprint:
-        return out
+    ``memory`` (bytes per device: arguments, outputs, temporaries). The program is
+    compiled (answered from JAX's caches) once."""
+    out: dict[str, Any] = {"program": "", "peers": None, "flops": None, "bytes": None,
+                           "memory": None}
     try:
         c = compiled()
+    except Exception:  # noqa: BLE001 - the program runs on regardless
+        return out
+    out["program"], out["peers"] = program(lambda: c)
+    if not out["program"]:
+        return out
+    try:
         cost = c.cost_analysis()
         cost = cost[0] if isinstance(cost, list) else cost
         out["flops"] = float(cost.get("flops", 0.0))
@@ -76,7 +80,7 @@ def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - no cost analysis on this platform
         pass
     try:
-        m = compiled().memory_analysis()
+        m = c.memory_analysis()
         out["memory"] = {k: int(getattr(m, f"{k}_size_in_bytes"))
                          for k in ("argument", "output", "temp", "generated_code")}
     except Exception:  # noqa: BLE001
