@@ -19,11 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from podscale.analysis.profile.steps import WARMUP as STEPS_WARMUP
+from podscale.analysis.profile.steps import job_periods
 from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.units import time_h
 from podscale.core import defaults
 
-WARMUP = 2
+WARMUP = STEPS_WARMUP
 BOOT = 2000
 
 
@@ -58,8 +60,7 @@ class StepVerdict:
 
 def job_steps(s: ProfileSummary) -> np.ndarray:
     """The job's step times after the warm-up steps (seconds)."""
-    last = s.ledger.groupby("step")["ready"].max().sort_index()
-    return last.diff().iloc[WARMUP:].dropna().to_numpy()
+    return job_periods(s.ledger, WARMUP).to_numpy()
 
 
 def _interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float]:

@@ -23,6 +23,7 @@ import re
 import pandas as pd
 
 from podscale.analysis.profile.load import Profile
+from podscale.analysis.profile.steps import step_at
 
 COLUMNS = ["process", "name", "kind", "step", "seconds", "backend_s", "shapes", "changed"]
 
@@ -62,17 +63,10 @@ def table(profile: Profile, led: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return pd.DataFrame(columns=COLUMNS)
-    out["step"] = [_step(led, p, s) for p, s in zip(out["process"], out["seq"])]
+    out["step"] = [step_at(led, p, s) for p, s in zip(out["process"], out["seq"])]
     out[["kind", "shapes", "changed"]] = [_what(comp, p, s, k) for p, s, k in
                                           zip(out["process"], out["seq"], out["kind"])]
     return out[COLUMNS]
-
-
-def _step(led: pd.DataFrame, process: int, seq: int | None) -> int | None:
-    if seq is None or led.empty:
-        return None
-    mine = led[(led["process"] == process) & (led["seq"] <= seq)]
-    return int(mine["step"].max()) if len(mine) else None
 
 
 def _what(comp: pd.DataFrame, process: int, seq: int | None,

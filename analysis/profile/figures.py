@@ -2,7 +2,7 @@
 how busy the device is.
 
 - **Step time**: the job's median step time (the last process's ready to ready), the
-  warm-up steps left out (:func:`.compare.job_steps`).
+  warm-up steps left out (:func:`.steps.job_periods`, as :func:`.compare.job_steps`).
 - **Throughput**: what one step processes over the step time: ``--tokens-per-step``
   where given, else from the step's inputs (their global shapes, as the step computation
   received them; named in the sentence): the largest integer input is the data (token
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis.profile.load import Profile
+from podscale.analysis.profile.steps import job_periods
 from podscale.analysis.units import time_h
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 #: a step whose device is busy less than this share of it is host-bound
 HOST_BOUND = 0.5
-WARMUP = 2
 
 
 def _step_program(profile: Profile, led: pd.DataFrame) -> pd.Series | None:
@@ -80,7 +80,7 @@ def figures(s: ProfileSummary) -> dict:
                                    "dispatch_s", "leaves", "host_bound")}
     if led.empty:
         return out
-    job = led.groupby("step")["ready"].max().sort_index().diff().iloc[WARMUP:].dropna()
+    job = job_periods(led)
     step_s = float(job.median()) if len(job) else float("nan")
     out["step_s"] = step_s
     spec = profile.manifest.spec

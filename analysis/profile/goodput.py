@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis.profile.load import Profile
-from podscale.analysis.profile.steps import waits
+from podscale.analysis.profile.steps import apart_steps, waits
 
 ORDER = ("interpreter", "startup", "join", "setup", "compile", "profiler", "waiting", "host",
          "other computations", "productive", "anomalous", "unattributed", "after steps")
@@ -46,16 +46,18 @@ def ideal_step(busy: pd.Series) -> float:
 
 
 def ledger(profile: Profile, tl: pd.DataFrame, led: pd.DataFrame, step: str,
-           peers: bool | None = None, captured_steps: frozenset[int] = frozenset()
-           ) -> pd.DataFrame:
+           peers: bool | None = None) -> pd.DataFrame:
     """One row per process: each part in seconds (:data:`ORDER`) and ``wall``. Inside the
     steps the parts partition the device timeline (:func:`.steps.timeline`) call by call:
     each call's idle time before it (compile, then host) and its busy time (waiting for
     the last process, then its own: productive up to the ideal bound, anomalous above it;
     other computations' busy time apart; ``peers`` False: a step that waits on no other
-    process, nothing waiting; ``captured_steps``: steps podscale's capture started or
-    stopped in, whose time above the ideal bound is the profiler's, not anomalous)."""
+    process, nothing waiting; in a step podscale's capture started or stopped in
+    (:func:`.steps.apart_steps`), the time above the ideal bound is the profiler's, not
+    anomalous)."""
     marks = profile.processes
+    kept = apart_steps(led)
+    captured_steps = set(kept.index[kept == "capture"])
     waited = waits(led) if peers is not False else 0.0
     led = led.assign(wait=np.minimum(waited, led["busy"].clip(lower=0)))
     rows = []

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from podscale.analysis.profile.steps import step_at
+
 #: an occurrence takes at least this long ...
 MIN_S = 0.01
 #: ... and this many median steps
@@ -29,11 +31,6 @@ KNOWN = {
 COLUMNS = ["process", "what", "step", "seconds"]
 
 
-def _step_of(led: pd.DataFrame, process: int, seq: int) -> int | None:
-    mine = led[(led["process"] == process) & (led["seq"] <= seq)]
-    return int(mine["step"].max()) if len(mine) else None
-
-
 def occurrences(gaps: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
     """Each long gap between steps in one frame: process, what (the frame), step (after
     which step), seconds."""
@@ -43,7 +40,7 @@ def occurrences(gaps: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
     per = gaps.groupby(["process", "seq", "frame"])["seconds"].sum().reset_index()
     long = per[per["seconds"] >= max(MIN_S, MIN_STEPS * med)]
     rows = [{"process": int(r.process), "what": str(r.frame),
-             "step": _step_of(led, int(r.process), int(r.seq)), "seconds": float(r.seconds)}
+             "step": step_at(led, int(r.process), int(r.seq)), "seconds": float(r.seconds)}
             for r in long.itertuples(index=False)]
     return pd.DataFrame(rows, columns=COLUMNS)
 

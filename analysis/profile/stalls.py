@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podscale.analysis.profile.steps import apart_steps, job_periods, job_ready
 from podscale.analysis.units import time_h
 from podscale.core.defaults import ANOMALY_RATIO as MIN_RATIO
 
@@ -45,14 +46,13 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
     silent within the step or how late it arrived."""
     if led.empty:
         return pd.DataFrame(columns=COLUMNS)
-    ready = led.groupby("step")["ready"].max().sort_index()
-    periods = ready.diff().dropna()
+    ready = job_ready(led)
+    periods = job_periods(led, skip=0)
     if len(periods) < 5:
         return pd.DataFrame(columns=COLUMNS)
     by_step = blame.set_index("step") if len(blame) else pd.DataFrame()
-    ours = led["compile"] + led.get("profiler", 0.0) + led.get("profiler_busy", 0.0)
-    apart = set(led.loc[ours > 0, "step"]) | (
-        set(by_step.index[by_step["apart"] != ""]) if "apart" in by_step else set())
+    kept = apart_steps(led)
+    apart = set(kept.index[kept != ""])
     med = float(periods.median())
     slow = periods[_anomalous(periods) & ~periods.index.isin(list(apart))
                    & (periods - med >= MIN_EXCESS_S)]

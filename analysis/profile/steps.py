@@ -35,6 +35,8 @@ import pandas as pd
 from podscale.core import desync as _desync
 
 MIN_CALLS = 3
+#: the first steps hold each computation's compiles: the job's step time leaves them out
+WARMUP = 2
 #: a process is a chronic straggler only when its share of the late steps has a chance
 #: probability below this (each of P processes equally likely to be the late one)
 CHANCE_P = 0.01
@@ -148,6 +150,40 @@ def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
     return s[cols].reset_index(drop=True)
 
 
+def job_ready(led: pd.DataFrame) -> pd.Series:
+    """Per step (the index, in order): when the job had it, the last process's ready."""
+    return led.groupby("step")["ready"].max().sort_index()
+
+
+def job_periods(led: pd.DataFrame, skip: int = WARMUP) -> pd.Series:
+    """The job's step times (ready to ready of the last process), per step, the first
+    ``skip`` steps left out."""
+    return job_ready(led).diff().iloc[skip:].dropna()
+
+
+def step_at(led: pd.DataFrame, process: int, seq: int | None) -> int | None:
+    """The step in progress at launch ``seq`` of ``process``, or the last one before it
+    (None before the first)."""
+    if seq is None or led.empty:
+        return None
+    mine = led[(led["process"] == process) & (led["seq"] <= seq)]
+    return int(mine["step"].max()) if len(mine) else None
+
+
+def apart_steps(led: pd.DataFrame) -> pd.Series:
+    """Per step (the index): why it is not a steady one, or "": ``compile`` where a
+    process compiled during it (start-up skew), else ``capture`` where podscale started
+    or stopped a capture in it (its own cost)."""
+    zero = pd.Series(0.0, index=led.index)
+
+    def any_of(col: pd.Series) -> pd.Series:
+        return col.groupby(led["step"]).max() > 0
+    compiled = any_of(led.get("compile", zero))
+    captured = any_of(led.get("profiler", zero) + led.get("profiler_busy", zero))
+    return pd.Series(np.where(compiled, "compile", np.where(captured, "capture", "")),
+                     index=compiled.index)
+
+
 def late_threshold(led: pd.DataFrame) -> float:
     return max(5e-4, 0.05 * float(led["period"].median()))
 
@@ -176,19 +212,13 @@ def stragglers(led: pd.DataFrame) -> pd.DataFrame:
     # never more than the step took the job (ready to ready): a ready time observed late
     # (a process that stood still sees its backlog ready at once) cannot make one step
     # cost more than the job spent on it, nor the steps more than the run
-    by_step = led.groupby("step")
-    job = by_step["ready"].max().sort_index()
-    first = job - by_step["dispatch"].min() if "dispatch" in led else job * np.inf
+    job = job_ready(led)
+    first = job - led.groupby("step")["dispatch"].min() if "dispatch" in led else \
+        job * np.inf
     took = job.diff().fillna(first).clip(lower=0)
     out["lost"] = np.fmin(out["lost"], took.reindex(out["step"]).to_numpy())
     out["late"] = out["lost"] > threshold
-
-    def any_at(col: pd.Series) -> np.ndarray:
-        return col.groupby(led["step"]).max().reindex(out["step"]).to_numpy() > 0
-    zero = pd.Series(0.0, index=led.index)
-    compiled = any_at(led.get("compile", zero))
-    captured = any_at(led.get("profiler", zero) + led.get("profiler_busy", zero))
-    out["apart"] = np.where(compiled, "compile", np.where(captured, "capture", ""))
+    out["apart"] = apart_steps(led).reindex(out["step"]).to_numpy()
     unsteady = out["apart"] != ""
     out["skew"] = np.where(unsteady, out["lost"], 0.0)
     out.loc[unsteady, "lost"] = 0.0

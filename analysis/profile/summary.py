@@ -18,7 +18,7 @@ from podscale.core.desync import Desync
 
 #: re-compiles within the first steps are warm-up (a step's outputs change its inputs'
 #: sharding or layout); later ones are Findings
-WARMUP_STEPS = 2
+WARMUP_STEPS = steps.WARMUP
 #: a cache entry added without compiling (a new signature of a compiled program) is none
 MIN_COMPILE_S = 1e-3
 #: a host frame is named when it takes at least this share of the median step
@@ -81,8 +81,7 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),
                           steps.other_computations(tl, name),
                           compiling.table(profile, led), goodput.host_frames(profile, led),
-                          goodput.ledger(profile, tl, led, name, peers, frozenset(
-                              blame.loc[blame["apart"] == "capture", "step"])),
+                          goodput.ledger(profile, tl, led, name, peers),
                           *within, named=asked,
                           peers=peers,
                           slow=stalls.slow_steps(led, blame, profile.silent, peers, occ),
