@@ -159,4 +159,4 @@ def run_kind(run_dir: Path) -> str:
     if not (Path(run_dir) / "run.json").is_file():
         return "benchmark"
     mode = read_manifest(run_dir).spec.get("mode")
-    return "profile" if mode in ("profile", "attach") else "benchmark"
+    return "profile" if mode == "profile" else "benchmark"

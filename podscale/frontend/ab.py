@@ -48,9 +48,11 @@ def parse_env(words: list[str] | None, flag: str) -> dict[str, str]:
     return env
 
 
-def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool) -> list[str]:
+def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool,
+              same_args: bool | None = None) -> list[str]:
     """What the arms' environments change that the worker overrides, and A/A where,
-    after that, they are the same."""
+    after that, they are the same (``same_args``: a program's A/B, whose arms also run
+    with their own arguments; None: no arguments to compare)."""
     notes, same = [], {}
     for label, env in (("A", env_a), ("B", env_b)):
         kept = dict(env)
@@ -60,8 +62,9 @@ def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool) -> list[s
                              f"cpu the worker sets {CPU_OVERRIDES[key]}")
                 kept.pop(key)
         same[label] = kept
-    if same["A"] == same["B"]:
-        notes.append("the arms run the same environment: an A/A run (any verdict other than "
+    if same["A"] == same["B"] and same_args is not False:
+        what = "environment and arguments" if same_args else "environment"
+        notes.append(f"the arms run the same {what}: an A/A run (any verdict other than "
                      "'same' is a false alarm)")
     return notes
 

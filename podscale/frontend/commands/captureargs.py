@@ -27,8 +27,9 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
                    help="capture K steps on every process after a step slower than "
                         "median + 3 MAD (and 4x the median) of the last 50; at most 3")
     p.add_argument("--tokens-per-step", type=int, default=None, metavar="N",
-                   help="what one step processes, for throughput (default: the leading "
-                        "dimension of the step's largest input, as samples)")
+                   help="what one step processes, for throughput (default: from the "
+                        "step's inputs: token ids as tokens, labels or the leading "
+                        "dimension as samples)")
     p.add_argument("--peak-tflops", type=float, default=None, metavar="F",
                    help="each device's peak TFLOP/s, for MFU where podscale knows none "
                         "(the CPU; TPUs are read from the device)")

@@ -120,13 +120,8 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
         raise UsageError(f"bad --args-b {args.args_b!r}: {exc} (one quoted string of the "
                          "program's arguments)") from None
     check_script(args.script)
-    notes = arm_notes(env_a, env_b, cpu=True)  # profile's processes are CPU hosts
-    if list(args.args) != list(args_b):
-        notes = [n for n in notes if "an A/A run" not in n]
-    elif any("an A/A run" in n for n in notes):
-        notes[-1] = notes[-1].replace("the same environment", "the same environment and "
-                                      "arguments")
-    for note in notes:
+    # profile's processes are CPU hosts
+    for note in arm_notes(env_a, env_b, cpu=True, same_args=list(args.args) == list(args_b)):
         print(f"# note: {note}")
     folder, runs_a, runs_b = ab_program(
         args.script, args.args, args_b, env_a, env_b,
