@@ -89,14 +89,23 @@ def _read(path: Path) -> tuple[list[dict], int]:
     return out, cut
 
 
+#: the rows a process's record gives, by kind (:func:`_process`)
+ROWS = ("computation", "call", "compile", "compiled", "gaps", "capture", "window", "step",
+        "capture_ops", "collectives", "skipped", "silent", "cache")
+
+
+def _devices(o: dict) -> dict:
+    """A record's word on its process's devices (a ``join``, or a never-joined program's
+    ``devices``)."""
+    return {"platform": o.get("platform", ""), "device_kind": o.get("device_kind", ""),
+            "local_devices": o.get("local_devices"), "peaks": o.get("peaks")}
+
+
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None,
                    "other_threads": None, "peaks": None, "device_memory": None}
-    rows: dict[str, list] = {"computation": [], "call": [], "compile": [], "compiled": [],
-                             "gaps": [], "capture": [], "window": [], "step": [],
-                             "capture_ops": [], "collectives": [], "skipped": [], "silent": [],
-                             "cache": []}
+    rows: dict[str, list] = {k: [] for k in ROWS}
     for o in objs:
         kind = o.get("kind")
         if kind == "start":
@@ -104,12 +113,9 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
                          pid=o.get("pid"), host=o.get("host"))
         elif kind == "join":
             marks.update(join_start=o["start"], join_end=o["end"],
-                         processes=o.get("processes"), platform=o.get("platform", ""),
-                         device_kind=o.get("device_kind", ""),
-                         local_devices=o.get("local_devices"), peaks=o.get("peaks"))
+                         processes=o.get("processes"), **_devices(o))
         elif kind == "devices":  # a one-process program that never joined: its devices
-            marks.update(platform=o.get("platform", ""), device_kind=o.get("device_kind", ""),
-                         local_devices=o.get("local_devices"), peaks=o.get("peaks"))
+            marks.update(_devices(o))
         elif kind == "memory":
             marks.update(device_memory=o.get("devices"))
         elif kind == "offset":
@@ -170,10 +176,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     if not files:
         raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
     marks: list[dict] = []
-    kinds: dict[str, list[tuple[int, list]]] = {
-        k: [] for k in ("computation", "call", "compile", "compiled", "gaps", "capture",
-                        "window", "step", "capture_ops", "collectives", "skipped", "silent",
-                        "cache")}
+    kinds: dict[str, list[tuple[int, list]]] = {k: [] for k in ROWS}
     for path in files:
         process = int(path.stem.split("-")[1])
         objs, cut = _read(path)
