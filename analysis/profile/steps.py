@@ -49,7 +49,8 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
     previous call's ready), ``idle`` (the device waiting for the host before it: compile
     first, then Python), ``profiler`` (the part of idle spent starting or stopping a
     capture window), ``busy`` (arrival to ready) and ``profiler_busy`` (the part of busy
-    spent on a capture: inside a step the program marks with an annotation)."""
+    spent on a capture the host started or stopped inside the step: one the program marks
+    with an annotation)."""
     c = calls.copy()
     in_call = compiles.dropna(subset=["seq"])
     spent = in_call.groupby(["process", "seq"])["seconds"].sum()
@@ -67,9 +68,12 @@ def timeline(calls: pd.DataFrame, compiles: pd.DataFrame,
             hi = np.fmin(c.loc[mine, "arrival"], b)
             c.loc[mine, "profiler"] += (hi - lo).clip(lower=0)
             # inside a step the program marks itself, a capture's start or stop lands
-            # between its calls: busy time of the step's, but podscale's cost
+            # between its calls: busy time of the step's, but podscale's cost; only the
+            # step the host was in (an earlier one still queued on the device is not it)
+            issued = (c.loc[mine, "dispatch"] <= b) & (c.loc[mine, "returned"] >= a)
             lo, hi = np.fmax(c.loc[mine, "arrival"], a), np.fmin(c.loc[mine, "ready"], b)
-            c.loc[mine, "profiler_busy"] += (hi - lo).clip(lower=0).fillna(0.0)
+            c.loc[mine, "profiler_busy"] += ((hi - lo).clip(lower=0).fillna(0.0)
+                                             .where(issued, 0.0))
     return c
 
 
