@@ -126,3 +126,35 @@ def from_installed(target: Path, *args: str, cwd: Path, **kw) -> subprocess.Comp
     env = {**os.environ, "PYTHONPATH": str(target)}
     return subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=kw.pop("timeout", 600), **kw)
+
+
+def xprof_opens(xplanes: list[Path]) -> dict:
+    """What XProf's own converters make of one session's traces (one per process): the
+    overview page's task count over all of them, and per process the trace viewer's
+    events, the op profile and the framework op stats, parsed (a tool that cannot read a
+    trace returns nothing, or JSON that does not parse)."""
+    import json
+
+    from xprof.convert import raw_to_tool_data as xprof
+
+    from podscale.analysis.data.traces import _quiet_stderr
+
+    def tool(paths: list[Path], name: str):
+        with _quiet_stderr():
+            data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], name, {})
+        return json.loads(data)
+
+    overview = tool(xplanes, "overview_page")
+    run_env = next(t["p"] for t in overview if "task_count" in t.get("p", {}))
+    return {"tasks": int(run_env["task_count"].split()[0]),
+            "events": [len(tool([p], "trace_viewer@")["traceEvents"]) for p in xplanes],
+            "op_profile": [sorted(tool([p], "op_profile")) for p in xplanes],
+            "framework_op_stats": [len(tool([p], "framework_op_stats")) for p in xplanes]}
+
+
+def stamps(xplane: Path) -> list[dict]:
+    """The ``podscale_session`` stamps a trace holds (their arguments)."""
+    from jax.profiler import ProfileData
+
+    return [dict(ev.stats) for plane in ProfileData.from_file(str(xplane)).planes
+            for line in plane.lines for ev in line.events if ev.name == "podscale_session"]

@@ -123,7 +123,7 @@ def test_a_ledger_that_cannot_be_right_is_a_defect_not_a_figure(shared):
     assert said[1].startswith("defect: process 0's goodput ledger has negative parts "
                               "(unattributed)"), said
     assert not [line for line in findings(shared) if line.startswith("defect: ")]
-    from podscale.analysis.profile.render import goodput_table
+    from podscale.analysis.render.profiletext import goodput_table
 
     table = goodput_table(broken)
     assert "defect!" in table and "-161" not in table, table  # never printed as a figure

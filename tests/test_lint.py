@@ -76,9 +76,11 @@ def many_parameters(roots: list[Path], limit: int = 10) -> list[str]:
 
 
 def test_launchers_take_options_not_long_parameter_lists(tmp_path):
-    """No function in podscale/launch takes over 10 parameters (a LaunchOptions travels
-    instead); the check fails on one that does."""
-    assert many_parameters([ROOT / "podscale" / "launch"]) == []
+    """No function in podscale/launch, the front end or the attach runtime takes over 10
+    parameters (a LaunchOptions, CaptureOptions or Layout travels instead); the check
+    fails on one that does."""
+    assert many_parameters([ROOT / "podscale" / d for d in ("launch", "frontend",
+                                                            "attach")]) == []
     (tmp_path / "m.py").write_text("def f(" + ", ".join(f"a{i}" for i in range(11)) + "):\n"
                                    "    pass\n")
     assert many_parameters([tmp_path]) and not many_parameters([tmp_path], 11)
@@ -105,6 +107,37 @@ def argparse_outside(root: Path, allowed: tuple[str, ...]) -> list[str]:
                           if a.annotation is not None
                           and "Namespace" in ast.unparse(a.annotation)]
     return found
+
+
+def env_names_spelt(roots: list[Path]) -> list[str]:
+    """Where a string constant or a keyword argument is one of podscale's environment
+    variables (``PODSCALE_...``) outside ``podscale/core/envnames.py``."""
+    import re
+
+    name = re.compile(r"^PODSCALE_[A-Z0-9_]+$")
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            if path.name == "envnames.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                spelt = node.value if isinstance(node, ast.Constant) else \
+                    node.arg if isinstance(node, ast.keyword) else None
+                if isinstance(spelt, str) and name.match(spelt):
+                    found.append(f"{path}:{node.lineno} {spelt}")
+    return found
+
+
+def test_podscale_variables_are_named_once(tmp_path):
+    """Every PODSCALE_* variable is spelt in podscale/core/envnames.py only (its table says
+    who sets it and what it says); the check fails on a module that spells one."""
+    from podscale.core import envnames
+
+    assert env_names_spelt([ROOT / d for d in ("podscale", "analysis", "suites")]) == []
+    assert set(envnames.OWNED) <= set(envnames.VARIABLES)
+    (tmp_path / "m.py").write_text('import os\nos.environ.get("PODSCALE_DEBUG")\n'
+                                   'dict(PODSCALE_FAULT="x")\n')
+    assert len(env_names_spelt([tmp_path])) == 2
 
 
 def test_argparse_stops_in_the_commands(tmp_path):

@@ -40,9 +40,9 @@ def test_mlp_gradient_all_reduce_is_found_replayed_and_traced(tmp_path):
     steps = pd.read_csv(run / "traces" / "steps.csv")
     assert len(steps) == 2 * 2  # processes x traced iterations
     assert ((steps.collective_us > 0) & (steps.collective_us <= steps.wall_us)).all()
-    assert ((steps.overlap_us >= 0) & (steps.overlap_us <= steps.collective_us)).all()
+    assert ((steps.hidden_us >= 0) & (steps.hidden_us <= steps.collective_us)).all()
     assert 0 < summary.trace_collective_s and \
-        0 <= summary.trace_overlap_s <= summary.trace_collective_s
+        0 <= summary.trace_hidden_s <= summary.trace_collective_s
     assert summary.pred_64_s > 0 and summary.lo_64_s <= summary.pred_64_s <= summary.hi_64_s
     report = (run / "report" / "summary.md").read_text()
     assert "## Collective replay" in report and "overlaps its collectives" in report
@@ -123,7 +123,7 @@ def test_replay_share_has_its_spread_over_rounds_and_warns_on_an_unstable_step()
     assert unstable["step_cv"] > 0.1
     res = {"predict_n": (64,), "steps": pd.DataFrame([
         {"case_id": "c", "step_s": 1.0, "collectives_s": 0.7, "share": 0.7, "overlaps": False,
-         "trace_collective_s": float("nan"), "trace_overlap_s": float("nan"),
+         "trace_collective_s": float("nan"), "trace_hidden_s": float("nan"),
          "pred_64_s": float("nan"), "lo_64_s": float("nan"), "hi_64_s": float("nan"),
          **unstable}])}
     (line, why) = sentences(res)

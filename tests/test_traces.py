@@ -1,6 +1,7 @@
 """Trace parsing: a pure test on a small shipped trace, and a real 2-process --profile run."""
 
 import json
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +18,7 @@ from podscale.analysis.data.traces import (
     steps,
     stragglers,
 )
-from tests.conftest import only_run, podscale
+from tests.conftest import only_run, podscale, stamps, xprof_opens
 
 DATA = Path(__file__).parent / "data" / "small_trace.json"
 
@@ -29,11 +30,11 @@ def test_parser_on_small_trace():
     assert list(table["step"]) == [0, 1]
     s0, s1 = table.iloc[0], table.iloc[1]
     assert s0.case_id == "psum/pmap/float32/n8/h2xd2" and s0.process == 3
-    assert s0.wall_us == 50 and s0.device_us == 30  # union of [105,115] and [115,135]
+    assert s0.wall_us == 50 and s0.busy_us == 30  # union of [105,115] and [115,135]
     assert s0.collective_us == 20 and s0.host_us == 20 and s0.ops == 3  # 'end:' is not an op
     assert s0.collective_start_us == 1115.0 and s0.start_us == 1100.0
-    assert s0.devices == 2 and s0.device_max_us == 30 and s0.device_min_us == 4
-    assert s1.device_us == 30 and s1.collective_us == 30  # clipped at the step's end
+    assert s0.devices == 2 and s0.busy_max_us == 30 and s0.busy_min_us == 4
+    assert s1.busy_us == 30 and s1.collective_us == 30  # clipped at the step's end
 
 
 def test_stragglers_and_merge():
@@ -69,11 +70,26 @@ def test_profiled_run_traces(profiled_run):
     assert [p.name for p in xplanes] == ["process-0.xplane.pb", "process-1.xplane.pb"]
     for p in xplanes:  # XProf's own converters read them
         assert convert(p)["traceEvents"]
-    from xprof.convert import raw_to_tool_data
+    # every tool XProf opens a multi-host session with: one task per process
+    opened = xprof_opens(xplanes)
+    assert opened["tasks"] == 2 and min(opened["events"]) > 0, opened
+    assert all("byProgram" in o for o in opened["op_profile"]), opened
+    assert min(opened["framework_op_stats"]) > 0, opened
+    # each trace stamped with what made it
+    import jax
 
-    data, _ = raw_to_tool_data.xspace_to_tool_data([str(xplanes[0])], "framework_op_stats", {})
-    assert data
+    for i, p in enumerate(xplanes):
+        (s,) = stamps(p)
+        assert s == {"jax": jax.__version__, "jaxlib": s["jaxlib"], "podscale": s["podscale"],
+                     "run": run.name, "process": i}, s
     assert "stragglers" in stdout and "merged timeline" in stdout
+    # and the layout's one merged timeline, a Perfetto archive of both processes
+    (archive,) = run.glob("traces/timeline-h2xd2.zip")
+    with zipfile.ZipFile(archive) as z:
+        manifest = json.loads(z.read("perfetto_manifest.json"))["perfetto_manifest"]
+        assert sorted(z.namelist()) == ["perfetto_manifest.json", "process-0.json",
+                                        "process-1.json"]
+    assert manifest["version"] == 1 and len(manifest["files"]) == 2
 
 
 def test_trace_table_consistent_with_measured(profiled_run):
@@ -87,12 +103,33 @@ def test_trace_table_consistent_with_measured(profiled_run):
     for r in table.itertuples():
         measured = traced.loc[(r.process, r.case_id, r.step), "seconds"] * 1e6
         assert 0.8 * measured <= r.wall_us <= 1.5 * measured + 5000  # annotation encloses clock
-        assert 0 < r.device_us <= r.wall_us + 1e-6
-        assert r.host_us == pytest.approx(r.wall_us - r.device_us)
+        assert 0 < r.busy_us <= r.wall_us + 1e-6
+        assert r.host_us == pytest.approx(r.wall_us - r.busy_us)
+        # the attribution's invariants (the profile path's words): the parts add up
+        assert r.busy_us + r.idle_us == pytest.approx(r.span_us)
+        assert r.exposed_us + r.hidden_us == pytest.approx(r.collective_us)
+        assert r.compute_us + r.callback_us + r.exposed_us + r.hidden_us + r.idle_us == \
+            pytest.approx(r.span_us, abs=1e-3)
     psum = table[table.case_id.str.startswith("psum")]
     assert len(psum) == 2 * 3 and (psum.collective_us > 0).all()  # processes x iterations
     dot = table[table.case_id.str.startswith("dot")]
     assert len(dot) == 2 * 3
+
+
+def test_a_trace_cut_short_is_said(profiled_run):
+    """A trace holding fewer annotated steps than its process timed in the traced pass (a
+    step planted missing from process 1's psum) is said, per process and case."""
+    from podscale.analysis.data.traces import cut_short
+
+    run, _ = profiled_run
+    table = step_table(load_traces(run))
+    samples = load_run(run).samples
+    assert cut_short(table, samples) == []
+    psum = table[(table.process == 1) & table.case_id.str.startswith("psum")]
+    assert len(psum) == 3
+    said = cut_short(table.drop(index=psum.index[-1]), samples)
+    assert len(said) == 1 and said[0].startswith("process 1's trace of psum") and \
+        "holds 2 of its 3 traced steps: cut short" in said[0], said
 
 
 def test_merged_timeline_one_track_per_process(profiled_run):

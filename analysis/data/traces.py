@@ -16,13 +16,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podscale.core.attribution import COLLECTIVE
+from podscale.core.attribution import COLLECTIVE, attribute
 from podscale.core.attribution import union as _union
 from podscale.core.records import SYNC_MARK
 
-STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "device_us",
-                "collective_us", "overlap_us", "host_us", "ops", "collective_start_us",
-                "devices", "device_max_us", "device_min_us"]
+#: a traced step's columns: wall (the step's annotation), the parts of its device time in
+#: :mod:`podscale.core.attribution`'s words (``profile`` uses the same), host (wall less
+#: busy), and the busiest and idlest device's busy time
+STEP_COLUMNS = ["process", "case_id", "step", "start_us", "wall_us", "span_us", "busy_us",
+                "collective_us", "compute_us", "callback_us", "exposed_us", "hidden_us",
+                "idle_us", "host_us", "ops", "collective_start_us", "devices", "busy_max_us",
+                "busy_min_us"]
+#: the columns' names before the two trace paths shared one vocabulary (0.5.0)
+LEGACY_COLUMNS = {"device_us": "busy_us", "overlap_us": "hidden_us",
+                  "device_max_us": "busy_max_us", "device_min_us": "busy_min_us"}
 
 
 @contextlib.contextmanager
@@ -73,9 +80,10 @@ def _device_key(args: dict, pid: object) -> str:
 
 
 def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFrame:
-    """One row per annotated step: wall, device (union of XLA op time), collective and host
-    time (wall - device), when the first collective op started (aligned by offset), and per
-    device (``device_ordinal``, else the trace's device track) the busiest and idlest."""
+    """One row per annotated step: wall, the parts of its ops' time
+    (:func:`podscale.core.attribution.attribute`: busy, collective, hidden, exposed, ...),
+    host time (wall - busy), when the first collective op started (aligned by offset), and
+    per device (``device_ordinal``, else the trace's device track) the busiest and idlest."""
     marks = ev[ev["args"].map(lambda a: "step_num" in a)]
     ops = ev[[_is_op(a, n) for a, n in zip(ev["args"], ev["name"])]]
     rows = []
@@ -83,28 +91,27 @@ def steps(ev: pd.DataFrame, process: int, offset_us: float = 0.0) -> pd.DataFram
         case_id = str(m["args"].get("step_name", m["name"])).rsplit(" ", 1)[0]
         lo, hi = m["ts"], m["ts"] + m["dur"]
         inside = ops[(ops["ts"] >= lo) & (ops["ts"] < hi)]
-        spans = [(t, min(t + d, hi)) for t, d in zip(inside["ts"], inside["dur"])]
+        # the attribution takes nanoseconds; ops clipped at the step's end
+        parts = attribute([(t * 1e3, min(t + d, hi) * 1e3, n)
+                           for t, d, n in zip(inside["ts"], inside["dur"], inside["name"])])
         coll = inside[inside["name"].str.contains(COLLECTIVE)]
-        cspans = [(t, min(t + d, hi)) for t, d in zip(coll["ts"], coll["dur"])]
-        device = _union(spans)
-        other = inside[~inside["name"].str.contains(COLLECTIVE)]
-        compute = _union([(t, min(t + d, hi)) for t, d in zip(other["ts"], other["dur"])])
-        coll_us = _union(cspans)
         keys = [_device_key(a, p) for a, p in zip(inside["args"], inside["pid"])]
         per_device = [_union([(t, min(t + d, hi)) for t, d in zip(g["ts"], g["dur"])])
                       for _, g in inside.groupby(keys)] if keys else [0.0]
         rows.append({
             "process": process, "case_id": case_id, "step": int(m["args"]["step_num"]),
-            "start_us": lo + offset_us, "wall_us": m["dur"], "device_us": device,
-            "collective_us": coll_us, "host_us": max(m["dur"] - device, 0.0),
-            # collective time during which other ops ran (inclusion-exclusion of the unions)
-            "overlap_us": max(coll_us + compute - device, 0.0),
-            "ops": len(inside),
+            "start_us": lo + offset_us, "wall_us": m["dur"], **parts,
+            "host_us": max(m["dur"] - parts["busy_us"], 0.0), "ops": len(inside),
             "collective_start_us": (coll["ts"].min() + offset_us) if len(coll) else np.nan,
             "devices": len(set(keys)),
-            "device_max_us": max(per_device), "device_min_us": min(per_device),
+            "busy_max_us": max(per_device), "busy_min_us": min(per_device),
         })
     return pd.DataFrame(rows, columns=STEP_COLUMNS)
+
+
+def read_steps(path: Path) -> pd.DataFrame:
+    """A saved step table (``traces/steps.csv``), its columns in today's words."""
+    return pd.read_csv(path).rename(columns=LEGACY_COLUMNS)
 
 
 def offset(ev: pd.DataFrame, anchor_unix_us: float | None) -> float:
@@ -137,6 +144,12 @@ def _xplanes(traces: Path, sync: dict) -> list[tuple[str, int, Path]]:
     return out
 
 
+def xplane_files(run_dir: Path, traces: Path | None = None) -> dict[tuple[str, int], Path]:
+    """(layout, process) -> the XSpace file of a run's traced pass."""
+    found = _xplanes(traces or Path(run_dir) / "traces", _sidecars(run_dir))
+    return {(layout, proc): path for layout, proc, path in found}
+
+
 def load_traces(run_dir: Path, traces: Path | None = None
                 ) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
     """(layout, process) -> (events, offset to shared wall clock in us). ``traces``: where
@@ -160,6 +173,24 @@ def step_table(loaded: dict) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=["layout", *STEP_COLUMNS])
     return pd.concat(parts, ignore_index=True)
+
+
+def cut_short(table: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
+    """Traces that hold fewer annotated steps than the process timed in its traced pass
+    (``samples`` of phase ``traced``): cut short by the profiler's event limit or a session
+    stopped early, said per process and case rather than read as fewer steps."""
+    traced = samples[samples["phase"] == "traced"]
+    asked = traced.groupby(["process", "case_id"]).size()
+    held = table.groupby(["process", "case_id"]).size() if len(table) else pd.Series(
+        dtype=int)
+    out = []
+    for (process, case_id), n in asked.items():
+        got = int(held.get((process, case_id), 0))
+        if got < n:
+            out.append(f"process {process}'s trace of {case_id} holds {got} of its {n} traced "
+                       "steps: cut short (the profiler's event limit, or a session stopped "
+                       "early)")
+    return out
 
 
 def stragglers(table: pd.DataFrame) -> pd.DataFrame:
@@ -216,11 +247,11 @@ def summary(table: pd.DataFrame, lag: pd.DataFrame) -> str:
     if table.empty:
         return "# traces: no annotated steps found"
     g = table.groupby(["layout", "case_id"])
-    per = g[["wall_us", "device_us", "collective_us", "host_us"]].median()
+    per = g[["wall_us", "busy_us", "collective_us", "host_us"]].median()
     lines = ["# traced steps (medians over steps and processes, us)",
-             "#  layout  case                                     wall   device  collect     host"]
+             "#  layout  case                                     wall     busy  collect     host"]
     for (layout, case_id), r in per.iterrows():
-        lines.append(f"  {layout:>6}  {case_id:<38} {r.wall_us:8.1f} {r.device_us:8.1f} "
+        lines.append(f"  {layout:>6}  {case_id:<38} {r.wall_us:8.1f} {r.busy_us:8.1f} "
                      f"{r.collective_us:8.1f} {r.host_us:8.1f}")
     if not lag.empty:
         lines.append("# stragglers: process last at the collective, median lag over steps (us)")

@@ -1,3 +1,5 @@
 """Profiled programs (``podscale profile`` / ``podscale attach``): their records as frames
 (:mod:`.load`), the step ledger and stragglers (:mod:`.steps`), the goodput ledger
-(:mod:`.goodput`), what follows (:mod:`.summary`) and text (:mod:`.render`)."""
+(:mod:`.goodput`) and what follows (:mod:`.summary`). Their text is
+:mod:`podscale.analysis.render.profiletext`; their A/B and history verdicts,
+:mod:`podscale.analysis.verdicts.profilecompare`."""

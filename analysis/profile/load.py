@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.core.errors import UsageError
+from podscale.core.profilerecord import checked, schema_of
 from podscale.core.records import Manifest, read_manifest
 
 CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us", "ops",
@@ -47,7 +48,8 @@ class Profile:
     captures: pd.DataFrame
     #: one row per capture window and process: process, first, stop, held (steps its trace
     #: held), cut, reduce_s, file, spans (when the profiler started and stopped, seconds),
-    #: trigger ([step, process] of an anomaly's capture, else None)
+    #: trigger ([step, process] of an anomaly's capture, else None), origin (when its
+    #: trace's clock reads 0, seconds; None where the trace did not say)
     windows: pd.DataFrame
     #: the program's own StepTraceAnnotations: process, name, num, first and end (the
     #: sequence numbers of the calls inside: first <= seq < end), enter, exit
@@ -68,6 +70,10 @@ class Profile:
     #: the persistent compilation cache's answers: process, hit (bool), seq, end
     cache: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=["process", "hit", "seq", "end"]))
+    #: the step's optimized programs saved at a capture: process, name, file (or None),
+    #: error (why it was not saved, or None)
+    programs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["process", "name", "file", "error"]))
 
     @property
     def clock_residual_s(self) -> float:
@@ -91,7 +97,7 @@ def _read(path: Path) -> tuple[list[dict], int]:
 
 #: the rows a process's record gives, by kind (:func:`_process`)
 ROWS = ("computation", "call", "compile", "compiled", "gaps", "capture", "window", "step",
-        "capture_ops", "collectives", "skipped", "silent", "cache")
+        "capture_ops", "collectives", "skipped", "silent", "cache", "program")
 
 
 def _devices(o: dict) -> dict:
@@ -104,10 +110,11 @@ def _devices(o: dict) -> dict:
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
     """One process's marks (local clock) and its rows by kind."""
     marks: dict = {"process": process, "offset_us": None, "rtt_us": None,
-                   "other_threads": None, "peaks": None, "device_memory": None}
+                   "other_threads": None, "peaks": None, "device_memory": None,
+                   "degraded": None}
     rows: dict[str, list] = {k: [] for k in ROWS}
     for o in objs:
-        kind = o.get("kind")
+        kind = str(o["kind"])
         if kind == "start":
             marks.update(attach=o["attach"], process_start=o.get("process_start"),
                          pid=o.get("pid"), host=o.get("host"))
@@ -118,6 +125,8 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             marks.update(_devices(o))
         elif kind == "memory":
             marks.update(device_memory=o.get("devices"))
+        elif kind == "degraded":  # JAX hooks this release lacks: what the record lacks
+            marks.update(degraded=o["hooks"])
         elif kind == "offset":
             marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
         elif kind == "threads":  # calls from threads other than the main one: counted
@@ -141,7 +150,7 @@ def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
             rows["silent"].append({"start": o["from"], "end": o["to"]})
         elif kind == "step":
             rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
-        elif kind in rows:
+        else:  # computation, compile, compiled, program: a row each
             rows[kind].append(o)
     return marks, rows
 
@@ -155,7 +164,8 @@ def _capture(o: dict, rows: dict[str, list]) -> None:
     rows["window"].append({"first": o["steps"][0], "stop": o["steps"][1],
                            "held": len(o["rows"]), "cut": o["cut"],
                            "reduce_s": o.get("reduce_s"), "file": o["file"],
-                           "spans": spans, "trigger": o.get("trigger")})
+                           "spans": spans, "trigger": o.get("trigger"),
+                           "origin_us": o.get("origin_us")})
     for r in o["rows"]:
         seen: dict[str, int] = {}
         for op, start, dur in r.get("collectives") or []:
@@ -175,15 +185,7 @@ def load_profile(run_dir: Path | str) -> Profile:
                    key=lambda p: int(p.stem.split("-")[1]))
     if not files:
         raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
-    marks: list[dict] = []
-    kinds: dict[str, list[tuple[int, list]]] = {k: [] for k in ROWS}
-    for path in files:
-        process = int(path.stem.split("-")[1])
-        objs, cut = _read(path)
-        m, rows = _process(objs, process)
-        marks.append({**m, "cut_lines": cut})
-        for kind, got in rows.items():
-            kinds[kind].append((process, got))
+    marks, kinds = _read_all(files)
     processes = pd.DataFrame(marks).set_index("process", drop=False)
     offset = processes["offset_us"].fillna(0).astype("int64")
     origin = min(int(a) - int(offset[p]) for p, a in processes["attach"].items())
@@ -208,9 +210,11 @@ def load_profile(run_dir: Path | str) -> Profile:
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
                    _frame(kinds["capture"], CAPTURE_COLUMNS),
                    _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
-                                            "file", "spans", "trigger"],
+                                            "file", "spans", "trigger", "origin"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
-                                                  for a, b in r["spans"]]}),
+                                                  for a, b in r["spans"]],
+                                        "origin": None if r["origin_us"] is None else
+                                        seconds(r["origin_us"], p)}),
                    _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
                           lambda p, r: {"enter": seconds(r["enter"], p),
                                         "exit": seconds(r["exit"], p)}),
@@ -222,7 +226,25 @@ def load_profile(run_dir: Path | str) -> Profile:
                           lambda p, r: {"start": seconds(r["start"], p),
                                         "end": seconds(r["end"], p)}),
                    _frame(kinds["cache"], ["hit", "seq", "end"],
-                          lambda p, r: {"end": seconds(r["end"], p)}))
+                          lambda p, r: {"end": seconds(r["end"], p)}),
+                   _frame(kinds["program"], ["name", "file", "error"]))
+
+
+def _read_all(files: list[Path]) -> tuple[list[dict], dict[str, list[tuple[int, list]]]]:
+    """Every process's marks, and its rows by kind; a form or a kind this reader does not
+    know refused (:mod:`podscale.core.profilerecord`)."""
+    marks: list[dict] = []
+    kinds: dict[str, list[tuple[int, list]]] = {k: [] for k in ROWS}
+    for path in files:
+        process = int(path.stem.split("-")[1])
+        objs, cut = _read(path)
+        schema_of(objs, str(path))
+        checked(objs, str(path))
+        m, rows = _process(objs, process)
+        marks.append({**m, "cut_lines": cut})
+        for kind, got in rows.items():
+            kinds[kind].append((process, got))
+    return marks, kinds
 
 
 def _frame(per_process: list[tuple[int, list]], columns: list[str],

@@ -224,7 +224,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
                    "with the wrong peers (a multi-controller program must launch the same "
                    "computations in the same order on every process)")
-    out += _unended(s)
+    out += _unended(s) + _degraded(s.profile.processes)
     if s.step is None:
         return [*out, _no_step(s)]
     total = int(s.profile.processes["process"].nunique())
@@ -234,13 +234,29 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"process {r['process']}'s capture of steps {int(r['first'])}-{stop} was "
                    f"cut short: its trace holds {int(r['held'])} step execution(s), not one "
                    "per step (a session stopped early, or the profiler's event limit)")
-    out += _skipped(s.profile.skipped, total)
+    out += _skipped(s.profile.skipped, total) + _unsaved(s.profile.programs)
     out += inside.findings(s.inside, s.waits, s.op_diff)
     if s.peers is False and total > 1:
         out.append(f"{s.step} has no collective across processes (its compiled program): "
                    "no process waits on another, so no time is lost to a straggler; each "
                    "process's step time stands alone")
     return out + _timing(s, total) + _between(s, total)
+
+
+def _degraded(processes: pd.DataFrame) -> list[str]:
+    """The JAX hooks this release lacked (``podscale.worker.jaxapi``): what each cost."""
+    said: dict[str, str] = {}
+    for hooks in processes.get("degraded", pd.Series(dtype=object)).dropna():
+        said.update(hooks)
+    return [f"this JAX lacks a hook podscale uses ({hook}): {lost}"
+            for hook, lost in sorted(said.items())]
+
+
+def _unsaved(programs: pd.DataFrame) -> list[str]:
+    """Steps' programs a capture could not save (the window's trace stands)."""
+    failed = programs.dropna(subset=["error"]) if len(programs) else programs
+    return [f"process {int(r.process)} could not save {r.name}'s optimized program at its "
+            f"capture: {r.error}" for r in failed.itertuples(index=False)]
 
 
 def _timing(s: ProfileSummary, total: int) -> list[str]:

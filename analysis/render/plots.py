@@ -216,15 +216,16 @@ def compile_times(summary: pd.DataFrame) -> Figure | None:
 def trace_breakdown(steps: pd.DataFrame) -> Figure | None:
     if steps.empty:
         return None
-    med = steps.groupby("case_id")[["device_us", "collective_us", "host_us"]].median()
-    med["compute_us"] = (med["device_us"] - med["collective_us"]).clip(lower=0)
+    med = steps.groupby("case_id")[["busy_us", "exposed_us", "host_us"]].median()
+    med["compute_us"] = (med["busy_us"] - med["exposed_us"]).clip(lower=0)
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(med) + 1.5))
-    med[["compute_us", "collective_us", "host_us"]].plot.barh(stacked=True, ax=ax,
-                                                              color=["#4c72b0", "#dd8452",
-                                                                     "#8c8c8c"])
+    med[["compute_us", "exposed_us", "host_us"]].plot.barh(stacked=True, ax=ax,
+                                                           color=["#4c72b0", "#dd8452",
+                                                                  "#8c8c8c"])
     ax.set_xlabel("us per step (median over steps and processes)")
     ax.set_ylabel("")
-    ax.set_title("Trace-derived time per step: device compute, collective, host")
+    ax.set_title("Trace-derived time per step: device busy less exposed collective, "
+                 "exposed collective, host")
     return fig
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from podscale.analysis.profile import inside
 from podscale.analysis.profile.goodput import ORDER
-from podscale.analysis.profile.render import capture_frame, heading, step_frame, timed
 from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
+from podscale.analysis.render.profiletext import capture_frame, heading, step_frame, timed
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -40,10 +40,16 @@ STEP_COLUMNS = {"process": "process", "steps": "steps", "median": "median", "p90
                 "straggler": "straggler"}
 
 
+#: the widest line the text output makes (a terminal's 120 columns)
+WIDTH = 120
+
+
 def _text_table(df: pd.DataFrame) -> str:
+    """Columns right-aligned, two spaces apart, or one where two would pass ``WIDTH``."""
     cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.values]
     widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
-    return "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
+    gap = "  " if sum(widths) + 2 * (len(widths) - 1) <= WIDTH else " "
+    return "\n".join(gap.join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
 
 
 def timed(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
@@ -113,10 +119,10 @@ def captures_table(s: ProfileSummary) -> list[str]:
                   if isinstance(trig, list) else f"{int(first)}-{int(stop) - 1}"
                   if stop == stop else f"{int(first)}-")
         held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
-        out.append(f"# captured steps {window} (XProf: {viewer(s.profile.run_dir / 'traces')})"
-                   f": {held}")
+        out.append(f"# captured steps {window}: {held}")
         if steps:
             out.append(_text_table(capture_frame(w)))
+    out.append(f"# XProf: {viewer(s.profile.run_dir / 'traces')}")
     return out
 
 

@@ -53,7 +53,9 @@ def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         return table, stragglers(table)
     if not steps.exists():
         return pd.DataFrame(), pd.DataFrame()
-    return pd.read_csv(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
+    from podscale.analysis.data.traces import read_steps
+
+    return read_steps(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
 
 
 def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +181,7 @@ def _plots(doc: Doc, a: _Analysis, run_dir: Path,
         doc.heading("Trace-derived device time", "from the separate traced pass (XProf traces)")
         doc.figure(plots.trace_breakdown(steps), "trace breakdown")
         med = steps.groupby(["layout", "case_id"])[
-            ["wall_us", "device_us", "collective_us", "host_us"]].median().round(1)
+            ["wall_us", "busy_us", "collective_us", "hidden_us", "host_us"]].median().round(1)
         doc.table(med.reset_index())
         if not lag.empty:
             doc.heading("Stragglers", "per step: process last at the collective, and its lag")

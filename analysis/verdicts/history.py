@@ -77,8 +77,8 @@ def write_summary(run_dir: Path, key: str | None = None,
 
 
 def _profiled(run_dir: Path) -> tuple[dict, list[list]]:
-    from podscale.analysis.profile.compare import history_row
     from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.verdicts.profilecompare import history_row
 
     s = summarize_profile(run_dir)
     row = history_row(s)

@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.analysis.data.hlo import DTYPE, ITEMSIZE, inventory
+from podscale.analysis.data.traces import read_steps
+from podscale.core.errors import UsageError
 
 REPLAYABLE = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
               "collective_permute")
@@ -34,7 +36,10 @@ def load_inventory(run_dir: Path) -> pd.DataFrame:
     for text_path in sorted(Path(run_dir).glob("hlo/*/*.hlo.txt")):
         info = json.loads(Path(str(text_path).removesuffix(".hlo.txt") + ".json").read_text())
         case_devices = info["case_devices"]
-        logical = info.get("logical_devices") or case_devices
+        logical = info.get("logical_devices")
+        if logical is None:
+            raise UsageError(f"{text_path}: the program's device order is unknown (this "
+                             "JAX did not say it); its replica groups cannot be replayed")
         order = [case_devices.index(d) for d in logical]  # logical id -> global index
         for c in inventory(text_path.read_text(), len(order)):
             groups = _global(c.groups, order) if c.groups else []
@@ -183,8 +188,8 @@ def results(run_dir: Path, predict_n: Sequence[int] = (64, 256)) -> dict:
                      "count": r.count, "note": f"not replayed: {r.reason}"})
     table = pd.DataFrame(rows)
     traced = Path(run_dir) / "traces" / "steps.csv"
-    seen = pd.read_csv(traced).groupby("case_id")[["collective_us", "overlap_us"]].median() \
-        if traced.exists() else pd.DataFrame(columns=["collective_us", "overlap_us"])
+    seen = read_steps(traced).groupby("case_id")[["collective_us", "hidden_us"]].median() \
+        if traced.exists() else pd.DataFrame(columns=["collective_us", "hidden_us"])
     steps = []
     rm1 = run.round_medians().set_index(["case_id", "round"])["median"] \
         if len(run.cases) else pd.Series(dtype=float)
@@ -199,7 +204,7 @@ def results(run_dir: Path, predict_n: Sequence[int] = (64, 256)) -> dict:
                                      else pd.Series(dtype=float), part, rm2),
                       "trace_collective_s": trace.collective_us * 1e-6 if trace is not None
                       else float("nan"),
-                      "trace_overlap_s": trace.overlap_us * 1e-6 if trace is not None
+                      "trace_hidden_s": trace.hidden_us * 1e-6 if trace is not None
                       else float("nan"),
                       **{f"{c}_{n}_s": float(part[f"{c}_{n}_s"].sum(min_count=1))
                          if len(part) and f"{c}_{n}_s" in part else float("nan")
@@ -250,7 +255,7 @@ def sentences(res: dict) -> list[str]:
         if s.trace_collective_s == s.trace_collective_s:
             out.append(f"{s.case_id}: in the profiler trace, collectives take "
                        f"{time_h(s.trace_collective_s)} of a step, "
-                       f"{time_h(s.trace_overlap_s)} of it overlapping other ops")
+                       f"{time_h(s.trace_hidden_s)} of it hidden under other ops")
         missing = [n for n in res["predict_n"] if getattr(s, f"pred_{n}_s") !=
                    getattr(s, f"pred_{n}_s")]
         if missing:

@@ -11,6 +11,8 @@ podscale's core only (no pandas), like a worker.
 - :mod:`.session`: running the script as ``__main__`` and closing the record.
 """
 
+from podscale.core import envnames
+
 #: set by ``podscale profile`` for its processes: the front end keeps the manifest, not
 #: process 0's ``podscale attach``
-SUPERVISED = "PODSCALE_PROFILE_SUPERVISED"
+SUPERVISED = envnames.PROFILE_SUPERVISED

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from podscale.core.defaults import ANOMALY_RATIO
+from podscale.worker.jaxapi import CoordinationClient
 
 HISTORY = 50
 MIN_HISTORY = 20
@@ -97,7 +98,7 @@ class Anomalies:
         self.ready: dict[int, deque[tuple[int, int]]] = {}  # computation -> (k, ready)
         self.periods: dict[int, deque[float]] = {}
         self.ranked: dict[int, list[float]] = {}  # the same periods, sorted
-        self.client: Any = None
+        self.client: CoordinationClient | None = None
         self.process = 0
         self.step_name: str | None = None
         self.step_id = -1
@@ -114,7 +115,7 @@ class Anomalies:
         self.thread.start()
         return self.thread
 
-    def joined(self, client: Any, process: int) -> None:
+    def joined(self, client: CoordinationClient, process: int) -> None:
         """From now on proposals go through the store (``client`` None: one process)."""
         self.process, self.client = process, client
 
@@ -196,11 +197,12 @@ class Anomalies:
                        "reason": "the profiler was held (a --profile-steps/--profile-every "
                                  "window, or the program's own session)"})
             return
-        dest, rows, ops, spans = got
+        dest, rows, ops, spans, origin = got
         rows = whole(rows, self._readies(), spans[0][0], spans[1][0])
         steps = [rows[0]["step"], rows[-1]["step"] + 1] if rows else [step + 1, None]
         self.emit({"kind": "capture", "steps": steps, "file": str(dest), "rows": rows,
-                   "ops": ops, "trigger": [step, by], "wall": spans, "cut": not rows})
+                   "ops": ops, "origin_us": origin, "trigger": [step, by], "wall": spans,
+                   "cut": not rows})
 
     def _readies(self) -> list[tuple[int, int]]:
         """The step computation's (k, ready) pairs, oldest first."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podscale.attach.programs import describe
+from podscale.worker.jaxapi import cache_size, tracing
 
 #: a call whose output could not be waited on (deleted by donation before the watcher
 #: reached it): its ready time is unknown
@@ -34,7 +35,6 @@ ROWS_PER_RECORD = 16
 RECENT = 64
 #: ready-to-ready intervals kept for the roll-call's auto timeout (its p99)
 PERIODS = 1000
-_core: Any = None  # jax._src.core, once JAX is imported
 
 
 @dataclass
@@ -117,11 +117,8 @@ class CallLog:
     def call(self, comp: Computation, inner: Callable[..., Any], args: tuple,
              kwargs: dict) -> Any:
         """Call ``inner`` as the program asked, recording it unless JAX is tracing."""
-        global _core
-        if _core is None:
-            from jax._src import core as _core
         me = threading.get_ident()
-        if self._owner == me or not _core.trace_state_clean():  # JAX is tracing
+        if self._owner == me or tracing(args, kwargs):
             return inner(*args, **kwargs)
         if me != self._main:
             with self._lock:
@@ -153,7 +150,7 @@ class CallLog:
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
-        size = _cache_size(inner)
+        size = cache_size(inner)
         if size is not None and size != comp.cache_size or size is None and comp.calls == 1:
             comp.cache_size = size or 0
             facts = describe(lambda: _compiled(inner, args, kwargs))
@@ -240,14 +237,6 @@ def _compiled(inner: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(inner, functools.partial):
         return inner.args[0]  # Compiled.__call__ bound to the Compiled
     return inner.lower(*args, **kwargs).compile()
-
-
-def _cache_size(inner: Any) -> int | None:
-    size = getattr(inner, "_cache_size", None)
-    try:
-        return int(size()) if callable(size) else None
-    except Exception:  # noqa: BLE001 - a wrapper JAX may change; compiles still come
-        return None    # from the monitoring events
 
 
 def _leaves(args: tuple, kwargs: dict) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from podscale.attach.stepreduce import reduce_steps
+from podscale.worker.tracing import stamp
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class Capture:
                 self.opened_any = True
                 try:
                     profiler()[0](str(self._tmp()))
+                    stamp(self.run_dir.name, self.process())
                 except Exception as exc:  # noqa: BLE001 - the program's own session holds it
                     self.emit({"kind": "capture_skipped", "steps": [k, end],
                                "reason": _held(exc)})
@@ -217,18 +219,19 @@ class Capture:
         dest = self._keep(f"{self.run_dir.name}-steps-{window[0]}-{end}")
         started = time.perf_counter()
         skew = self.clock() - time.time_ns() // 1000  # this clock against the wall's
-        reduced, ops = reduce_steps(dest, self.name, self.began, skew,
-                                    self.modules.get(self.name or "")) if dest else ([], {})
+        reduced, ops, origin = reduce_steps(dest, self.name, self.began, skew,
+                                            self.modules.get(self.name or "")) \
+            if dest else ([], {}, None)
         want = (window[1] - window[0]) if window[1] is not None else None
         self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
-                   "rows": reduced, "ops": ops, "start": self.opened,
+                   "rows": reduced, "ops": ops, "origin_us": origin, "start": self.opened,
                    "stop": [t0, self.clock()],
                    "reduce_s": round(time.perf_counter() - started, 4),
                    "cut": want is not None and len(reduced) < want})
         self.until, self.last = None, None
 
     def wall(self, label: str, name: str | None, wait: Callable[[], None]) \
-            -> tuple[Path | None, list[dict], dict, list[list[int]]] | None:
+            -> tuple[Path | None, list[dict], dict, list[list[int]], float | None] | None:
         """Profile from now until ``wait`` returns (on the calling thread, not the
         program's): the trace kept as session ``<run>-<label>``, its steps reduced and
         numbered from 0 (each row's ``end_us`` places it), the spans of the profiler's
@@ -240,6 +243,7 @@ class Capture:
             try:
                 t0 = self.clock()
                 profiler()[0](str(self._tmp()))
+                stamp(self.run_dir.name, self.process())
                 t1 = self.clock()
             except Exception:  # noqa: BLE001 - the program's own session holds it
                 return None
@@ -255,9 +259,9 @@ class Capture:
                 self.busy = False
         dest = self._keep(f"{self.run_dir.name}-{label}")
         skew = self.clock() - time.time_ns() // 1000
-        rows, ops = reduce_steps(dest, name, 0, skew,
-                                 self.modules.get(name or "")) if dest else ([], {})
-        return dest, rows, ops, [[t0, t1], [t2, t3]]
+        rows, ops, origin = reduce_steps(dest, name, 0, skew, self.modules.get(name or "")) \
+            if dest else ([], {}, None)
+        return dest, rows, ops, [[t0, t1], [t2, t3]], origin
 
     def _keep(self, session_name: str) -> Path | None:
         found = list(self._tmp().glob("plugins/profile/*/*.xplane.pb"))
@@ -295,10 +299,10 @@ def _held(exc: Exception) -> str:
 def module_name(program: Callable[[], Any]) -> str | None:
     """The XLA module name of a computation's compiled program (``program()``, answered
     from JAX's caches), or None where the runtime does not say."""
+    from podscale.worker.jaxapi import module_name as of
+
     try:
-        compiled = program()
-        modules = compiled.runtime_executable().hlo_modules()
-        return str(modules[0].name)
+        return of(program())
     except Exception:  # noqa: BLE001 - the trace reduction falls back on the names
         return None
 

@@ -19,7 +19,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+
+from podscale.core import envnames
+from podscale.worker.jaxapi import CoordinationClient
 
 ROUNDS = 16
 #: between a peer's rounds: the rounds sample different moments of a busy start-up (the
@@ -32,7 +34,7 @@ POLL_MS = 200
 
 def planted(spec: str | None = None) -> dict[int, int]:
     """The planted skews, microseconds per process (``P:SECONDS,...``)."""
-    spec = os.environ.get("PODSCALE_CLOCK_SKEW", "") if spec is None else spec
+    spec = os.environ.get(envnames.CLOCK_SKEW, "") if spec is None else spec
     out: dict[int, int] = {}
     for part in filter(None, spec.split(",")):
         process, _, seconds = part.partition(":")
@@ -60,7 +62,7 @@ def _key(process: int, round_: int, what: str) -> str:
     return f"podscale/attach/clock/{process}/{round_}/{what}"
 
 
-def _wait_for(client: Any, key: str, stop: threading.Event) -> str:
+def _wait_for(client: CoordinationClient, key: str, stop: threading.Event) -> str:
     """The key's value once set; raises once ``TIMEOUT_MS`` pass, the store fails or
     ``stop`` is set."""
     deadline = time.monotonic() + TIMEOUT_MS / 1000
@@ -73,7 +75,7 @@ def _wait_for(client: Any, key: str, stop: threading.Event) -> str:
     raise TimeoutError(key)
 
 
-def answer(client: Any, processes: int, now: Callable[[], int],
+def answer(client: CoordinationClient, processes: int, now: Callable[[], int],
            stop: threading.Event) -> threading.Thread:
     """Process 0: answer every peer's rounds, peer by peer, in a background thread (a peer
     that stops asking is passed over: its offset stays unknown, the next peer's is not)."""
@@ -93,7 +95,7 @@ def answer(client: Any, processes: int, now: Callable[[], int],
     return thread
 
 
-def measure(client: Any, process: int, now: Callable[[], int],
+def measure(client: CoordinationClient, process: int, now: Callable[[], int],
             done: Callable[[int, int], None], stop: threading.Event) -> threading.Thread:
     """A peer: estimate the offset in a background thread; ``done(offset_us, rtt_us)``."""
 

@@ -192,11 +192,10 @@ def _install_profiler(log: CallLog) -> Callable[[], None]:
     the module's own), so that the program's own session finds podscale's capture out of
     its way, and ``Lowered.compile``, so that its compile events are marked ahead of time;
     returns the undo."""
-    import jax.profiler
     import jax.stages
-    from jax._src import profiler as _profiler_src
 
     from podscale.attach.capture import profiler
+    from podscale.worker.jaxapi import start_trace_owners
 
     start_trace = profiler()[0]  # JAX's own, kept for podscale's sessions
     lowered_compile = jax.stages.Lowered.compile
@@ -221,10 +220,13 @@ def _install_profiler(log: CallLog) -> Callable[[], None]:
             log.ahead -= 1
 
     jax.stages.Lowered.compile = compile_ahead  # type: ignore[method-assign]
-    jax.profiler.start_trace = _profiler_src.start_trace = program_start_trace
+    owners = start_trace_owners()
+    for owner in owners:
+        owner.start_trace = program_start_trace
 
     def undo() -> None:
-        jax.profiler.start_trace = _profiler_src.start_trace = start_trace
+        for owner in owners:
+            owner.start_trace = start_trace
         jax.stages.Lowered.compile = lowered_compile  # type: ignore[method-assign]
     return undo
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from podscale.attach.calls import CallLog
+from podscale.worker.jaxapi import BACKEND_COMPILE, CACHE_HIT, CACHE_MISS, COMPILE_EVENTS
 
 
 class Events:
@@ -19,17 +20,16 @@ class Events:
         self.log, self.emit, self.clock = log, emit, clock
 
     def compile(self, event: str, duration_secs: float, **kw: Any) -> None:
-        if not event.startswith("/jax/core/compile/"):
+        if not event.startswith(COMPILE_EVENTS):
             return
         seq = self.log.main_call()
         if seq is not None:  # traced or lowered: compiling until the backend is done
-            self.log.compiling = not event.endswith("backend_compile_duration")
+            self.log.compiling = not event.endswith(BACKEND_COMPILE)
         self.emit({"kind": "compile", "event": event.rsplit("/", 1)[1],
                    "fun": kw.get("fun_name"), "end": self.clock(), "seconds": duration_secs,
                    "seq": seq, "ahead": self.log.ahead > 0})
 
     def cache(self, event: str, **kw: Any) -> None:
-        if event in ("/jax/compilation_cache/cache_hits",
-                     "/jax/compilation_cache/cache_misses"):
-            self.emit({"kind": "cache", "hit": event.endswith("hits"), "end": self.clock(),
+        if event in (CACHE_HIT, CACHE_MISS):
+            self.emit({"kind": "cache", "hit": event == CACHE_HIT, "end": self.clock(),
                        "seq": self.log.main_call()})

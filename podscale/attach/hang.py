@@ -46,7 +46,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from podscale.attach.ledger import Recorder
+from podscale.core import envnames
 from podscale.core.desync import first
+from podscale.worker.jaxapi import CoordinationClient
 
 #: set once the roll is called: an error the main thread meets from then on (a peer gone
 #: from a collective) is a consequence, neither shown nor recorded (:mod:`.session`)
@@ -74,17 +77,18 @@ COMPILE_GRACE = 10.0
 
 
 def auto_min() -> float:
-    return float(os.environ.get("PODSCALE_HANG_AUTO_MIN_S", AUTO_MIN_S))
+    return float(os.environ.get(envnames.HANG_AUTO_MIN_S, AUTO_MIN_S))
 
 
 class RollCall:
     """The heartbeat and, on process 0, the watch."""
 
-    def __init__(self, log: Any, record: Any, run_dir: Path, process: int, processes: int,
-                 client: Any, timeout: float | None, where: Any, keeps_manifest: bool,
+    def __init__(self, log: Any, record: Recorder, client: CoordinationClient,
+                 processes: int, timeout: float | None, where: Any, keeps_manifest: bool,
                  stop: threading.Event, gaps: Callable[[], list] = list) -> None:
-        self.log, self.record, self.run_dir = log, record, run_dir
-        self.process, self.processes, self.client = process, processes, client
+        """``record``: the joined process's (its run directory and process index)."""
+        self.log, self.record, self.run_dir = log, record, record.run_dir
+        self.process, self.processes, self.client = record.process or 0, processes, client
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
         self.gaps = gaps  # the host gaps sampled so far (rows), kept at the verdict
         self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
@@ -226,7 +230,7 @@ def _mark_failed(run_dir: Path, error: str) -> None:
     write_manifest(run_dir, replace(m, status="failed", error=error, finished=now()))
 
 
-def peer_failure(client: Any, process: int) -> dict | None:
+def peer_failure(client: CoordinationClient, process: int) -> dict | None:
     """Another process's published failure (:func:`failed`), or None (none, or this
     process's own: its main thread leaves by itself)."""
     try:
@@ -236,7 +240,7 @@ def peer_failure(client: Any, process: int) -> dict | None:
     return notice if notice["process"] != process else None
 
 
-def failed(client: Any, process: int, code: int, error: str | None) -> None:
+def failed(client: CoordinationClient, process: int, code: int, error: str | None) -> None:
     """Publish this process's failure (the first one stands): its peers see it at their
     next heartbeat and leave with its code (:meth:`RollCall.follow`)."""
     line = (error or "").strip().splitlines()[-1:] or [""]
@@ -247,7 +251,8 @@ def failed(client: Any, process: int, code: int, error: str | None) -> None:
         pass
 
 
-def wait_for_the_others(client: Any, processes: int, wait: float = LEAVE_WAIT_S) -> None:
+def wait_for_the_others(client: CoordinationClient, processes: int,
+                        wait: float = LEAVE_WAIT_S) -> None:
     """Process 0, leaving after a failure: until every other process has said it leaves
     (or ``wait`` seconds), so that they read the failure from the service it holds."""
     deadline = time.monotonic() + wait

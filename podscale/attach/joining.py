@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from podscale.attach import SUPERVISED
+from podscale.core import envnames
 
 
 def alone() -> dict[str, Any] | None:
@@ -16,7 +17,7 @@ def alone() -> dict[str, Any] | None:
     launcher started (``profile --hosts 1``: it names no coordinator): a coordinator of
     this process's own on a free loopback port, so the script's call with no arguments
     joins as on several hosts. None under any other launcher (JAX auto-detects)."""
-    if os.environ.get("PODSCALE_NUM_PROCESSES") != "1" or not os.environ.get(SUPERVISED):
+    if os.environ.get(envnames.NUM_PROCESSES) != "1" or not os.environ.get(SUPERVISED):
         return None
     import socket
 
@@ -37,7 +38,7 @@ def said_device_count(devices: int) -> None:
 
     forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
                        os.environ.get("XLA_FLAGS", ""))
-    if forced and os.environ.get("PODSCALE_CPU_DEVICES") and int(forced[1]) != devices:
+    if forced and os.environ.get(envnames.CPU_DEVICES) and int(forced[1]) != devices:
         print(f"podscale: note: --devices-per-host gives each process {devices} CPU "
               f"device(s); the program's XLA_FLAGS "
               f"--xla_force_host_platform_device_count={forced[1]} has no effect",

@@ -1,6 +1,6 @@
 """The per-process record of an attached program: ``profile/process-<i>.jsonl`` under the
-run directory, one JSON object a line (``start``, ``join``, ``offset``, ``computation``,
-``calls``, ``compile``, ``compiled``, ``step``, ``capture``, ``gaps``, ``hang``, ``end``).
+run directory, one JSON object a line, each of a kind :mod:`podscale.core.profilerecord`
+declares.
 
 Lines are kept in memory until the next would take the batch past ``BATCH_BYTES``; the
 batch is then appended to the process's file and published to the coordination service's
@@ -12,9 +12,12 @@ record per process in process 0's run directory."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from pathlib import Path
-from typing import Any
+
+from podscale.core.profilerecord import line as checked_line
+from podscale.worker.jaxapi import CoordinationClient
 
 BATCH_BYTES = 1000
 PREFIX = "podscale/attach/batch/"
@@ -31,19 +34,25 @@ class Recorder:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.process: int | None = None
-        self.client: Any = None
+        self.client: CoordinationClient | None = None
         self._lines: list[str] = []
         self._size = 0
         self._batches = 0
         self._lock = threading.Lock()
 
-    def joined(self, process: int, client: Any) -> None:
+    def joined(self, process: int, client: CoordinationClient | None) -> None:
         self.process, self.client = process, client
         path_of(self.run_dir, process).parent.mkdir(parents=True, exist_ok=True)
 
     def add(self, obj: dict) -> None:
-        """Keep a line; a batch goes out before it would pass ``BATCH_BYTES`` (a line
-        larger than that alone goes in a batch of its own)."""
+        """Keep a line (one of the record's declared kinds); a batch goes out before it
+        would pass ``BATCH_BYTES`` (a line larger than that alone goes in a batch of its
+        own)."""
+        try:
+            checked_line(obj)
+        except ValueError as exc:  # podscale's own slip: said, never the program's failure
+            print(f"podscale: a profile line not written: {exc}", file=sys.stderr)
+            return
         line = json.dumps(obj, separators=(",", ":"))
         if self.process is not None and self._size + len(line) + 1 > BATCH_BYTES:
             self.flush()
@@ -73,7 +82,7 @@ class Drain:
     """Process 0: copy peers' batches from the store into files it cannot see, and delete
     them from the store, every ``DRAIN_S`` seconds and once more at the end."""
 
-    def __init__(self, run_dir: Path, client: Any) -> None:
+    def __init__(self, run_dir: Path, client: CoordinationClient) -> None:
         self.run_dir, self.client = run_dir, client
         self._shared: dict[int, bool] = {}
         self._lock = threading.Lock()

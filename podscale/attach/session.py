@@ -23,6 +23,8 @@ from podscale.attach.capture import Capture, Windows
 from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
 from podscale.attach.joining import alone, device_memory, devices, said_device_count
 from podscale.attach.sampler import Sampler
+from podscale.core.profilerecord import SCHEMA
+from podscale.worker.jaxapi import DEGRADED, CoordinationClient
 
 #: how long a process waits at the end for the others to finish their records
 END_WAIT_S = 60.0
@@ -55,7 +57,7 @@ class Session:
         self.clock.skew_us = clock.planted().get(_env_process(), 0)
         self.record = ledger.Recorder(run_dir)
         started = process_start()
-        self.record.add({"kind": "start", "attach": self.clock.now(),
+        self.record.add({"kind": "start", "schema": SCHEMA, "attach": self.clock.now(),
                          "process_start": None if started is None else
                          round(started * 1e6) + self.clock.skew_us,
                          "pid": os.getpid(), "host": os.uname().nodename,
@@ -150,7 +152,7 @@ class Session:
     def _joined(self, began: int) -> None:
         import jax
 
-        from podscale.worker.runtime import coordination_client
+        from podscale.worker.jaxapi import coordination_client
 
         process, self.processes = jax.process_index(), jax.process_count()
         from podscale.worker.faults import launcher_size
@@ -184,8 +186,8 @@ class Session:
             from podscale.attach.hang import RollCall, main_thread_at
 
             self.rollcall = RollCall(
-                self.log, self.record, self.run_dir, process, self.processes, client,
-                self.hang_timeout, lambda: main_thread_at(self.sampler.user),
+                self.log, self.record, client, self.processes, self.hang_timeout,
+                lambda: main_thread_at(self.sampler.user),
                 keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop,
                 gaps=self.sampler.flush)
             self.talking.append(self.rollcall.thread)
@@ -220,7 +222,7 @@ class Session:
     def _unless_a_peer_failed(self) -> None:
         """The script's error comes after another process's failure (a collective whose
         peer left): that failure is the job's, and this process leaves with it."""
-        if self.rollcall is None:
+        if self.rollcall is None or self.record.client is None:
             return
         from podscale.attach.hang import peer_failure
 
@@ -239,6 +241,8 @@ class Session:
         self.log.drain()
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
         self.record.add({"kind": "memory", "devices": device_memory()})
+        if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
+            self.record.add({"kind": "degraded", "hooks": dict(DEGRADED)})
         if self.record.process is None:  # a one-process script that never joined
             self.record.joined(_env_process(), None)
             self.record.add(ZERO_OFFSET)
@@ -248,23 +252,23 @@ class Session:
         if self.measuring is not None and code == 0:  # a short script: its offset first
             self.measuring.join(timeout=CLOCK_WAIT_S)
         self.record.flush()
-        if self.record.client is not None:
+        client = self.record.client
+        if client is not None:
             if code:
                 from podscale.attach.hang import failed
 
-                failed(self.record.client, self.record.process or 0, code, error)
-            self._meet(code)
+                failed(client, self.record.process or 0, code, error)
+            self._meet(client, code)
         self.stop.set()
         for thread in self.talking:
             thread.join(timeout=STOP_WAIT_S)
         if self.drain is not None:
             self.drain.stop()
 
-    def _meet(self, code: int) -> None:
+    def _meet(self, client: CoordinationClient, code: int) -> None:
         """Say this process is done (with its exit code) and wait, at most END_WAIT_S, for
         every other to say so, or for one to say it failed: then nobody waits on for a peer
         that will never come, and JAX's own shutdown at exit finds every process there."""
-        client = self.record.client
         try:
             client.key_value_set(f"{DONE}{self.record.process}", str(code))
             if code:

@@ -18,14 +18,16 @@ OPS_KEPT: int | None = None
 
 
 def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
-                 module: str | None = None) -> tuple[list[dict], dict[str, list[float]]]:
+                 module: str | None = None
+                 ) -> tuple[list[dict], dict[str, list[float]], float | None]:
     """One row per captured step: the executions of the step's XLA module (``module``, as
     its compiled program names it, else ``jit_<name>``, else the module with the most op
     time: a pmap's is ``jit__fun``) per device, numbered from ``first`` in
     order of their start: span, busy (union of op time), collective time and the parts
     (µs), and each collective op of the device that ended last as [name, start, duration]
     (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
-    and the window's op totals (:func:`podscale.core.attribution.op_totals`)."""
+    the window's op totals (:func:`podscale.core.attribution.op_totals`); and the trace's
+    origin on this process's clock (µs; its events count from it), where it says."""
     found, began = executions(xplane)
     execs = [(e.module, e.device, e.ops) for e in found]
     spent: dict[str, int] = {}  # op time per module
@@ -63,4 +65,5 @@ def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
                     [n, round((began + a) / 1e3 + skew_us, 1), round((b - a) / 1e3, 1)]
                     for a, b, n in ops if COLLECTIVE.search(n)]
     return [rows[k] for k in sorted(rows)], \
-        op_totals([ops for runs in per_device.values() for ops in runs], OPS_KEPT)
+        op_totals([ops for runs in per_device.values() for ops in runs], OPS_KEPT), \
+        None if began is None else round(began / 1e3 + skew_us, 1)

@@ -10,12 +10,12 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from podscale.core import envnames
+
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 #: variables podscale's launchers and workers set for every process (an A/B arm, or a
 #: user, cannot change them)
-OWNED_ENV = ("PODSCALE_CLUSTER", "PODSCALE_COORDINATOR", "PODSCALE_CPU_DEVICES",
-             "PODSCALE_NUM_PROCESSES", "PODSCALE_PARENT_PID", "PODSCALE_PROCESS_ID",
-             "PODSCALE_PROFILE_SUPERVISED")
+OWNED_ENV = envnames.OWNED
 
 
 def _git(*args: str) -> str | None:
@@ -64,13 +64,13 @@ def check_owned_env(env: dict[str, str] | None = None) -> None:
             raise UsageError(f"bad {name}={text!r}: want an integer >= {least}")
         return int(text)
 
-    processes = count("PODSCALE_NUM_PROCESSES", 1)
-    index = count("PODSCALE_PROCESS_ID", 0)
-    count("PODSCALE_CPU_DEVICES", 1)
+    processes = count(envnames.NUM_PROCESSES, 1)
+    index = count(envnames.PROCESS_ID, 0)
+    count(envnames.CPU_DEVICES, 1)
     if processes is not None and index is not None and index >= processes:
         raise UsageError(f"bad PODSCALE_PROCESS_ID={index}: want 0..{processes - 1} "
                          f"(PODSCALE_NUM_PROCESSES={processes})")
-    coordinator = env.get("PODSCALE_COORDINATOR")
+    coordinator = env.get(envnames.COORDINATOR)
     if coordinator:
         host, _, port = coordinator.rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:

@@ -34,6 +34,9 @@ LEDGER_PHASES = ("interpreter", "import", "join", "prepare", "compile", "warmup"
                  "timed", "chain", "device", "check", "write", "traced")
 #: name of the profiler annotation taken right after a barrier, to align traces
 SYNC_MARK = "podscale_sync"
+#: name of the profiler annotation that stamps each trace with what made it (versions of
+#: jax, jaxlib and podscale, the run, the process)
+STAMP_MARK = "podscale_session"
 
 
 @dataclass(frozen=True)

@@ -156,8 +156,8 @@ def _to_stderr(message: str) -> None:
 def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> None:
     """Print a profiled run's step table, goodput ledger and Findings (``fmt``: text, csv,
     json)."""
-    from podscale.analysis.profile.render import export, render
     from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.render.profiletext import export, render
     from podscale.analysis.verdicts import interference
 
     s = summarize_profile(run_dir, step)
@@ -170,12 +170,25 @@ def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> N
 
 
 def trace(run_dir: Path, traces: Path | None = None) -> None:
-    """Parse a run's profiler traces: per-step table, stragglers, merged timeline."""
-    from podscale.analysis.data.traces import load_traces, step_table, stragglers, write_merged
+    """Parse a run's profiler traces: per-step table, stragglers, merged timelines (one
+    per capture window of a profiled program)."""
+    from podscale.analysis.data.timeline import layout_archives
+    from podscale.analysis.data.traces import (
+        cut_short,
+        load_traces,
+        step_table,
+        stragglers,
+        write_merged,
+        xplane_files,
+    )
     from podscale.analysis.data.traces import summary as trace_summary
+    from podscale.analysis.render.profiletext import viewer
+    from podscale.core.manifest import run_kind
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
+    if run_kind(run_dir) == "profile":
+        return _trace_profiled(run_dir)
     loaded = load_traces(run_dir, traces)
     if not loaded:
         raise UsageError(f"{run_dir}: no traces (run with --profile)")
@@ -184,11 +197,44 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
     lag = stragglers(table)
     lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
     print(trace_summary(table, lag))
+    for line in cut_short(table, _samples(run_dir)):
+        print(f"# note: {line}")
     for path in write_merged(run_dir, loaded):
         print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
-    from podscale.analysis.profile.render import viewer
-
+    for path in layout_archives(run_dir, loaded, xplane_files(run_dir, traces)):
+        print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
     print(f"# XProf: {viewer(run_dir / 'traces')}")
+
+
+def _trace_profiled(run_dir: Path) -> None:
+    """A profiled program's capture windows, each as one merged timeline."""
+    from podscale.analysis.data.timeline import window_archives
+    from podscale.analysis.profile.load import load_profile
+    from podscale.analysis.render.profiletext import viewer
+
+    profile = load_profile(run_dir)
+    if profile.windows.empty:
+        raise UsageError(f"{run_dir}: no capture window (profile with --profile-steps, "
+                         "--profile-every or --profile-anomalies)")
+    paths, left = window_archives(run_dir, profile.windows, profile.clock_residual_s)
+    for line in left:
+        print(f"# note: {line}")
+    for path in paths:
+        print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
+    print(f"# XProf: {viewer(run_dir / 'traces')}")
+
+
+def _samples(run_dir: Path) -> pd.DataFrame:
+    """The run's samples, or none where its records cannot be read (traces of a copy)."""
+    import pandas as pd
+
+    from podscale.analysis import load_run
+    from podscale.core.errors import PodscaleError
+
+    try:
+        return load_run(run_dir).samples
+    except (PodscaleError, OSError):
+        return pd.DataFrame(columns=["process", "case_id", "phase"])
 
 
 def write_report(run: Run | Path, out: Path | None = None, across: str = "max",

@@ -13,6 +13,7 @@ import threading
 from types import FrameType
 from typing import Any, NoReturn
 
+from podscale.core import envnames
 from podscale.core.errors import PodscaleError, Terminated, UsageError, interrupt_signal
 
 #: the commands in the order ``podscale --help`` lists them (module names)
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         from podscale.core.environment import check_owned_env
 
         check_owned_env()  # a bad one is refused here, not after processes start
-        if os.environ.get("PODSCALE_FAULT"):  # a bad one is refused here, not in workers
+        if os.environ.get(envnames.FAULT):  # a bad one is refused here, not in workers
             from podscale.worker.faults import from_env
 
             from_env()
@@ -137,7 +138,7 @@ def _a_file_in(path: Any) -> str | None:
 
 
 def _internal(exc: Exception) -> int:
-    if os.environ.get("PODSCALE_DEBUG"):
+    if os.environ.get(envnames.DEBUG):
         raise exc
     print(f"podscale: internal error: {type(exc).__name__}: {exc} "
           "(set PODSCALE_DEBUG=1 for the traceback)", file=sys.stderr)

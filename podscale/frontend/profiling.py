@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podscale.attach import SUPERVISED
+from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
+from podscale.launch.options import DEFAULT, LaunchOptions
 
 if TYPE_CHECKING:
     from podscale.attach.capture import Windows
-    from podscale.launch.options import LaunchOptions
 
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
@@ -127,50 +129,48 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
             "launcher": launcher}
 
 
-def profile(script: Path, args: list[str], *, hosts: int, devices_per_host: int,
-            out: Path, name: str | None = None, timeout: float = 300.0, port: int = 0,
-            force: bool = False, capture: CaptureOptions = CaptureOptions(),
-            rank_env: str | None = None) -> tuple[Path, int]:
-    """Run ``script`` on ``hosts`` local processes of ``devices_per_host`` CPU devices;
-    the run directory and the program's exit code (the first failing process's).
+def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
+            launch: LaunchOptions = DEFAULT, name: str | None = None, force: bool = False,
+            capture: CaptureOptions = CaptureOptions(), rank_env: str | None = None,
+            env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+    """Run ``script`` on ``layout.hosts`` local processes of ``layout.devices_per_host``
+    CPU devices, started and watched as ``launch`` says (its case timeout and port); the
+    run directory and the program's exit code (the first failing process's).
     ``capture``: ``podscale attach``'s options on every process (the step, windows);
     ``rank_env``: a launcher's rank variables each process also gets, for a program that
-    reads its rank itself (``k8s``, ``slurm``, ``mpi``)."""
-    from podscale.core.case import Layout
+    reads its rank itself (``k8s``, ``slurm``, ``mpi``); ``env``: variables each process
+    gets on top of this one's (an A/B arm's)."""
     from podscale.core.records import Manifest, lifecycle
     from podscale.launch.admission import admit_processes
     from podscale.launch.local import Program, run_local
     from podscale.launch.runner import new_run_dir
 
     check_script(script)
-    if hosts < 1 or devices_per_host < 1:
-        raise UsageError("--hosts and --devices-per-host must be >= 1")
-    layout = Layout(hosts, devices_per_host)
+    if launch.launcher != "local":
+        raise UsageError("podscale profile starts local processes; on a cluster, run "
+                         "`podscale attach` under its launcher")
+    hosts = layout.hosts
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
-            "rank_env": rank_env, "hosts": hosts,
-            "devices_per_host": devices_per_host, "case_timeout": timeout}
+            "rank_env": rank_env, "hosts": hosts, "devices_per_host": layout.devices_per_host,
+            "case_timeout": launch.case_timeout}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
     watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
-    import os
-
-    os.environ[SUPERVISED] = "1"
     try:
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
             run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
-                      case_timeout=timeout, port=port, watched=watched,
+                      case_timeout=launch.case_timeout, port=launch.port, watched=watched,
                       label=f"{script.name} on {layout.key}",
-                      program=Program(argv, _piped_stdin(), rank_env))
+                      program=Program(argv, _piped_stdin(), rank_env,
+                                      {**(env or {}), SUPERVISED: "1"}))
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
         print(f"podscale: {exc}", file=sys.stderr)
         return run_dir, exc.code
-    finally:
-        os.environ.pop(SUPERVISED, None)
     return run_dir, 0
 
 
@@ -233,38 +233,24 @@ def saved_layout(run_dir: Path) -> tuple[int, int]:
     return int(m[1]), int(m[2])
 
 
-def ab_program(script: Path, args_a: list[str], args_b: list[str], env_a: dict[str, str],
-               env_b: dict[str, str], rounds: int, *, hosts: int, devices_per_host: int,
-               out: Path, name: str | None, timeout: float, port: int = 0,
-               capture: CaptureOptions = CaptureOptions()
+def ab_program(script: Path, arms: Mapping[str, tuple[list[str], dict[str, str]]],
+               rounds: int, *, layout: Layout, out: Path, name: str | None,
+               launch: LaunchOptions = DEFAULT, capture: CaptureOptions = CaptureOptions()
                ) -> tuple[Path, list[Path], list[Path]]:
-    """Arms A and B of a program, ``rounds`` launches each, alternating (A B, B A, ...):
-    the folder holding them and each arm's run directories; a failing launch stops it."""
-    import os
-
+    """Arms ``A`` and ``B`` of a program (each its arguments and extra environment),
+    ``rounds`` launches each, alternating (A B, B A, ...): the folder holding them and
+    each arm's run directories; a failing launch stops it."""
     from podscale.launch.runner import new_run_dir
 
     if rounds < 2:
         raise UsageError("an A/B of a program compares launches: --rounds must be >= 2")
     folder = new_run_dir(out, f"{name or run_name(script)}-ab")
     runs: dict[str, list[Path]] = {"A": [], "B": []}
-    arms = {"A": (args_a, env_a), "B": (args_b, env_b)}
     for r in range(rounds):
         for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
             args, env = arms[arm]
-            saved = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
-                run_dir, code = profile(script, args, hosts=hosts,
-                                        devices_per_host=devices_per_host, out=folder,
-                                        name=f"{arm}{r}", timeout=timeout, port=port,
-                                        capture=capture)
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
+            run_dir, code = profile(script, args, layout=layout, out=folder, launch=launch,
+                                    name=f"{arm}{r}", capture=capture, env=env)
             if code:
                 raise WorkerFailed(f"arm {arm}, launch {r + 1}: the program exited with "
                                    f"{code}; runs so far kept in {folder}")

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.environment import OWNED_ENV
 from podscale.core.errors import UsageError
@@ -122,10 +123,11 @@ def launcher_argv(launcher: str, hosts: int, extra: Sequence[str]) -> list[str]:
 
 def worker_env(layout: Layout, simulate_cpu: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in OWNED_ENV}  # the job sets its own
-    env.update(PODSCALE_CLUSTER="auto", PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p))
+    env.update({envnames.CLUSTER: "auto", "PYTHONUNBUFFERED": "1",
+                "PYTHONPATH": os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH"))
+                                              if p)})
     if simulate_cpu:
-        env["PODSCALE_CPU_DEVICES"] = str(layout.devices_per_host)
+        env[envnames.CPU_DEVICES] = str(layout.devices_per_host)
     return env
 
 

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from podscale.core import envnames
+
 
 def worker_words(run_dir: str, args: Sequence[str], *, gather: bool = True,
                  print_run: bool = False) -> list[str]:
@@ -111,8 +113,8 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     q = json.dumps
     run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
     env = {
-        "PODSCALE_COORDINATOR": f"{name}-0.{name}.{namespace}.svc:{port}",
-        "PODSCALE_NUM_PROCESSES": str(hosts),
+        envnames.COORDINATOR: f"{name}-0.{name}.{namespace}.svc:{port}",
+        envnames.NUM_PROCESSES: str(hosts),
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
@@ -155,7 +157,7 @@ spec:
           ports:
             - containerPort: {port}
           env:
-{env_lines}            - name: "PODSCALE_PROCESS_ID"
+{env_lines}            - name: envnames.PROCESS_ID
               valueFrom:
                 fieldRef:
                   fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"

@@ -15,11 +15,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
@@ -131,23 +132,25 @@ RANK_ENVS: dict[str, Callable[[int, int], dict[str, str]]] = {
 }
 
 
-def worker_env(layout: Layout, index: int, port: int,
-               rank_env: str | None = None) -> dict[str, str]:
-    env = dict(os.environ)
+def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = None,
+               extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Process ``index``'s environment: this one's, ``extra`` on it, then podscale's own
+    variables (the layout, the coordinator, the lifeline)."""
+    env = {**os.environ, **(extra or {})}
     if rank_env is not None:
         env.update(RANK_ENVS[rank_env](index, layout.hosts))
-    env.update(
-        PODSCALE_CPU_DEVICES=str(layout.devices_per_host),
-        PODSCALE_NUM_PROCESSES=str(layout.hosts),
-        PODSCALE_PROCESS_ID=str(index),
-        PYTHONUNBUFFERED="1",
-        PODSCALE_PARENT_PID=str(os.getpid()),  # the worker dies with this process
-        PYTHONPATH=os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p),
-    )
+    env.update({
+        envnames.CPU_DEVICES: str(layout.devices_per_host),
+        envnames.NUM_PROCESSES: str(layout.hosts),
+        envnames.PROCESS_ID: str(index),
+        "PYTHONUNBUFFERED": "1",
+        envnames.PARENT_PID: str(os.getpid()),  # the worker dies with this process
+        "PYTHONPATH": os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p),
+    })
     if layout.hosts > 1:
-        env["PODSCALE_COORDINATOR"] = f"127.0.0.1:{port}"
+        env[envnames.COORDINATOR] = f"127.0.0.1:{port}"
     else:
-        env.pop("PODSCALE_COORDINATOR", None)
+        env.pop(envnames.COORDINATOR, None)
     return env
 
 
@@ -233,6 +236,9 @@ class Program:
     argv: Sequence[str]
     stdin: int | IO[Any] | None = None
     rank_env: str | None = None
+    #: variables each process gets on top of the launcher's environment (podscale's own
+    #: variables still win)
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def run_local(
@@ -253,6 +259,7 @@ def run_local(
     argv = program.argv if program is not None else None
     stdin = program.stdin if program is not None else None
     rank_env = program.rank_env if program is not None else None
+    extra = program.env if program is not None else {}
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port(wanted=port) if layout.hosts > 1 else 0
     workers: list[Worker] = []
@@ -266,7 +273,7 @@ def run_local(
                     stdin=stdin if i == 0 and stdin is not None else subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
-                    env=worker_env(layout, i, port, rank_env),
+                    env=worker_env(layout, i, port, rank_env, extra),
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))

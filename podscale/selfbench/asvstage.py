@@ -47,11 +47,11 @@ def two_commit_copy(repo: Path, src: Path = ROOT, plant: str = "") -> tuple[str,
         fh.write("\nA second commit, no code change.\n")
     if plant:
         faults = repo / "podscale" / "worker" / "faults.py"
-        old = 'os.environ.get("PODSCALE_FAULT", "")'
+        old = 'os.environ.get(envnames.FAULT, "")'
         text = faults.read_text()
         if old not in text:
             raise PodscaleError(f"cannot plant {plant!r}: {old} not found in {faults}")
-        faults.write_text(text.replace(old, f'os.environ.get("PODSCALE_FAULT", {plant!r})'))
+        faults.write_text(text.replace(old, f'os.environ.get(envnames.FAULT, {plant!r})'))
     _git(*IDENT, "commit", "-qam", "second", cwd=repo)
     return first, _git("rev-parse", "HEAD", cwd=repo)
 

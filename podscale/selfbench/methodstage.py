@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+from podscale.core import envnames
 from podscale.core.errors import PodscaleError
 from podscale.selfbench import Log
 
@@ -93,7 +94,7 @@ def methods_overhead(rounds: int = 9, iters: int = 20, log: Log = print) -> dict
     """The stage: :func:`main` in a process of its own (JAX on the CPU); per case and
     method the ratios' median and range, against the target."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    env.pop("PODSCALE_CPU_DEVICES", None)
+    env.pop(envnames.CPU_DEVICES, None)
     res = subprocess.run([sys.executable, "-m", "podscale.selfbench.methodstage", str(rounds),
                           str(iters)], capture_output=True, text=True, env=env, timeout=900)
     if res.returncode:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from podscale.core import defaults
+from podscale.core import defaults, envnames
 from podscale.core.errors import PodscaleError
 from podscale.selfbench import Log
 
@@ -40,9 +40,9 @@ TARGETS = {"aa_flagged": 0.05, "detected": 0.90}
 def cli_run(out: Path, name: str, fault: str | None = None,
             extra: tuple[str, ...] = ()) -> Path:
     """``podscale run`` as a user runs it; the run directory it printed."""
-    env = {k: v for k, v in os.environ.items() if k != "PODSCALE_FAULT"}
+    env = {k: v for k, v in os.environ.items() if k != envnames.FAULT}
     if fault:
-        env["PODSCALE_FAULT"] = fault
+        env[envnames.FAULT] = fault
     res = subprocess.run([sys.executable, "-m", "podscale", "run", *GRID, *extra, "--out",
                           str(out), "--name", name], capture_output=True, text=True, env=env)
     if res.returncode:
@@ -53,8 +53,8 @@ def cli_run(out: Path, name: str, fault: str | None = None,
 
 def cli_ab(out: Path, name: str, env_b: str | None = None) -> tuple[Path, Path]:
     """``podscale ab`` as a user runs it (its default rounds); the two run directories."""
-    env = {k: v for k, v in os.environ.items() if k != "PODSCALE_FAULT"}
-    more = ["--env-b", f"PODSCALE_FAULT={env_b}"] if env_b else []
+    env = {k: v for k, v in os.environ.items() if k != envnames.FAULT}
+    more = ["--env-b", f"{envnames.FAULT}={env_b}"] if env_b else []
     res = subprocess.run([sys.executable, "-m", "podscale", "ab", *GRID, *more, "--out",
                           str(out), "--name", name], capture_output=True, text=True, env=env)
     if res.returncode:

@@ -89,16 +89,15 @@ def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | Non
 
 def save_hlo(compiled: Any, path: Path, **info: Any) -> None:
     """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
-    the module's logical order (replica groups name logical ids), and ``info``."""
+    the module's logical order (replica groups name logical ids; null where JAX did not say),
+    and ``info``."""
     import json
 
-    import jax
+    from podscale.worker.jaxapi import device_order
 
-    order = next((list(s._device_assignment) for s in jax.tree.leaves(compiled.input_shardings)
-                  if getattr(s, "_device_assignment", None)), [])
     path.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
-    Path(f"{path}.json").write_text(json.dumps({"logical_devices": [d.id for d in order],
+    Path(f"{path}.json").write_text(json.dumps({"logical_devices": device_order(compiled),
                                                 **info}))
 
 

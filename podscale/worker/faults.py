@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from podscale.core import envnames
+
 KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "stall", "corrupt", "drop",
          "late")
 #: act on steps, outputs or the join, not at case start
@@ -88,12 +90,12 @@ def _number(text: str) -> float | None:
 
 
 def from_env() -> Fault | None:
-    return parse(os.environ.get("PODSCALE_FAULT", ""))
+    return parse(os.environ.get(envnames.FAULT, ""))
 
 
 def launcher_rank() -> int | None:
     """This process's index as its launcher gave it, before JAX knows it."""
-    for name in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
+    for name in (envnames.PROCESS_ID, "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
     return None
@@ -104,7 +106,7 @@ def launcher_size() -> int | None:
     local launcher, Open MPI, PMI, an srun step), before JAX knows it. Slurm's is the
     step's count: a batch script's own process sees its allocation's ``SLURM_NTASKS``
     though it runs alone."""
-    for name in ("PODSCALE_NUM_PROCESSES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+    for name in (envnames.NUM_PROCESSES, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                  "SLURM_STEP_NUM_TASKS"):
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])

@@ -10,10 +10,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from podscale.core import envnames
 from podscale.core.grid import Grid, expand_all, spec_of
 from podscale.core.plan import Plan, launches
 from podscale.core.records import Manifest, lifecycle
-from podscale.worker import runtime
+from podscale.worker import jaxapi, runtime
 from podscale.worker.main import run_plan
 
 
@@ -31,9 +32,9 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
 
     plant_env()
     if cpu_devices:
-        os.environ["PODSCALE_CPU_DEVICES"] = str(cpu_devices)
-    if not os.environ.get("PODSCALE_COORDINATOR"):
-        os.environ.setdefault("PODSCALE_CLUSTER", "auto")
+        os.environ[envnames.CPU_DEVICES] = str(cpu_devices)
+    if not os.environ.get(envnames.COORDINATOR):
+        os.environ.setdefault(envnames.CLUSTER, "auto")
     rt = runtime.start()
     if hosts and rt.process_count not in hosts:
         from podscale.core.errors import UsageError
@@ -82,7 +83,7 @@ def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
            ) -> runtime.Runtime:
     """Start the stuck-rank watchdog (a job of several processes, with a timeout); the
     runtime that marks its progress for it."""
-    client = runtime.coordination_client()
+    client = jaxapi.coordination_client()
     if not timeout or rt.process_count < 2 or client is None:
         return rt
     from podscale.core.records import now, read_manifest, write_manifest

@@ -24,6 +24,8 @@ import signal
 import threading
 import time
 
+from podscale.core import envnames
+
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
 
@@ -75,7 +77,7 @@ def hold(parent: int | None = None, group: bool = False) -> None:
     """Die with ``parent`` (default: ``PODSCALE_PARENT_PID``); nothing when unset.
     ``group``: and take the process group this process leads with it."""
     if parent is None:
-        value = os.environ.get("PODSCALE_PARENT_PID", "")
+        value = os.environ.get(envnames.PARENT_PID, "")
         if not value.isdigit():
             return
         parent = int(value)

@@ -24,7 +24,7 @@ from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
 from podscale.core.timing import chain, depth_for, measure
 from podscale.core.workload import Context, Workload
-from podscale.worker import faults, ledger, runtime
+from podscale.worker import faults, jaxapi, ledger, runtime
 from podscale.worker.checks import run_checks
 from podscale.worker.compiling import Compiled, compile_case
 from podscale.worker.writers import GatheringWriter, RecordWriter
@@ -149,7 +149,7 @@ class _KeepLast:
 def _same_program(rt: Runtime, index: int, case: Case, program: dict | None) -> None:
     """Before the first collective runs: every process compiled the same collectives
     (kinds, shapes, groups) for this case, or none goes on."""
-    client = runtime.coordination_client() if rt.process_count > 1 else None
+    client = jaxapi.coordination_client() if rt.process_count > 1 else None
     if client is not None and program is not None:
         from podscale.worker import preflight
         from podscale.worker.program import collectives_hash
@@ -262,7 +262,7 @@ def run_plan(plan: Plan, rt: Runtime) -> None:
     problem = check_layout(rt, plan)
     if problem:
         raise UsageError(problem)
-    client = runtime.coordination_client() if rt.process_count > 1 else None
+    client = jaxapi.coordination_client() if rt.process_count > 1 else None
     if client is not None:  # every process runs the same program, or none runs
         from podscale.worker import preflight
 

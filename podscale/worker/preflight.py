@@ -12,7 +12,10 @@ import json
 import os
 import platform
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from podscale.core import envnames
+from podscale.worker.jaxapi import CoordinationClient
 
 if TYPE_CHECKING:
     from podscale.worker.runtime import Runtime
@@ -76,7 +79,8 @@ def _span(ps: list[int]) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ",".join(map(str, r)) for r in runs)
 
 
-def _compare(rt: Runtime, client: Any, prefix: str, mine: dict[str, str]) -> list[str]:
+def _compare(rt: Runtime, client: CoordinationClient, prefix: str,
+             mine: dict[str, str]) -> list[str]:
     """Publish ``mine`` under ``prefix``, meet every process, and return what differs
     between everyone's (see :func:`differences`)."""
     client.key_value_set(f"{prefix}{rt.process}", json.dumps(mine), allow_overwrite=True)
@@ -85,7 +89,7 @@ def _compare(rt: Runtime, client: Any, prefix: str, mine: dict[str, str]) -> lis
                         for k, v in client.key_value_dir_get(prefix)})
 
 
-def check(rt: Runtime, client: Any, plan_dict: dict) -> None:
+def check(rt: Runtime, client: CoordinationClient, plan_dict: dict) -> None:
     """Publish this process's fingerprint, meet, compare every process's (UsageError on
     every process when any differs)."""
     from podscale.core.errors import UsageError
@@ -100,18 +104,19 @@ def check(rt: Runtime, client: Any, plan_dict: dict) -> None:
 def plant_env() -> None:
     """``PODSCALE_FAULT_ENV=P:NAME=VALUE`` (for testing podscale itself): process P sets
     NAME=VALUE before JAX starts, as a host with another environment would."""
-    spec = os.environ.get("PODSCALE_FAULT_ENV", "")
+    spec = os.environ.get(envnames.FAULT_ENV, "")
     if not spec:
         return
     process, _, assignment = spec.partition(":")
     name, _, value = assignment.partition("=")
-    me = next((os.environ[v] for v in ("PODSCALE_PROCESS_ID", "OMPI_COMM_WORLD_RANK",
+    me = next((os.environ[v] for v in (envnames.PROCESS_ID, "OMPI_COMM_WORLD_RANK",
                                        "SLURM_PROCID") if v in os.environ), None)
     if me is not None and me == process and name:
         os.environ[name] = value
 
 
-def check_program(rt: Runtime, client: Any, index: int, case_id: str, program: str) -> None:
+def check_program(rt: Runtime, client: CoordinationClient, index: int, case_id: str,
+                  program: str) -> None:
     """Every process's fingerprint of case ``index``'s compiled collectives must agree."""
     from podscale.core.errors import UsageError
 

@@ -17,7 +17,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from podscale.core import envnames
 from podscale.core.records import EnvRecord
+from podscale.worker.jaxapi import coordination_client
 
 
 @dataclass(frozen=True)
@@ -63,17 +65,6 @@ _BARRIERS = itertools.count()
 BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout to catch
 
 
-def coordination_client() -> Any:
-    """The coordination service's client of ``jax.distributed`` (None where JAX does not
-    expose it, or in a one-process job)."""
-    try:
-        from jax._src import distributed
-    except ImportError:  # pragma: no cover - layout of JAX internals changed
-        return None
-    client = getattr(getattr(distributed, "global_state", None), "client", None)
-    return client if hasattr(client, "wait_at_barrier") else None
-
-
 def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
                 waited: float) -> Exception:
     """One line on a failed join: which process, where, after how long (of the timeout),
@@ -91,7 +82,7 @@ def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
 
 def simulate_cpu(jax: Any) -> None:
     """``PODSCALE_CPU_DEVICES``: this many CPU devices per process, with gloo collectives."""
-    cpu_devices = os.environ.get("PODSCALE_CPU_DEVICES")
+    cpu_devices = os.environ.get(envnames.CPU_DEVICES)
     if cpu_devices:
         jax.config.update("jax_platforms", "cpu")
         jax.config.update("jax_num_cpu_devices", int(cpu_devices))
@@ -102,15 +93,15 @@ def local_join() -> dict[str, Any] | None:
     """``jax.distributed.initialize``'s arguments for the coordinator podscale's local
     launcher named (``PODSCALE_COORDINATOR`` and friends), or None where it named none:
     simulated hosts bind to loopback only, real hosts as JAX does by default."""
-    coordinator = os.environ.get("PODSCALE_COORDINATOR")
+    coordinator = os.environ.get(envnames.COORDINATOR)
     if not coordinator:
         return None
     host = coordinator.rsplit(":", 1)[0]
     return {"coordinator_address": coordinator,
             "coordinator_bind_address": coordinator if host in ("127.0.0.1", "localhost")
             else None,
-            "num_processes": int(os.environ["PODSCALE_NUM_PROCESSES"]),
-            "process_id": int(os.environ["PODSCALE_PROCESS_ID"])}
+            "num_processes": int(os.environ[envnames.NUM_PROCESSES]),
+            "process_id": int(os.environ[envnames.PROCESS_ID])}
 
 
 def small_pages() -> None:
@@ -143,14 +134,14 @@ def start() -> Runtime:
     simulate_cpu(jax)
     join = local_join()
     if join:
-        timeout = int(os.environ.get("PODSCALE_INIT_TIMEOUT", "120"))
+        timeout = int(os.environ.get(envnames.INIT_TIMEOUT, "120"))
         began = time.monotonic()
         try:
             jax.distributed.initialize(**join, initialization_timeout=timeout)
         except Exception as exc:  # a peer never came, or the coordinator is unreachable
             raise join_failed(join["process_id"], join["coordinator_address"], timeout, exc,
                               time.monotonic() - began) from None
-    elif os.environ.get("PODSCALE_CLUSTER") == "auto":
+    elif os.environ.get(envnames.CLUSTER) == "auto":
         try:
             jax.distributed.initialize()
         except ValueError as exc:  # no cluster environment JAX recognises

@@ -18,13 +18,44 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podscale.core.records import SYNC_MARK, Sample, pack
+from podscale.core.records import STAMP_MARK, SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
 
 if TYPE_CHECKING:
     from podscale.worker.runtime import Runtime
     from podscale.worker.writers import Writer
 
+
+
+def stamp(run: str, process: int) -> None:
+    """Stamp the trace being taken with what made it: one ``podscale_session`` event whose
+    arguments are the versions of jax, jaxlib and podscale, the run and the process
+    (XProf shows them on the event; a reader checks a session's traces agree). Never
+    raises: a trace without its stamp is said by the reader."""
+    import jax
+    import jaxlib
+
+    from podscale import __version__
+
+    try:
+        with jax.profiler.TraceAnnotation(STAMP_MARK, jax=jax.__version__,
+                                          jaxlib=jaxlib.__version__, podscale=__version__,
+                                          run=run, process=process):
+            pass
+    except Exception:  # noqa: BLE001 - the capture stands without it
+        pass
+
+
+def _options(session_id: str | None) -> Any:
+    """The traced pass's profiler options: no Python tracer, the host's XLA ops."""
+    import jax
+
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = 2
+    if session_id:
+        options.session_id = session_id
+    return options
 
 
 def trace_dir(run_dir: Path, layout: str) -> Path:
@@ -56,15 +87,12 @@ def traced_pass(
     base.mkdir(parents=True, exist_ok=True)
     tmp = base / f".tmp-process-{rt.process}"
     shutil.rmtree(tmp, ignore_errors=True)
-    options = jax.profiler.ProfileOptions()
-    options.python_tracer_level = 0
-    options.host_tracer_level = 2
-    if trace_root:
-        options.session_id = run_dir.name
+    options = _options(run_dir.name if trace_root else None)
     target = f"{trace_root.rstrip('/')}/{layout}" if trace_root else str(tmp)
     rt.barrier("podscale trace start")
     jax.profiler.start_trace(target, profiler_options=options)
     try:
+        stamp(run_dir.name, rt.process)
         rt.barrier("podscale trace sync")
         with jax.profiler.TraceAnnotation(SYNC_MARK):
             anchor_ns = time.time_ns()

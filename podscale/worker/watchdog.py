@@ -21,7 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from podscale.worker.jaxapi import CoordinationClient
 
 PREFIX = "podscale/progress/"
 #: in order; "reference": inputs made, building the reference (a collective for some
@@ -105,14 +106,15 @@ def stuck_message(me: Progress, entries: dict[int, dict], processes: int, timeou
     return "; ".join(parts)
 
 
-def _try_get(client: Any, key: str) -> str | None:
+def _try_get(client: CoordinationClient, key: str) -> str | None:
     try:
         return client.key_value_try_get(key)
     except Exception:  # noqa: BLE001 - absent key, or the service is gone
         return None
 
 
-def _record(client: Any, message: str, on_stuck: Callable[[str], None] | None) -> None:
+def _record(client: CoordinationClient, message: str,
+            on_stuck: Callable[[str], None] | None) -> None:
     """Process 0 records the message (``on_stuck``) and tells every process to end."""
     if on_stuck is not None:
         try:
@@ -125,7 +127,7 @@ def _record(client: Any, message: str, on_stuck: Callable[[str], None] | None) -
         pass
 
 
-def _leave(client: Any, process: int, processes: int, period: float) -> None:
+def _leave(client: CoordinationClient, process: int, processes: int, period: float) -> None:
     """End this process (exit 5) in step with the others: each says it is leaving and
     waits (a few periods at most) for every other, so no runtime sees a peer or the
     coordination service vanish while it still runs (and prints its abort text); process
@@ -150,7 +152,7 @@ def _leave(client: Any, process: int, processes: int, period: float) -> None:
     os._exit(EXIT_STUCK)
 
 
-def start(progress: Progress, client: Any, processes: int, timeout: float,
+def start(progress: Progress, client: CoordinationClient, processes: int, timeout: float,
           on_stuck: Callable[[str], None] | None = None) -> threading.Thread:
     """Publish ``progress`` and end this process when it stops moving for ``timeout``."""
     period = max(0.5, min(2.0, timeout / 5))

@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
             raise UsageError("one run is a profiled program and the other is not: compare "
                              "two profiles of one program, or two benchmark runs")
-        from podscale.analysis.profile.compare import compare_steps, differences
         from podscale.analysis.profile.summary import summarize_profile
+        from podscale.analysis.verdicts.profilecompare import compare_steps, differences
 
         sa, sb = summarize_profile(args.run_a), summarize_profile(args.run_b)
         for line in differences(sa, sb):

@@ -16,7 +16,9 @@ from podscale.frontend.commands import Subparsers
 from podscale.frontend.commands.gridargs import port, seconds
 
 if TYPE_CHECKING:
+    from podscale.core.case import Layout
     from podscale.frontend.profiling import CaptureOptions
+    from podscale.launch.options import LaunchOptions
 
 
 def register(sub: Subparsers) -> None:
@@ -63,6 +65,22 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def layout_of(args: argparse.Namespace) -> Layout:
+    from podscale.core.case import Layout
+    from podscale.core.errors import UsageError
+
+    if args.hosts < 1 or args.devices_per_host < 1:
+        raise UsageError("--hosts and --devices-per-host must be >= 1")
+    return Layout(args.hosts, args.devices_per_host)
+
+
+def launch_of(args: argparse.Namespace) -> LaunchOptions:
+    """The profiled processes' launch: local, with the command's timeout and port."""
+    from podscale.launch.options import LaunchOptions
+
+    return LaunchOptions(case_timeout=args.timeout, port=args.port)
+
+
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
     from podscale.frontend.commands.captureargs import capture_of
@@ -77,19 +95,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
     if args.env_a or args.env_b or args.args_b is not None or args.rounds is not None:
         return ab(args, capture)
-    run_dir, code = profile(args.script, args.args, hosts=args.hosts,
-                            devices_per_host=args.devices_per_host, out=args.out,
-                            name=args.name, timeout=args.timeout, port=args.port,
-                            force=args.force, capture=capture, rank_env=args.rank_env)
+    run_dir, code = profile(args.script, args.args, layout=layout_of(args), out=args.out,
+                            launch=launch_of(args), name=args.name, force=args.force,
+                            capture=capture, rank_env=args.rank_env)
     from podscale.frontend.actions import show_profile
     from podscale.frontend.seedcheck import echo_outputs
 
     if args.replay and code == 0:
         from podscale.frontend.profiling import replay_alone
-        from podscale.launch.options import LaunchOptions
 
         replay_alone(run_dir, args.hosts, args.devices_per_host, args.replay_rounds,
-                     LaunchOptions(case_timeout=args.timeout, port=args.port), args.force)
+                     launch_of(args), args.force)
 
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir, headed=True)
@@ -104,9 +120,9 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
 
     import numpy as np
 
-    from podscale.analysis.profile.compare import compare_rounds, job_steps
     from podscale.analysis.profile.summary import summarize_profile
     from podscale.analysis.units import time_h
+    from podscale.analysis.verdicts.profilecompare import compare_rounds, job_steps
     from podscale.core.errors import UsageError
     from podscale.frontend.ab import arm_notes, parse_env
     from podscale.frontend.profiling import ab_program, check_script
@@ -124,10 +140,9 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
     for note in arm_notes(env_a, env_b, cpu=True, same_args=list(args.args) == list(args_b)):
         print(f"# note: {note}")
     folder, runs_a, runs_b = ab_program(
-        args.script, args.args, args_b, env_a, env_b,
-        defaults.ROUNDS + 1 if args.rounds is None else args.rounds, hosts=args.hosts,
-        devices_per_host=args.devices_per_host, out=args.out, name=args.name,
-        timeout=args.timeout, port=args.port, capture=capture)
+        args.script, {"A": (args.args, env_a), "B": (args_b, env_b)},
+        defaults.ROUNDS + 1 if args.rounds is None else args.rounds, layout=layout_of(args),
+        out=args.out, name=args.name, launch=launch_of(args), capture=capture)
     a = [summarize_profile(r, args.step) for r in runs_a]
     b = [summarize_profile(r, args.step) for r in runs_b]
     v = compare_rounds(a, b)

@@ -1,0 +1,119 @@
+"""The record of a profiled program (``podscale profile``/``attach``):
+``profile/process-<i>.jsonl`` under the run directory, one JSON object a line, each of a
+kind declared in :data:`KINDS` with its required fields. The process's first line
+(``start``) names the form it is written in (``schema``).
+
+Written by :mod:`podscale.attach` (every line checked by :func:`line` as it is added),
+read by ``podscale.load_profile``, which refuses a form or a kind it does not know.
+
+Form history (:data:`SCHEMA`, the one written now; :data:`READABLE`, every one read):
+
+- ``podscale.profile/1`` (0.5.0): the first declared form: the kinds below, the schema
+  on ``start``, ``degraded`` (JAX hooks the release lacked).
+- ``podscale.profile/0``: lines written before 0.5.0 declared it (no ``schema`` on
+  ``start``); the same kinds but ``degraded``, read alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from podscale.core.errors import UsageError
+
+SCHEMA = "podscale.profile/1"
+#: an unversioned record (before 0.5.0)
+UNVERSIONED = "podscale.profile/0"
+READABLE = (UNVERSIONED, SCHEMA)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of line: its name, the fields every line of it holds, and what it says."""
+
+    name: str
+    required: tuple[str, ...]
+    says: str
+
+
+#: every kind of line a profiled process writes
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("start", ("attach", "pid", "host"), "the process attached (its clock's origin)"),
+    Kind("join", ("start", "end", "process", "processes"),
+         "the program joined the job (jax.distributed.initialize), with its devices"),
+    Kind("offset", ("offset_us", "rtt_us"), "the clock's offset from process 0's"),
+    Kind("devices", (), "a one-process program that never joined: its devices"),
+    Kind("memory", ("devices",), "each device's memory in use and its peak"),
+    Kind("degraded", ("hooks",), "JAX hooks this release lacked: what each cost"),
+    Kind("computation", ("id", "name", "wrapper"), "a computation the program defined"),
+    Kind("calls", ("rows",), "calls of computations: [id, seq, dispatch, returned, ready]"),
+    Kind("threads", ("calls",), "calls made from threads other than the main one, counted"),
+    Kind("compile", ("event", "end", "seconds"), "one of JAX's compile duration events"),
+    Kind("cache", ("hit", "end"), "the persistent compilation cache's answer"),
+    Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts"),
+    Kind("step", ("name", "num", "seqs", "enter", "exit"),
+         "one of the program's own StepTraceAnnotations"),
+    Kind("program", ("name",), "the step's optimized program saved (file), or why not"),
+    Kind("capture", ("steps", "file", "rows", "cut"), "a captured window, reduced"),
+    Kind("capture_skipped", ("reason",), "a capture that did not happen, and why"),
+    Kind("capture_failed", ("error",), "a capture that failed"),
+    Kind("gaps", ("rows",), "sampled host time between calls: [seq, frame, seconds]"),
+    Kind("silent", ("from", "to"), "a span in which the process stood still"),
+    Kind("hang", ("verdict", "end", "exit_code"), "the roll-call ended the job here"),
+    Kind("end", ("end", "exit_code"), "the process ended"),
+)}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the record: its kind and its fields (the kind's required ones among
+    them)."""
+
+    kind: str
+    fields: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        known = KINDS.get(self.kind)
+        if known is None:
+            raise ValueError(f"unknown kind of profile line {self.kind!r}")
+        missing = [f for f in known.required if f not in self.fields]
+        if missing:
+            raise ValueError(f"a {self.kind!r} line without {', '.join(missing)}")
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> Line:
+        return cls(str(obj.get("kind")), {k: v for k, v in obj.items() if k != "kind"})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.fields}
+
+
+def line(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` checked as a line of the record (ValueError where it is not one)."""
+    Line.of(obj)
+    return obj
+
+
+def schema_of(objs: list[dict[str, Any]], where: str) -> str:
+    """The form a process's lines are written in (its ``start`` line's); UsageError for a
+    form this podscale does not read."""
+    start = next((o for o in objs if o.get("kind") == "start"), {})
+    schema = str(start.get("schema", UNVERSIONED))
+    if schema not in READABLE:
+        raise UsageError(f"{where}: written as {schema}, which this podscale does not read "
+                         f"(it reads {', '.join(READABLE)}): read it with the podscale that "
+                         "wrote it, or a newer one")
+    return schema
+
+
+def checked(objs: list[dict[str, Any]], where: str) -> list[Line]:
+    """Every line as a :class:`Line`; UsageError naming the first that is none (an unknown
+    kind: a newer writer, or not podscale's record)."""
+    out = []
+    for n, obj in enumerate(objs, 1):
+        try:
+            out.append(Line.of(obj))
+        except ValueError as exc:
+            raise UsageError(f"{where}: record {n}: {exc}") from None
+    return out

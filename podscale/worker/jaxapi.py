@@ -1,0 +1,202 @@
+"""The JAX surface podscale leans on beyond JAX's documented API, in one place.
+
+Each private or undocumented thing (``jax._src`` modules, underscored attributes, the
+runtime executable, monitoring event names) sits behind one name here, with a public
+fallback where JAX has one. A fallback taken is kept in :data:`DEGRADED` (hook: what is
+lost), which the process records (a ``degraded`` record, a manifest note) and the Findings
+say: when a JAX release moves one, a feature narrows in words, never silently or by
+raising into a user's program. :func:`hooks` is the canary a quick test reads; a lint test
+holds every other module to these names (``tests/test_jaxapi.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+#: the oldest JAX release CI installs and tests (pyproject's ``jax>=`` floor)
+JAX_FLOOR = "0.10"
+
+#: ``jax.monitoring``'s duration events of a compile (trace, lowering, backend compile)
+COMPILE_EVENTS = "/jax/core/compile/"
+#: the last of a compile's duration events: the backend is done
+BACKEND_COMPILE = "backend_compile_duration"
+#: ``jax.monitoring``'s events of the persistent compilation cache
+CACHE_HIT, CACHE_MISS = ("/jax/compilation_cache/cache_hits",
+                         "/jax/compilation_cache/cache_misses")
+
+#: fallbacks taken in this process: hook -> what is lost
+DEGRADED: dict[str, str] = {}
+
+
+def _degrade(hook: str, lost: str) -> None:
+    DEGRADED.setdefault(hook, lost)
+
+
+class CoordinationClient(Protocol):
+    """The coordination service's client (``jax.distributed``'s, jaxlib's
+    ``DistributedRuntimeClient``): the key-value store and barriers podscale uses."""
+
+    def key_value_set(self, key: str, value: str, allow_overwrite: bool = ...) -> None: ...
+
+    def key_value_try_get(self, key: str) -> str: ...
+
+    def blocking_key_value_get(self, key: str, timeout_in_ms: int) -> str: ...
+
+    def key_value_dir_get(self, key: str) -> list[tuple[str, str]]: ...
+
+    def key_value_delete(self, key: str) -> None: ...
+
+    def wait_at_barrier(self, barrier_id: str, timeout_in_ms: int,
+                        process_ids: Sequence[int] | None = ...) -> None: ...
+
+
+def coordination_client() -> CoordinationClient | None:
+    """The joined job's coordination client (None in a one-process job, or where JAX no
+    longer exposes it: then hang roll-calls, record drains and barriers of the store go)."""
+    try:
+        from jax._src import distributed
+    except ImportError:
+        _degrade("coordination_client", "jax._src.distributed moved: no key-value store")
+        return None
+    state = getattr(distributed, "global_state", None)
+    if state is None:
+        _degrade("coordination_client", "jax._src.distributed.global_state moved: no "
+                 "key-value store")
+        return None
+    client = getattr(state, "client", None)
+    return client if hasattr(client, "wait_at_barrier") else None
+
+
+_trace_state_clean: Callable[[], bool] | None = None
+
+
+def tracing(args: tuple, kwargs: dict) -> bool:
+    """Whether JAX is tracing (a call made inside another computation's trace):
+    ``trace_state_clean()``, else a ``Tracer`` among the arguments (misses a traced call
+    whose arguments are all constants)."""
+    global _trace_state_clean
+    if _trace_state_clean is None:
+        try:
+            from jax._src.core import trace_state_clean
+            _trace_state_clean = trace_state_clean
+        except ImportError:
+            _degrade("tracing", "jax._src.core.trace_state_clean moved: a call traced with "
+                     "constant arguments only is recorded as a call")
+            _trace_state_clean = _no_state
+    if _trace_state_clean is not _no_state:
+        return not _trace_state_clean()
+    import jax
+
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves((args, kwargs)))
+
+
+def _no_state() -> bool:
+    return True
+
+
+def cache_size(fn: Any) -> int | None:
+    """How many programs a jitted function's cache holds (a re-compile grows it), or None
+    (then re-compiles are seen from the monitoring events only)."""
+    size = getattr(fn, "_cache_size", None)
+    if not callable(size):
+        if hasattr(fn, "lower"):  # a jitted function that no longer says
+            _degrade("cache_size", "jit's _cache_size moved: re-compiles found from "
+                     "monitoring events only, without the shapes that changed")
+        return None
+    try:
+        return int(size())
+    except Exception:  # noqa: BLE001 - its signature changed
+        _degrade("cache_size", "jit's _cache_size() failed: re-compiles found from "
+                 "monitoring events only")
+        return None
+
+
+def device_order(compiled: Any) -> list[int] | None:
+    """The global device ids of a compiled program in its logical order (replica groups
+    name logical ids): the input shardings' device assignment, else a ``NamedSharding``'s
+    mesh order; None where neither says (replay then refuses rather than guess)."""
+    import jax
+
+    leaves = jax.tree.leaves(compiled.input_shardings)
+    for s in leaves:
+        order = getattr(s, "_device_assignment", None)
+        if order:
+            return [d.id for d in order]
+    _degrade("device_order", "shardings' _device_assignment moved: replay's device "
+             "order from the mesh")
+    for s in leaves:
+        mesh = getattr(s, "mesh", None)
+        if mesh is not None and hasattr(mesh, "devices"):
+            return [d.id for d in mesh.devices.flat]
+    return None
+
+
+def module_name(compiled: Any) -> str | None:
+    """The XLA module name of a compiled program: the runtime executable's, else the
+    first line of its text (``HloModule NAME, ...``: the whole module printed)."""
+    try:
+        return str(compiled.runtime_executable().hlo_modules()[0].name)
+    except Exception:  # noqa: BLE001 - moved: the text says it too, at a cost
+        _degrade("module_name", "runtime_executable() moved: module names read from the "
+                 "program's text")
+    try:
+        found = re.match(r"HloModule ([^\s,]+)", compiled.as_text())
+    except Exception:  # noqa: BLE001
+        return None
+    return found.group(1) if found else None
+
+
+def start_trace_owners() -> list[Any]:
+    """The modules whose ``start_trace`` a program reaches: ``jax.profiler`` and the one
+    ``jax.profiler.trace()`` calls (``jax._src.profiler``), where it is another."""
+    import jax.profiler
+
+    owners: list[Any] = [jax.profiler]
+    try:
+        from jax._src import profiler as src
+    except ImportError:
+        _degrade("start_trace", "jax._src.profiler moved: a program's jax.profiler.trace() "
+                 "is not seen (podscale's window may refuse to start instead)")
+        return owners
+    if src is not jax.profiler and hasattr(src, "start_trace"):
+        owners.append(src)
+    return owners
+
+
+def hooks() -> dict[str, bool]:
+    """Each hook, whether it resolves in the installed JAX (the canary a test reads)."""
+    import jax
+    import jax.numpy as jnp
+
+    jitted = jax.jit(lambda x: x + 1)
+    compiled = jitted.lower(jnp.ones(2)).compile()
+    before = dict(DEGRADED)
+    DEGRADED.clear()
+    try:
+        tracing((), {})
+        size = cache_size(jitted)
+        found = {"tracing": "tracing" not in DEGRADED,
+                 "cache_size": size is not None,
+                 "device_order": bool(device_order(compiled)) and "device_order" not in
+                 DEGRADED,
+                 "module_name": bool(module_name(compiled)) and "module_name" not in DEGRADED,
+                 "start_trace": len(start_trace_owners()) == 2,
+                 "coordination_client": _client_type_resolves()}
+    finally:
+        DEGRADED.clear()
+        DEGRADED.update(before)
+    return found
+
+
+def _client_type_resolves() -> bool:
+    """The coordination client's class has every method of :class:`CoordinationClient`."""
+    try:
+        from jax._src import distributed
+        from jax._src.lib import _jax
+    except ImportError:
+        return False
+    names = [n for n in vars(CoordinationClient) if not n.startswith("_")]
+    return hasattr(distributed, "global_state") and all(
+        hasattr(_jax.DistributedRuntimeClient, n) for n in names)

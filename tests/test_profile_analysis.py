@@ -1,0 +1,158 @@
+"""The profile analysis on hand-built timelines and registries (no process started): the
+definitions of blame, partition and chronic stragglers worked by hand, the uniform
+slowdown, other computations, and how computations are keyed and named."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_a_nested_function_is_named_as_the_program_spells_it():
+    import functools
+
+    from podscale.attach.entry import _base, _name
+
+    def main():
+        def train_step(x):
+            return x
+
+        class Model:
+            def loss(self):
+                return 0
+
+        return train_step, Model.loss
+
+    step, loss = main()
+    assert _name(_base(step)) == "train_step"
+    assert _name(_base(functools.partial(loss, None))) == "Model.loss"
+
+def test_one_computation_per_function_and_options_names_unique():
+    """The registry behind the wrapped jax.jit: the same function (or a lambda made anew
+    from one line) with the same options is one computation; other options, another
+    lambda or a second function of a taken name are others, named apart."""
+    from podscale.attach.calls import CallLog
+    from podscale.attach.entry import Registry
+
+    emitted: list[dict] = []
+    log = CallLog(lambda: 0, emitted.append)
+    reg = Registry(log)
+
+    def step(x):
+        return x
+
+    def make():
+        def step(x):  # another function of the same name
+            return x
+        return step
+
+    made = [lambda x: x for _ in range(3)]  # one line: one computation
+    a, b = reg.get(step, "jit", (), {}), reg.get(step, "jit", (), {})
+    donated = reg.get(step, "jit", (), {"donate_argnums": [0]})
+    assert a is b and donated is not a and donated.name == "step"
+    assert len({id(reg.get(f, "jit", (), {})) for f in made}) == 1
+    other = reg.get(make(), "jit", (), {})
+    line = step.__code__.co_firstlineno
+    assert other.name == f"step@test_profile_analysis.py:{line + 4}"
+    assert reg.get(made[0], "jit", (), {}).name.startswith("<lambda>@test_profile_analysis.py:")
+    log.drain()
+
+def test_a_uniform_slowdown_is_not_a_straggler_change():
+    """Step times that all grow 1.5x with nobody late: slower, uniform."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+    from podscale.analysis.profile.summary import ProfileSummary
+    from podscale.analysis.verdicts.profilecompare import compare_steps
+
+    def summary(period: float, jitter: float) -> ProfileSummary:
+        rng = np.random.default_rng(0)
+        rows = []
+        for p in range(2):
+            ready = 0.0
+            for k in range(30):
+                rows.append((p, k, ready, ready))
+                ready += period * (1 + jitter * rng.standard_normal())
+        led = pd.DataFrame(rows, columns=["process", "step", "arrival", "ready"])
+        led["period"] = period
+        return ProfileSummary(None, "step", led, steps.stragglers(led), pd.DataFrame(),
+                              pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+
+    v = compare_steps(summary(0.010, 0.01), summary(0.015, 0.01))
+    assert v.verdict == "slower" and v.kind == "uniform" and 1.4 < v.ratio < 1.6
+    v = compare_steps(summary(0.010, 0.01), summary(0.010, 0.01))
+    assert v.verdict == "~" and v.kind == "none"
+
+def test_noise_among_two_processes_is_no_chronic_straggler():
+    """Two processes, 40 steps of 10 ms, one of them last by 2 ms (above the 0.5 ms
+    threshold) at every step: 14 against 26 or 20 against 20 is chance (one of two is
+    always last), both sporadic; one last at 36 of 40 is chronic."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+
+    def table(last_is_zero: list[bool]) -> pd.DataFrame:
+        rows = []
+        for k, zero in enumerate(last_is_zero):
+            t = 0.010 * k
+            rows += [(0, k, t + (0.002 if zero else 0)), (1, k, t + (0 if zero else 0.002))]
+        led = pd.DataFrame(rows, columns=["process", "step", "arrival"])
+        led["ready"], led["period"], led["host_gap"] = led["arrival"] + 0.001, 0.010, 0.0
+        return steps.process_table(led, steps.stragglers(led)).set_index("process")
+
+    chance = [k % 20 < 7 for k in range(40)]  # process 0 last at 14 of 40 steps
+    t = table(chance)
+    assert t.loc[0, "late"] == 14 and t.loc[1, "late"] == 26
+    assert list(t["straggler"]) == ["sporadic", "sporadic"]  # 26 of 40: p = 0.04
+    even = [k % 2 == 0 for k in range(40)]
+    assert list(table(even)["straggler"]) == ["sporadic", "sporadic"]
+    planted = [k % 10 != 0 for k in range(40)]  # process 0 last at 36
+    assert list(table(planted)["straggler"]) == ["chronic", "sporadic"]
+
+def test_blame_and_partition_on_a_hand_built_timeline():
+    """The definitions on numbers worked by hand: 3 processes, 4 steps of a step that
+    ends when the last process arrives (an all-reduce), process 1 arriving 30 ms late at
+    steps 2 and 3, process 2 compiling 50 ms at step 0 (start-up skew, not time lost)."""
+    import pandas as pd
+
+    from podscale.analysis.profile import steps
+
+    rows, compiles = [], []
+    for p in range(3):
+        ready = 0.0
+        for k in range(4):
+            dispatch = ready + (0.030 if p == 1 and k >= 2 else 0.0)
+            compile_ = 0.050 if p == 2 and k == 0 else 0.0
+            end = 0.100 * (k + 1) + 0.030 * max(0, k - 1) + 0.050  # everyone's ready
+            rows.append((p, 0, "step", k, dispatch, dispatch + 1e-4, end))
+            if compile_:
+                compiles.append((p, "backend_compile_duration", "jit(step)", 0.05, 0.05, k))
+            ready = end
+    calls = pd.DataFrame(rows, columns=["process", "computation", "name", "seq", "dispatch",
+                                        "returned", "ready"])
+    comp = pd.DataFrame(compiles, columns=["process", "event", "fun", "end", "seconds", "seq"])
+    tl = steps.timeline(calls, comp)
+    led = steps.ledger(tl, steps.detect(tl))
+    blame = steps.stragglers(led).set_index("step")
+    # step 0: process 2 compiled; start-up skew, kept apart from the time lost
+    assert blame.loc[0, "last"] == 2 and blame.loc[0, "lost"] == 0
+    assert blame.loc[0, "apart"] == "compile" and abs(blame.loc[0, "skew"] - 0.050) < 1e-9
+    for k in (2, 3):
+        assert blame.loc[k, "last"] == 1 and abs(blame.loc[k, "lost"] - 0.030) < 1e-9
+    table = steps.process_table(led, steps.stragglers(led)).set_index("process")
+    assert abs(table.loc[1, "lost"] - 0.060) < 1e-9 and table.loc[1, "late"] == 2
+    w = steps.waits(led)
+    assert abs(w[(led["process"] == 0) & (led["step"] == 2)].iloc[0] - 0.030) < 1e-9
+
+def test_a_computation_one_process_ran_is_said_to_be_its_own():
+    """Other computations: one called by every process is counted per process; one that
+    only process 1 called is said to be process 1's."""
+    import pandas as pd
+
+    from podscale.analysis.profile.steps import other_computations
+
+    tl = pd.DataFrame({"name": ["step"] * 4 + ["eval", "eval", "gather"],
+                       "process": [0, 0, 1, 1, 0, 1, 1], "seq": range(7),
+                       "busy": [1e-3] * 4 + [2e-3, 2e-3, 4e-3]})
+    o = other_computations(tl, "step").set_index("name")
+    assert o.loc["eval", "processes"] == [0, 1] and o.loc["gather", "processes"] == [1]
+    assert o.loc["gather", "calls_min"] == 1 and o.loc["gather", "busy_median"] == 4e-3
