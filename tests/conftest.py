@@ -132,8 +132,11 @@ def xprof_opens(xplanes: list[Path]) -> dict:
     """What XProf's own converters make of one session's traces (one per process): the
     overview page's task count over all of them, and per process the trace viewer's
     events, the op profile and the framework op stats, parsed (a tool that cannot read a
-    trace returns nothing, or JSON that does not parse)."""
+    trace returns nothing, or JSON that does not parse). The tools cache what they derive
+    beside the traces: they read copies, and the session stays as the run left it."""
     import json
+    import shutil
+    import tempfile
 
     from xprof.convert import raw_to_tool_data as xprof
 
@@ -144,12 +147,14 @@ def xprof_opens(xplanes: list[Path]) -> dict:
             data, _ = xprof.xspace_to_tool_data([str(p) for p in paths], name, {})
         return json.loads(data)
 
-    overview = tool(xplanes, "overview_page")
-    run_env = next(t["p"] for t in overview if "task_count" in t.get("p", {}))
-    return {"tasks": int(run_env["task_count"].split()[0]),
-            "events": [len(tool([p], "trace_viewer@")["traceEvents"]) for p in xplanes],
-            "op_profile": [sorted(tool([p], "op_profile")) for p in xplanes],
-            "framework_op_stats": [len(tool([p], "framework_op_stats")) for p in xplanes]}
+    with tempfile.TemporaryDirectory(prefix="xprof-") as session:
+        copies = [Path(shutil.copy2(p, Path(session) / p.name)) for p in xplanes]
+        overview = tool(copies, "overview_page")
+        run_env = next(t["p"] for t in overview if "task_count" in t.get("p", {}))
+        return {"tasks": int(run_env["task_count"].split()[0]),
+                "events": [len(tool([p], "trace_viewer@")["traceEvents"]) for p in copies],
+                "op_profile": [sorted(tool([p], "op_profile")) for p in copies],
+                "framework_op_stats": [len(tool([p], "framework_op_stats")) for p in copies]}
 
 
 def stamps(xplane: Path) -> list[dict]:

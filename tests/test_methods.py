@@ -261,7 +261,8 @@ def test_every_method_round_trips_through_csv_json_compare_and_fits(delay_ab):
                        f"{delayed}/cmp-{m}")
         assert res.returncode == 0, res.stderr
         assert f"verdicts judge the {m} time" in res.stdout
-        (verdict,) = csv.DictReader(open(f"{delayed}/cmp-{m}.csv"))
+        with open(f"{delayed}/cmp-{m}.csv") as fh:
+            (verdict,) = csv.DictReader(fh)
         ratios[m] = float(verdict["ratio"])
         if m == "each":
             assert verdict["verdict"] == "slower"

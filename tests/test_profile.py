@@ -17,11 +17,21 @@ import numpy as np
 import pytest
 
 from podscale.analysis.profile.load import load_profile
-from podscale.analysis.profile.summary import findings, summarize_profile
+from podscale.analysis.profile.summary import summarize_profile
+from podscale.analysis.verdicts.profilefindings import findings
 from tests.conftest import ROOT, only_run, podscale
 
 TRAIN = ROOT / "tests" / "programs" / "train.py"
 SKEW = {1: 0.037, 2: -0.052, 3: 0.005}  # planted clock offsets, seconds
+
+
+def running(pid: int) -> bool:
+    """Whether the process is there and not a zombie (gone between the two reads: not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
 
 
 def sha(path) -> str:
@@ -250,7 +260,10 @@ def test_report_of_a_profiled_run(straggler):
     md = (run_dir / "report" / "summary.md").read_text()
     assert "- process 2 was last in" in md and "## Steps per process" in md
     html = (run_dir / "report" / "index.html").read_text()
-    assert html.count("<img") == 3  # step times, the lateness heatmap, the wall time
+    # step times, the lateness heatmap, the wall time; and of the captured steps 5-6, each
+    # process's step by part and its waits per collective
+    assert html.count("<img") == 5
+    assert "each process&#x27;s captured step by part" in html
 
 
 def test_host_frames_recompile_and_checkpoint(loader):
@@ -377,6 +390,8 @@ def _stretched_copy(src, dest, created: str, factor: float) -> None:
 
 
 def test_history_of_profiled_runs_finds_a_planted_change(loader, tmp_path):
+    from podscale.analysis.verdicts.history import KEEP
+
     """Eight runs of one program, the last four with every call 1.5x as long: history
     keeps the program's step as a case and finds the change at run 4."""
     for i in range(8):
@@ -385,6 +400,20 @@ def test_history_of_profiled_runs_finds_a_planted_change(loader, tmp_path):
     res = podscale("history", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert "1 cases" in res.stdout and "from run 4 (run-4): every case x1.50" in res.stdout
+    # the step is kept per layout, as a run's cases are: the same program on 4 devices per
+    # process (planted in a copy's join records) is a case of its own, not the same series
+    from podscale.analysis.verdicts.history import write_summary
+
+    wide = tmp_path / "run-8"
+    _stretched_copy(loader[0], wide, "2026-12-03T00:00:00", 1.0)
+    for f in (wide / "profile").glob("process-*.jsonl"):
+        objs = [json.loads(line) for line in f.read_text().splitlines()]
+        f.write_text("".join(json.dumps({**o, "local_devices": 4} if o["kind"] == "join"
+                                        else o) + "\n" for o in objs))
+    (layout,) = {r[KEEP.index("layout")] for r in write_summary(wide)["rows"]}
+    assert layout == "h2xd4"
+    res = podscale("history", str(tmp_path))
+    assert res.returncode == 0 and "2 cases" in res.stdout, res.stdout
 
 
 def test_exit_code_is_the_programs(tmp_path):
@@ -435,8 +464,7 @@ def test_a_hang_under_the_front_end_is_named_and_the_steps_before_it_kept(tmp_pa
     assert steps.groupby("process").size().to_dict() == {0: 5, 1: 5, 2: 5}
     assert set(p.processes["exit_code"]) == {5}
     pids = list(p.processes["pid"])
-    assert len(pids) == 3 and not [q for q in pids if os.path.exists(f"/proc/{q}")
-                                   and "Z" not in open(f"/proc/{q}/stat").read().split()[2]]
+    assert len(pids) == 3 and not [q for q in pids if running(q)]
     assert "step local_step (5 steps)" in res.stdout, res.stdout
     assert "- the job hung and was ended: no progress for 2s (auto)" in res.stdout
 
@@ -519,8 +547,7 @@ def test_front_end_killed_or_signalled_leaves_no_process(tmp_path, sig):
     os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
     deadline = time.monotonic() + 5
-    while any(os.path.exists(f"/proc/{p}") and "Z" not in
-              open(f"/proc/{p}/stat").read().split()[2:3] for p in pids):
+    while any(running(p) for p in pids):
         assert time.monotonic() < deadline, f"process(es) {pids} outlived the front end"
         time.sleep(0.05)
     if sig == signal.SIGTERM:

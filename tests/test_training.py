@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from podscale.analysis.profile.summary import findings, summarize_profile
+from podscale.analysis.profile.summary import summarize_profile
+from podscale.analysis.verdicts.profilefindings import findings
 from tests.conftest import ROOT, only_run, podscale
 
 PROGRAMS = ROOT / "tests" / "programs"

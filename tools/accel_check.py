@@ -226,8 +226,8 @@ def _profile(out: Path, quick: bool) -> str:
                          cwd=out)
     if res.returncode:
         return f"podscale attach failed ({res.returncode}): {res.stderr.strip()[-500:]}"
-    from podscale.analysis.profile.render import render
     from podscale.analysis.profile.summary import summarize_profile
+    from podscale.analysis.render.profiletext import render
 
     text = render(summarize_profile(run_dir))
     (out / "profile.txt").write_text(text + "\n")

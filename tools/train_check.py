@@ -35,8 +35,9 @@ def _attach(run_dir: Path, steps: int, batch: int, width: int) -> None:
 
 def _row(label: str, run_dir: Path) -> str:
     from podscale.analysis.profile.figures import figures
-    from podscale.analysis.profile.summary import findings, summarize_profile
+    from podscale.analysis.profile.summary import summarize_profile
     from podscale.analysis.units import time_h
+    from podscale.analysis.verdicts.profilefindings import findings
 
     s = summarize_profile(run_dir)
     f = figures(s)

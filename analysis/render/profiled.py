@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from podscale.analysis.profile import inside
 from podscale.analysis.profile.goodput import ORDER
-from podscale.analysis.profile.summary import ProfileSummary, findings, summarize_profile
+from podscale.analysis.profile.summary import ProfileSummary, summarize_profile
 from podscale.analysis.render.profiletext import capture_frame, heading, step_frame, timed
+from podscale.analysis.verdicts.profilefindings import findings
 
 if TYPE_CHECKING:
     import pandas as pd

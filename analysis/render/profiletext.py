@@ -8,9 +8,10 @@ import textwrap
 import pandas as pd
 
 from podscale.analysis.profile.goodput import ORDER
-from podscale.analysis.profile.summary import ProfileSummary, findings
+from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
+from podscale.analysis.verdicts.profilefindings import findings
 
 #: the output's width: tables and Findings fit it
 WIDTH = 120

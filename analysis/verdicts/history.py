@@ -67,8 +67,9 @@ def write_summary(run_dir: Path, key: str | None = None,
                   run: Run | None = None) -> dict:
     """Build and keep the run's store (podscale run does at its end, with its ``run``)."""
     from podscale.analysis.run import load_run
+    from podscale.core.manifest import run_kind
 
-    if (run_dir / "profile").is_dir():  # a profiled program: its step is the one case
+    if run_kind(run_dir) == "profile":  # a profiled program: its step is the one case
         return _write(run_dir, key, *_profiled(run_dir))
     run = load_run(run_dir) if run is None else run
     summary = run.summary() if len(run.cases) else pd.DataFrame(columns=KEEP)

@@ -74,6 +74,8 @@ def _interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float
 def history_row(s: ProfileSummary) -> dict:
     """The run as ``podscale history`` keeps it: one case, the program's step, whose time
     is the job's median step time after the warm-up steps."""
+    from podscale.core.case import Layout
+
     p = s.profile
     n = int(p.processes["process"].nunique())
     script = str(p.manifest.spec.get("script", "?")).rsplit("/", 1)[-1]
@@ -81,8 +83,11 @@ def history_row(s: ProfileSummary) -> dict:
     procs = p.processes
     hardware = f"{procs['platform'].iloc[0]}:{procs['device_kind'].iloc[0]}" \
         if "platform" in procs and len(procs) else ":"
-    return {"case_id": f"{script}:{s.step}@h{n}", "workload": script, "variant": "profile",
-            "dtype": "", "layout": f"h{n}",
+    # the layout as a run's: processes x devices per process (2x2 and 2x4 are two series)
+    local = procs["local_devices"].dropna() if "local_devices" in procs else procs["process"][:0]
+    layout = Layout(max(n, 1), int(local.max()) if len(local) else 1).key
+    return {"case_id": f"{script}:{s.step}@{layout}", "workload": script, "variant": "profile",
+            "dtype": "", "layout": layout,
             "time_s": float(np.median(times)) if len(times) else None, "round_cv": None,
             "rounds": 1, "busbw": None, "iters": len(times), "warmup": WARMUP, "sync": "",
             "method": "step", "each_s": None, "chain_s": None, "device_s": None,

@@ -11,9 +11,12 @@ import functools
 import os
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.attach.calls import CallLog, Computation
+
+if TYPE_CHECKING:
+    from podscale.attach.events import Events
 
 
 class Wrapped:
@@ -144,11 +147,17 @@ def _annotations(log: CallLog, base: type) -> type:
     return RecordedStep
 
 
-def install(log: CallLog) -> Callable[[], None]:
-    """Wrap ``jax.jit``, ``jax.pmap``, ``Compiled.__call__``,
-    ``jax.profiler.StepTraceAnnotation`` and the profiler and AOT entry points
-    (:func:`_install_profiler`); returns the undo."""
+def install(log: CallLog, initialize: Callable[[Callable[..., None]], Callable[..., None]],
+            events: Events) -> Callable[[], None]:
+    """Every patch podscale makes in a profiled process, in one place: wrap ``jax.jit``,
+    ``jax.pmap``, ``Compiled.__call__``, ``jax.profiler.StepTraceAnnotation``, the
+    profiler and AOT entry points (:func:`_install_profiler`) and
+    ``jax.distributed.initialize`` (``initialize`` makes its wrapper from JAX's), and
+    listen to ``jax.monitoring`` (``events``); returns the one undo of all of them (a
+    second call does nothing)."""
     import jax
+    import jax.distributed
+    import jax.monitoring
     import jax.profiler
     import jax.stages
 
@@ -175,14 +184,25 @@ def install(log: CallLog) -> Callable[[], None]:
         return log.call(held[1], functools.partial(compiled_call, self), args, kwargs)
 
     undo_profiler = _install_profiler(log)
+    joining = jax.distributed.initialize
     jax.jit, jax.pmap = wrap(jit, "jit"), wrap(pmap, "pmap")
     jax.stages.Compiled.__call__ = call_compiled  # type: ignore[method-assign]
     jax.profiler.StepTraceAnnotation = _annotations(log, annotation)  # type: ignore[misc, assignment]
+    jax.distributed.initialize = initialize(joining)
+    jax.monitoring.register_event_duration_secs_listener(events.compile)
+    jax.monitoring.register_event_listener(events.cache)
+    done: list[bool] = []
 
     def undo() -> None:
+        if done:
+            return
+        done.append(True)
         jax.jit, jax.pmap = jit, pmap
         jax.profiler.StepTraceAnnotation = annotation  # type: ignore[misc]
         jax.stages.Compiled.__call__ = compiled_call  # type: ignore[method-assign]
+        jax.distributed.initialize = joining
+        jax.monitoring.unregister_event_duration_listener(events.compile)
+        jax.monitoring.unregister_event_listener(events.cache)
         undo_profiler()
     return undo
 

@@ -15,6 +15,7 @@ import runpy
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +78,15 @@ class Session:
 
     def install(self) -> None:
         import jax
-        import jax.monitoring
 
+        from podscale.attach.events import Events
         from podscale.worker.runtime import simulate_cpu
 
         simulate_cpu(jax)
         self.log = calls.CallLog(self.clock.now, self.record.add)
         self.log.on_first = self._unjoined
-        self.undo = entry.install(self.log)
+        self.undo = entry.install(self.log, self._initialize,
+                                  Events(self.log, self.record.add, self.clock.now))
         if self.windows is not None:
             self.log.capture = Capture(self.run_dir, lambda: self.record.process or 0,
                                        self.windows, self.step, self.record.add,
@@ -96,12 +98,6 @@ class Session:
                                        self.clock.now, self.record.add, self.stop)
             self.log.on_ready = self.anomalies.observe
             self.talking.append(self.anomalies.start())
-        from podscale.attach.events import Events
-
-        events = Events(self.log, self.record.add, self.clock.now)
-        jax.monitoring.register_event_duration_secs_listener(events.compile)
-        jax.monitoring.register_event_listener(events.cache)
-        self._wrap_initialize(jax)
         note_sigint(self.signalled)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
                                lambda: self.log.last_seq)
@@ -131,10 +127,10 @@ class Session:
         print(f"podscale: {message}", file=sys.stderr, flush=True)
         os._exit(2)
 
-    def _wrap_initialize(self, jax: Any) -> None:
+    def _initialize(self, original: Callable[..., None]) -> Callable[..., None]:
+        """``jax.distributed.initialize`` as the program calls it: joined where podscale's
+        launcher says (its coordinator), then this process's join recorded."""
         from podscale.worker.runtime import local_join
-
-        original = jax.distributed.initialize
 
         def initialize(*args: Any, **kwargs: Any) -> None:
             if self.record.process is not None:  # as JAX says it (before podscale's own
@@ -147,7 +143,7 @@ class Session:
             original(*args, **kwargs)
             self._joined(began)
 
-        jax.distributed.initialize = initialize
+        return initialize
 
     def _joined(self, began: int) -> None:
         import jax

@@ -157,7 +157,7 @@ spec:
           ports:
             - containerPort: {port}
           env:
-{env_lines}            - name: envnames.PROCESS_ID
+{env_lines}            - name: {q(envnames.PROCESS_ID)}
               valueFrom:
                 fieldRef:
                   fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"

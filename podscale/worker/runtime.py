@@ -19,7 +19,7 @@ from typing import Any
 
 from podscale.core import envnames
 from podscale.core.records import EnvRecord
-from podscale.worker.jaxapi import coordination_client
+from podscale.worker.jaxapi import DEGRADED, coordination_client
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,8 @@ def env_record(rt: Runtime, **extra: Any) -> EnvRecord:
         hostname=socket.gethostname(),
         pid=os.getpid(),
         xla_flags=os.environ.get("XLA_FLAGS", ""),
-        extra=dict(extra),
+        # JAX hooks this release lacked so far (podscale.worker.jaxapi): what they cost
+        extra={**extra, **({"degraded": dict(DEGRADED)} if DEGRADED else {})},
     )
 
 
