@@ -1,5 +1,5 @@
 """A profiled run's records as frames: ``profile/process-<i>.jsonl`` (written by
-:mod:`podscale.attach.ledger`) of every process, on one clock.
+:mod:`podscale.attach.recorder`) of every process, on one clock.
 
 Each process's timestamps are moved onto process 0's clock by the offset it measured
 through the coordination service (``t - offset``); the residual of that estimate is at

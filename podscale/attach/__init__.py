@@ -7,7 +7,7 @@ podscale's core only (no pandas), like a worker.
 - :mod:`.calls`: every call of a compiled computation, its dispatch and ready times;
 - :mod:`.clock`: this process's clock against process 0's, through the store;
 - :mod:`.sampler`: where the host spends the time between computations (Python frames);
-- :mod:`.ledger`: the per-process record file and its batches through the store;
+- :mod:`.recorder`: the per-process record file and its batches through the store;
 - :mod:`.session`: running the script as ``__main__`` and closing the record.
 """
 

@@ -46,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from podscale.attach.ledger import Recorder
+from podscale.attach.recorder import Recorder
 from podscale.core import envnames
 from podscale.core.desync import first
 from podscale.worker.jaxapi import CoordinationClient

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from podscale.attach import SUPERVISED, calls, clock, entry, ledger
+from podscale.attach import SUPERVISED, calls, clock, entry, recorder
 from podscale.attach.capture import Capture, Windows
 from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
 from podscale.attach.joining import alone, device_memory, devices, said_device_count
@@ -56,7 +56,7 @@ class Session:
 
         self.clock = clock.Clock()
         self.clock.skew_us = clock.planted().get(_env_process(), 0)
-        self.record = ledger.Recorder(run_dir)
+        self.record = recorder.Recorder(run_dir)
         started = process_start()
         self.record.add({"kind": "start", "schema": SCHEMA, "attach": self.clock.now(),
                          "process_start": None if started is None else
@@ -65,7 +65,7 @@ class Session:
                          "script": str(script), "argv": args})
         self.run_dir, self.script, self.args = run_dir, script, args
         self.windows, self.step, self.hang_timeout = windows, step, hang_timeout
-        self.drain: ledger.Drain | None = None
+        self.drain: recorder.Drain | None = None
         self.measuring: threading.Thread | None = None  # this process's clock offset
         #: the threads that talk to the coordination service, stopped and joined at the
         #: end (one left inside a blocking call as the interpreter exits aborts it)
@@ -172,7 +172,7 @@ class Session:
         if client is not None and process == 0:
             self.talking.append(clock.answer(client, self.processes, self.clock.now,
                                              self.stop))
-            self.drain = ledger.Drain(self.run_dir, client)
+            self.drain = recorder.Drain(self.run_dir, client)
         elif client is not None:
             self.measuring = clock.measure(
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
