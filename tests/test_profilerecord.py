@@ -29,7 +29,7 @@ def test_an_unknown_kind_or_a_short_line_is_refused():
 
 
 def test_the_form_is_read_from_the_start_line():
-    start = {"kind": "start", "attach": 0, "pid": 1, "host": "h"}
+    start = {"kind": "start", "attach": 0}
     assert schema_of([{**start, "schema": SCHEMA}], "f") == SCHEMA
     assert schema_of([start], "f") == "podscale.profile/0"  # before the form was declared
     with pytest.raises(UsageError, match="written as podscale.profile/9, which this "

@@ -30,7 +30,9 @@ READABLE = (UNVERSIONED, SCHEMA)
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind of line: its name, the fields every line of it holds, and what it says."""
+    """A kind of line: its name, the fields every line of it holds (those the reader
+    cannot do without: a line of an older podscale may lack the others), and what it
+    says."""
 
     name: str
     required: tuple[str, ...]
@@ -39,8 +41,8 @@ class Kind:
 
 #: every kind of line a profiled process writes
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("start", ("attach", "pid", "host"), "the process attached (its clock's origin)"),
-    Kind("join", ("start", "end", "process", "processes"),
+    Kind("start", ("attach",), "the process attached (its clock's origin), pid, host"),
+    Kind("join", ("start", "end"),
          "the program joined the job (jax.distributed.initialize), with its devices"),
     Kind("offset", ("offset_us", "rtt_us"), "the clock's offset from process 0's"),
     Kind("devices", (), "a one-process program that never joined: its devices"),
@@ -49,7 +51,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("computation", ("id", "name", "wrapper"), "a computation the program defined"),
     Kind("calls", ("rows",), "calls of computations: [id, seq, dispatch, returned, ready]"),
     Kind("threads", ("calls",), "calls made from threads other than the main one, counted"),
-    Kind("compile", ("event", "end", "seconds"), "one of JAX's compile duration events"),
+    Kind("compile", ("end",), "one of JAX's compile duration events"),
     Kind("cache", ("hit", "end"), "the persistent compilation cache's answer"),
     Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts"),
     Kind("step", ("name", "num", "seqs", "enter", "exit"),
@@ -60,7 +62,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("capture_failed", ("error",), "a capture that failed"),
     Kind("gaps", ("rows",), "sampled host time between calls: [seq, frame, seconds]"),
     Kind("silent", ("from", "to"), "a span in which the process stood still"),
-    Kind("hang", ("verdict", "end", "exit_code"), "the roll-call ended the job here"),
+    Kind("hang", ("verdict",), "the roll-call ended the job here"),
     Kind("end", ("end", "exit_code"), "the process ended"),
 )}
 
