@@ -182,6 +182,23 @@ def test_each_window_opens_in_xprof_and_as_one_perfetto_timeline(which, request)
     _perfetto_imports(archive, sum(opened["events"]))
 
 
+def test_a_damaged_trace_is_named_and_leaves_no_archive(loader, tmp_path):
+    """podscale trace of a window whose process-1 trace is damaged (its bytes after the
+    first 64 overwritten): one line naming the file, exit 2, and no archive (not one
+    holding only some processes)."""
+    import shutil
+
+    copy = tmp_path / "run"  # (a moved run: its record names the original's trace files)
+    shutil.copytree(loader[0], copy, ignore=shutil.ignore_patterns("timeline-*"))
+    (xplane,) = copy.glob("traces/plugins/profile/*/process-1.xplane.pb")
+    data = xplane.read_bytes()
+    xplane.write_bytes(data[:64] + b"\xff" * (len(data) - 64))
+    res = podscale("trace", str(copy))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert f"{xplane}: XProf could not read this trace" in res.stderr
+    assert not list(copy.glob("traces/timeline-*")) and not list(copy.glob("traces/.*part"))
+
+
 def _perfetto_imports(archive, events: int) -> None:
     """Perfetto's own Trace Processor imports the archive with no error and every slice,
     where its binary is here (the Python package fetches it from the network, which this

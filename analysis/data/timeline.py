@@ -42,11 +42,14 @@ def archive(dest: Path, traces: dict[int, Path], shifts_us: dict[int, float],
     manifest = {"perfetto_manifest": {"version": 1, "files": files, "podscale": {
         **about, "reference": ref, "shifts_us": {str(p): shifts_us[p] for p in traces},
         "sources": {str(p): str(path) for p, path in traces.items()}}}}
+    converted = {p: json.dumps(convert(path)) for p, path in sorted(traces.items())}
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+    part = dest.with_name(f".{dest.name}.part")  # a failed write leaves no archive
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(MANIFEST, json.dumps(manifest, indent=1))
-        for p, path in sorted(traces.items()):
-            z.writestr(f"process-{p}.json", json.dumps(convert(path)))
+        for p, text in converted.items():
+            z.writestr(f"process-{p}.json", text)
+    part.replace(dest)
     return dest
 
 

@@ -47,12 +47,22 @@ def _quiet_stderr() -> Iterator[None]:
 
 def convert(xplane: Path) -> dict:
     """Chrome trace-event JSON of one XSpace file, via XProf's trace_viewer converter."""
-    from xprof.convert import raw_to_tool_data
+    try:
+        from xprof.convert import raw_to_tool_data
+    except ImportError:
+        from podscale.core.errors import UsageError
+
+        raise UsageError("reading a trace needs XProf's converters (the xprof package, "
+                         "which tensorboard-plugin-profile brings): pip install xprof") \
+            from None
 
     with _quiet_stderr():
         data, _ = raw_to_tool_data.xspace_to_tool_data([str(xplane)], "trace_viewer", {})
     if data is None:
-        raise ValueError(f"{xplane}: XProf could not convert this trace")
+        from podscale.core.errors import UsageError
+
+        raise UsageError(f"{xplane}: XProf could not read this trace (cut short or "
+                         "damaged?)")
     return json.loads(data)
 
 

@@ -208,13 +208,15 @@ def load_profile(run_dir: Path | str) -> Profile:
                    compiled,
                    _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
-                   _frame(kinds["capture"], CAPTURE_COLUMNS),
+                   _frame(kinds["capture"], CAPTURE_COLUMNS,
+                          lambda p, r: {"file": _here(run_dir, r["file"])}),
                    _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
                                             "file", "spans", "trigger", "origin"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
                                                   for a, b in r["spans"]],
                                         "origin": None if r["origin_us"] is None else
-                                        seconds(r["origin_us"], p)}),
+                                        seconds(r["origin_us"], p),
+                                        "file": _here(run_dir, r["file"])}),
                    _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
                           lambda p, r: {"enter": seconds(r["enter"], p),
                                         "exit": seconds(r["exit"], p)}),
@@ -227,7 +229,22 @@ def load_profile(run_dir: Path | str) -> Profile:
                                         "end": seconds(r["end"], p)}),
                    _frame(kinds["cache"], ["hit", "seq", "end"],
                           lambda p, r: {"end": seconds(r["end"], p)}),
-                   _frame(kinds["program"], ["name", "file", "error"]))
+                   _frame(kinds["program"], ["name", "file", "error"],
+                          lambda p, r: {"file": _here(run_dir, r.get("file"))}))
+
+
+def _here(run_dir: Path, recorded: object) -> object:
+    """A file the record names, found in this run directory: the record keeps the path
+    the run had when it was written, and a run moved or copied holds its files under
+    its own ``traces/`` or ``hlo/`` (the recorded path where it has none there)."""
+    if not isinstance(recorded, str) or not recorded:
+        return recorded
+    parts = Path(recorded).parts
+    for anchor in ("traces", "hlo"):
+        if anchor in parts:
+            here = run_dir.joinpath(*parts[len(parts) - 1 - parts[::-1].index(anchor):])
+            return str(here) if here.exists() else recorded
+    return recorded
 
 
 def _read_all(files: list[Path]) -> tuple[list[dict], dict[str, list[tuple[int, list]]]]:
