@@ -114,3 +114,14 @@ def test_module_name_falls_back_on_the_programs_text(degraded):
 
     assert jaxapi.module_name(compiled) == jaxapi.module_name(Older()) == "jit__lambda"
     assert "module_name" in degraded
+
+
+def test_a_pmap_without_a_cache_size_is_no_degradation(degraded):
+    """A pmapped function never said its cache size: nothing is lost there, and nothing is
+    said; a jitted one that stopped saying it is a degradation."""
+    import jax
+
+    from podscale.worker import jaxapi
+
+    assert jaxapi.cache_size(jax.pmap(lambda x: x), jitted=False) is None and not degraded
+    assert jaxapi.cache_size(object(), jitted=True) is None and "cache_size" in degraded

@@ -150,7 +150,7 @@ class CallLog:
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
-        size = cache_size(inner)
+        size = cache_size(inner, jitted=comp.wrapper == "jit")
         if size is not None and size != comp.cache_size or size is None and comp.calls == 1:
             comp.cache_size = size or 0
             facts = describe(lambda: _compiled(inner, args, kwargs))

@@ -96,12 +96,13 @@ def _no_state() -> bool:
     return True
 
 
-def cache_size(fn: Any) -> int | None:
+def cache_size(fn: Any, jitted: bool = True) -> int | None:
     """How many programs a jitted function's cache holds (a re-compile grows it), or None
-    (then re-compiles are seen from the monitoring events only)."""
+    (then re-compiles are seen from the monitoring events only). ``jitted``: ``fn`` is
+    ``jax.jit``'s, which has said it (a pmap's never has: no loss there)."""
     size = getattr(fn, "_cache_size", None)
     if not callable(size):
-        if hasattr(fn, "lower"):  # a jitted function that no longer says
+        if jitted:  # a jitted function that no longer says
             _degrade("cache_size", "jit's _cache_size moved: re-compiles found from "
                      "monitoring events only, without the shapes that changed")
         return None
