@@ -94,6 +94,7 @@ def test_device_order_falls_back_on_the_mesh_or_says_none(degraded):
     class Program:
         def __init__(self, *shardings):
             self.input_shardings = (list(shardings), {})
+            self.output_shardings = ()
 
     assert jaxapi.device_order(Program(Sharding(mesh))) == [d.id for d in mesh.devices.flat]
     assert "device_order" in degraded

@@ -116,15 +116,18 @@ def cache_size(fn: Any, jitted: bool = True) -> int | None:
 
 def device_order(compiled: Any) -> list[int] | None:
     """The global device ids of a compiled program in its logical order (replica groups
-    name logical ids): the input shardings' device assignment, else a ``NamedSharding``'s
-    mesh order; None where neither says (replay then refuses rather than guess)."""
+    name logical ids): its shardings' device assignment (inputs', else outputs'), else a
+    ``NamedSharding``'s mesh order; None where neither says (replay then refuses rather
+    than guess)."""
     import jax
 
-    leaves = jax.tree.leaves(compiled.input_shardings)
+    leaves = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
     for s in leaves:
         order = getattr(s, "_device_assignment", None)
         if order:
             return [d.id for d in order]
+    if not leaves:  # a program of no inputs and no outputs: nothing to say it
+        return None
     _degrade("device_order", "shardings' _device_assignment moved: replay's device "
              "order from the mesh")
     for s in leaves:
