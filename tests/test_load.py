@@ -114,3 +114,29 @@ def test_a_complete_run_whose_records_are_empty_is_refused(small_run, tmp_path):
         assert res.stderr.startswith(f"podscale: error: {copy}: its manifest says complete, "
                                      "but its records hold nothing"), res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_degraded_jax_hook_is_said_in_the_report(small_run, tmp_path):
+    """A run whose workers' JAX lacked a hook (planted in a copy's env record: the
+    coordination client gone) says so first in its report's Findings; the real run says
+    nothing of the kind."""
+    import shutil
+
+    from podscale.analysis.verdicts.findings import degraded_findings
+    from tests.conftest import podscale
+
+    assert degraded_findings(load_run(small_run).envs) == []
+    copy = tmp_path / "run"
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", "report"))
+    record = sorted(copy.glob("records/*/process-1.jsonl"))[0]
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    for obj in lines:
+        if obj.get("type") == "env":
+            obj["extra"]["degraded"] = {"coordination_client": "jax._src.distributed "
+                                        "moved: no key-value store"}
+    record.write_text("".join(json.dumps(obj) + "\n" for obj in lines))
+    said = "this JAX lacks a hook podscale uses (coordination_client): jax._src.distributed " \
+           "moved: no key-value store"
+    assert degraded_findings(load_run(copy).envs) == [said]
+    assert podscale("report", str(copy)).returncode == 0
+    assert said in (copy / "report" / "summary.md").read_text()

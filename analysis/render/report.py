@@ -241,7 +241,7 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
 def build(run: Run | Path, across: str = "max",
           extra_sections: Sequence[Section] = ()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
-    from podscale.analysis.verdicts.findings import findings
+    from podscale.analysis.verdicts.findings import degraded_findings, findings
 
     run = as_run(run)
     run_dir = run.path
@@ -260,8 +260,9 @@ def build(run: Run | Path, across: str = "max",
         status.append(problems)
     from podscale.analysis.models.ledger import sentences as wall_time
 
-    doc.bullets(status + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted,
-                                  a.late, a.device) + wall_time(a.ledger))
+    doc.bullets(status + degraded_findings(run.envs)
+                + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted, a.late,
+                           a.device) + wall_time(a.ledger))
     if (run_dir / "hlo").is_dir():  # made by podscale replay
         from podscale.analysis.render.sections import replay_section
 

@@ -148,6 +148,17 @@ def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None,
     return out
 
 
+def degraded_findings(envs: pd.DataFrame) -> list[str]:
+    """The JAX hooks the workers' release lacked (their env records' ``degraded``, from
+    ``podscale.worker.jaxapi``): what each cost, said once."""
+    said: dict[str, str] = {}
+    for extra in envs["extra"] if "extra" in envs else []:
+        if isinstance(extra, dict):
+            said.update(extra.get("degraded") or {})
+    return [f"this JAX lacks a hook podscale uses ({hook}): {lost}"
+            for hook, lost in sorted(said.items())]
+
+
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
              scaled: dict | None = None, slowest: pd.DataFrame | None = None,
              fitted: pd.DataFrame | None = None,
