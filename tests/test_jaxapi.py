@@ -70,11 +70,11 @@ def test_tracing_falls_back_on_a_tracer_among_the_arguments(degraded, monkeypatc
 
     from podscale.worker import jaxapi
 
-    monkeypatch.setattr(jaxapi, "_trace_state_clean", jaxapi._no_state)
+    monkeypatch.setattr(jaxapi, "_tracing", jaxapi._tracer_among)
     seen = []
     jax.jit(lambda x: seen.append(jaxapi.tracing((x,), {})) or x)(jnp.ones(2))
     assert seen == [True] and jaxapi.tracing((jnp.ones(2),), {}) is False
-    monkeypatch.setattr(jaxapi, "_trace_state_clean", None)
+    monkeypatch.setattr(jaxapi, "_tracing", None)
     assert jaxapi.tracing((jnp.ones(2),), {}) is False and not degraded  # the hook itself
 
 

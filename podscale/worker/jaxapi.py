@@ -69,31 +69,31 @@ def coordination_client() -> CoordinationClient | None:
     return client if hasattr(client, "wait_at_barrier") else None
 
 
-_trace_state_clean: Callable[[], bool] | None = None
+#: how :func:`tracing` tells, resolved at its first call
+_tracing: Callable[[tuple, dict], bool] | None = None
 
 
 def tracing(args: tuple, kwargs: dict) -> bool:
     """Whether JAX is tracing (a call made inside another computation's trace):
     ``trace_state_clean()``, else a ``Tracer`` among the arguments (misses a traced call
     whose arguments are all constants)."""
-    global _trace_state_clean
-    if _trace_state_clean is None:
+    global _tracing
+    if _tracing is None:
         try:
             from jax._src.core import trace_state_clean
-            _trace_state_clean = trace_state_clean
         except ImportError:
             _degrade("tracing", "jax._src.core.trace_state_clean moved: a call traced with "
                      "constant arguments only is recorded as a call")
-            _trace_state_clean = _no_state
-    if _trace_state_clean is not _no_state:
-        return not _trace_state_clean()
+            _tracing = _tracer_among
+        else:
+            _tracing = lambda args, kwargs: not trace_state_clean()  # noqa: E731
+    return _tracing(args, kwargs)
+
+
+def _tracer_among(args: tuple, kwargs: dict) -> bool:
     import jax
 
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves((args, kwargs)))
-
-
-def _no_state() -> bool:
-    return True
 
 
 def cache_size(fn: Any, jitted: bool = True) -> int | None:
