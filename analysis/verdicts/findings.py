@@ -6,6 +6,8 @@ measured from itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 
 from podscale.analysis.units import bytes_h, sig, time_h
@@ -149,12 +151,19 @@ def timing_findings(summary: pd.DataFrame, late: pd.DataFrame | None = None,
 
 
 def degraded_findings(envs: pd.DataFrame) -> list[str]:
-    """The JAX hooks the workers' release lacked (their env records' ``degraded``, from
-    ``podscale.worker.jaxapi``): what each cost, said once."""
+    """The JAX hooks the workers' release lacked (their env records' ``degraded``)."""
+    extras = envs["extra"] if "extra" in envs else []
+    return hooks_lacked(e.get("degraded") for e in extras if isinstance(e, dict))
+
+
+def hooks_lacked(each: Iterable[object]) -> list[str]:
+    """The JAX hooks a release lacked (``podscale.worker.jaxapi``'s ``degraded``, one
+    mapping per process, hook -> what it cost; none where a process said none), each
+    said once."""
     said: dict[str, str] = {}
-    for extra in envs["extra"] if "extra" in envs else []:
-        if isinstance(extra, dict):
-            said.update(extra.get("degraded") or {})
+    for hooks in each:
+        if isinstance(hooks, dict):
+            said.update(hooks)
     return [f"this JAX lacks a hook podscale uses ({hook}): {lost}"
             for hook, lost in sorted(said.items())]
 

@@ -11,6 +11,7 @@ from podscale.analysis.profile import compiles as compiling
 from podscale.analysis.profile import figures, inside, phases, stalls, steps
 from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.units import time_h
+from podscale.analysis.verdicts.findings import hooks_lacked
 
 #: re-compiles within the first steps are warm-up (a step's outputs change its inputs'
 #: sharding or layout); later ones are Findings
@@ -157,7 +158,7 @@ def findings(s: ProfileSummary) -> list[str]:
         out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
                    "with the wrong peers (a multi-controller program must launch the same "
                    "computations in the same order on every process)")
-    out += _unended(s) + _degraded(s.profile.processes)
+    out += _unended(s) + hooks_lacked(s.profile.processes.get("degraded", []))
     if s.step is None:
         return [*out, _no_step(s)]
     total = int(s.profile.processes["process"].nunique())
@@ -174,15 +175,6 @@ def findings(s: ProfileSummary) -> list[str]:
                    "no process waits on another, so no time is lost to a straggler; each "
                    "process's step time stands alone")
     return out + _timing(s, total) + _between(s, total)
-
-
-def _degraded(processes: pd.DataFrame) -> list[str]:
-    """The JAX hooks this release lacked (``podscale.worker.jaxapi``): what each cost."""
-    said: dict[str, str] = {}
-    for hooks in processes.get("degraded", pd.Series(dtype=object)).dropna():
-        said.update(hooks)
-    return [f"this JAX lacks a hook podscale uses ({hook}): {lost}"
-            for hook, lost in sorted(said.items())]
 
 
 def _unsaved(programs: pd.DataFrame) -> list[str]:
