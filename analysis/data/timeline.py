@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from podscale.analysis.data.traces import Trace, convert
+
 MANIFEST = "perfetto_manifest.json"
 
 
-def archive(dest: Path, traces: dict[int, Path], shifts_us: dict[int, float],
+def archive(dest: Path, traces: dict[int, dict], shifts_us: dict[int, float],
             about: dict) -> Path:
-    """Write ``dest``: each process's trace (``traces``: process -> XSpace file) with the
-    shift that puts its times on the common clock (``shifts_us``: µs added to its
-    events' times), pinned to the process whose shift is least (so that no event lands
-    before the merged timeline's start, where Perfetto would drop it)."""
-    from podscale.analysis.data.traces import convert
-
+    """Write ``dest``: each process's trace (``traces``: process -> XProf's conversion of
+    its XSpace) with the shift that puts its times on the common clock (``shifts_us``: µs
+    added to its events' times), pinned to the process whose shift is least (so that no
+    event lands before the merged timeline's start, where Perfetto would drop it)."""
     ref = min(traces, key=lambda p: shifts_us[p])
     files = []
     for p in sorted(traces):
@@ -40,15 +40,13 @@ def archive(dest: Path, traces: dict[int, Path], shifts_us: dict[int, float],
                                "offset_ns": round((shifts_us[p] - shifts_us[ref]) * 1e3)}
         files.append(entry)
     manifest = {"perfetto_manifest": {"version": 1, "files": files, "podscale": {
-        **about, "reference": ref, "shifts_us": {str(p): shifts_us[p] for p in traces},
-        "sources": {str(p): str(path) for p, path in traces.items()}}}}
-    converted = {p: json.dumps(convert(path)) for p, path in sorted(traces.items())}
+        **about, "reference": ref, "shifts_us": {str(p): shifts_us[p] for p in traces}}}}
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")  # a failed write leaves no archive
     with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(MANIFEST, json.dumps(manifest, indent=1))
-        for p, text in converted.items():
-            z.writestr(f"process-{p}.json", text)
+        for p, trace in sorted(traces.items()):
+            z.writestr(f"process-{p}.json", json.dumps(trace))
     part.replace(dest)
     return dest
 
@@ -68,28 +66,26 @@ def window_archives(run_dir: Path, windows: pd.DataFrame, residual_s: float
                         "(a trace file gone, or recorded before traces said their origin)")
         if kept.empty:
             continue
-        w = kept
         out.append(archive(
             run_dir / "traces" / f"timeline-steps-{label}.zip",
-            {int(r.process): Path(r.file) for r in w.itertuples()},
-            {int(r.process): float(r.origin) * 1e6 for r in w.itertuples()},
+            {int(r.process): convert(Path(r.file)) for r in kept.itertuples()},
+            {int(r.process): float(r.origin) * 1e6 for r in kept.itertuples()},
             {"window": label, "aligned_on": "the coordination service's clock offsets",
-             "clock_residual_us": residual_s * 1e6}))
+             "clock_residual_us": residual_s * 1e6,
+             "sources": {str(r.process): r.file for r in kept.itertuples()}}))
     return out, left
 
 
-def layout_archives(run_dir: Path, loaded: dict, files: dict) -> list[Path]:
-    """One archive per traced layout of a run (``loaded``: (layout, process) -> (events,
-    shift µs), as :func:`podscale.analysis.data.traces.load_traces` gives; ``files``:
-    (layout, process) -> XSpace file)."""
+def layout_archives(run_dir: Path, read: dict[tuple[str, int], Trace]) -> list[Path]:
+    """One archive per traced layout of a run (``read``: (layout, process) -> its trace,
+    as :func:`podscale.analysis.data.traces.read_traces` gives)."""
     out = []
-    for layout in sorted({lay for lay, _ in loaded}):
-        procs = sorted(p for lay, p in loaded if lay == layout and (lay, p) in files)
-        if procs:
-            out.append(archive(
-                run_dir / "traces" / f"timeline-{layout}.zip",
-                {p: files[(layout, p)] for p in procs},
-                {p: float(loaded[(layout, p)][1]) for p in procs},
-                {"layout": layout, "aligned_on": "the podscale_sync annotation after a "
-                 "barrier"}))
+    for layout in sorted({lay for lay, _ in read}):
+        mine = {p: t for (lay, p), t in read.items() if lay == layout}
+        out.append(archive(
+            run_dir / "traces" / f"timeline-{layout}.zip",
+            {p: t.converted for p, t in mine.items()},
+            {p: float(t.offset) for p, t in mine.items()},
+            {"layout": layout, "aligned_on": "the podscale_sync annotation after a barrier",
+             "sources": {str(p): str(t.path) for p, t in mine.items()}}))
     return out

@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -154,23 +155,36 @@ def _xplanes(traces: Path, sync: dict) -> list[tuple[str, int, Path]]:
     return out
 
 
-def xplane_files(run_dir: Path, traces: Path | None = None) -> dict[tuple[str, int], Path]:
-    """(layout, process) -> the XSpace file of a run's traced pass."""
-    found = _xplanes(traces or Path(run_dir) / "traces", _sidecars(run_dir))
-    return {(layout, proc): path for layout, proc, path in found}
+class Trace(NamedTuple):
+    """One process's trace of a traced pass: its XSpace file, XProf's conversion of it,
+    its events, and the offset that puts them on the shared wall clock (µs)."""
+
+    path: Path
+    converted: dict
+    events: pd.DataFrame
+    offset: float
 
 
-def load_traces(run_dir: Path, traces: Path | None = None
-                ) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
-    """(layout, process) -> (events, offset to shared wall clock in us). ``traces``: where
+def read_traces(run_dir: Path, traces: Path | None = None) -> dict[tuple[str, int], Trace]:
+    """(layout, process) -> its :class:`Trace`, each file converted once. ``traces``: where
     the XSpace files are, if not ``RUN/traces`` (a copy of a ``--trace-dir``)."""
     sync = _sidecars(run_dir)
-    loaded = {}
+    out = {}
     for layout, proc, path in _xplanes(traces or Path(run_dir) / "traces", sync):
         anchor = sync.get((layout, proc), {}).get("anchor_unix_us")
-        ev = events(convert(path))
-        loaded[(layout, proc)] = (ev, offset(ev, anchor))
-    return loaded
+        trace = convert(path)
+        ev = events(trace)
+        out[(layout, proc)] = Trace(path, trace, ev, offset(ev, anchor))
+    return out
+
+
+def load_traces(run_dir: Path, traces: Path | None = None,
+                read: dict[tuple[str, int], Trace] | None = None
+                ) -> dict[tuple[str, int], tuple[pd.DataFrame, float]]:
+    """(layout, process) -> (events, offset to shared wall clock in us), from ``read``
+    where the traces are read already (:func:`read_traces`)."""
+    read = read_traces(run_dir, traces) if read is None else read
+    return {key: (t.events, t.offset) for key, t in read.items()}
 
 
 def step_table(loaded: dict) -> pd.DataFrame:

@@ -176,10 +176,10 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
     from podscale.analysis.data.traces import (
         cut_short,
         load_traces,
+        read_traces,
         step_table,
         stragglers,
         write_merged,
-        xplane_files,
     )
     from podscale.analysis.data.traces import summary as trace_summary
     from podscale.analysis.render.profiletext import viewer
@@ -189,7 +189,8 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
         raise UsageError(f"{run_dir}: no such run directory")
     if run_kind(run_dir) == "profile":
         return _trace_profiled(run_dir)
-    loaded = load_traces(run_dir, traces)
+    read = read_traces(run_dir, traces)
+    loaded = load_traces(run_dir, read=read)
     if not loaded:
         raise UsageError(f"{run_dir}: no traces (run with --profile)")
     table = step_table(loaded)
@@ -201,7 +202,7 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
         print(f"# note: {line}")
     for path in write_merged(run_dir, loaded):
         print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
-    for path in layout_archives(run_dir, loaded, xplane_files(run_dir, traces)):
+    for path in layout_archives(run_dir, read):
         print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
     print(f"# XProf: {viewer(run_dir / 'traces')}")
 
