@@ -41,10 +41,6 @@ STEP_COLUMNS = {"process": "process", "steps": "steps", "median": "median", "p90
                 "straggler": "straggler"}
 
 
-#: the widest line the text output makes (a terminal's 120 columns)
-WIDTH = 120
-
-
 def _text_table(df: pd.DataFrame) -> str:
     """Columns right-aligned, two spaces apart, or one where two would pass ``WIDTH``."""
     cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.values]
