@@ -222,6 +222,56 @@ def test_split_by_rank_joins_interleaved_fragments():
                                                                           1: ["b"]}
 
 
+SAY_AT_ONCE = """
+import sys, time
+from podscale.core.lines import say
+rank, at, count = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+time.sleep(max(0.0, at - time.time()))  # every rank at the same instant
+for i in range(count):
+    say(f"L {rank} {i} " + "x" * 300, err=True)
+say("\\n".join(f"B {rank} {i} " + "y" * 100 for i in range(count)))  # on stdout
+"""
+
+
+@needs_mpirun
+def test_lines_written_at_the_same_instant_stay_whole_under_mpirun(tmp_path):
+    """6 ranks under ``mpirun --tag-output`` write 200 long lines each at the same instant
+    on standard error (where podscale's messages go; a pipe there): every line reaches
+    mpirun's output whole, tagged once with its own rank. Standard output is a
+    pseudo-terminal under Open MPI, read in pieces as they arrive whatever the writer
+    does: a 200-line block there comes back whole as messages, its fragments joined
+    by rank (what ``podscale collect`` and the launcher's culprit read)."""
+    import re
+
+    from podscale.core.lines import rejoin_mpirun
+
+    script = tmp_path / "say.py"
+    script.write_text(SAY_AT_ONCE)
+    at, count = time.time() + 4, 200
+    res = subprocess.run(["mpirun", "-np", "6", "--tag-output", "sh", "-c",
+                          f'exec "{sys.executable}" {script} $OMPI_COMM_WORLD_RANK {at} {count}'],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=env(**MPI_ENV, PYTHONUNBUFFERED="1"))
+    assert res.returncode == 0, res.stderr[-2000:]
+    whole = re.compile(r"^\[1,(\d)\]<stderr>:L (\d) (\d+) x{300}$")
+    said = [whole.match(line) for line in res.stderr.splitlines()]
+    assert all(said), next(line for line, m in zip(res.stderr.splitlines(), said) if not m)
+    assert all(m[1] == m[2] for m in said if m)
+    assert len({(m[2], m[3]) for m in said if m}) == len(said) == 6 * count
+    block = re.compile(r"^B (\d) (\d+) y{100}$")
+    messages = [(rank, block.match(line)) for rank, line in rejoin_mpirun(res.stdout)]
+    assert all(m and int(m[1]) == rank for rank, m in messages), messages[:3]
+    assert len({m.groups() for _, m in messages if m}) == len(messages) == 6 * count
+
+
+def messages(out: str) -> list[str]:
+    """Every rank's messages in mpirun's tagged output (a message that came in several
+    fragments joined: what a reader means by a line)."""
+    from podscale.launch.cluster import split_by_rank
+
+    return [line for lines in split_by_rank(out, "mpirun").values() for line in lines]
+
+
 def mpirun_worker(tmp_path: Path, n: int, *extra: str, **env_extra: str
                   ) -> tuple[subprocess.CompletedProcess, float, Path]:
     run_dir = tmp_path / "run"
@@ -254,7 +304,7 @@ def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
     out = res.stdout + res.stderr
     # the first processes to see it say why the job ends (later ones may find the
     # coordination service already gone with process 0, and say that instead)
-    lines = [line for line in out.splitlines() if "no progress for 15s" in line
+    lines = [line for line in messages(out) if "no progress for 15s" in line
              and "behind:" in line]
     assert lines, out[-3000:]
     assert all("behind: process 11 at case 0 (psum@1/" in line for line in lines), lines[:3]
@@ -302,7 +352,7 @@ def test_process_stuck_inside_a_step_named(tmp_path):
                                        PODSCALE_FAULT="stall@2:1")
     assert res.returncode != 0
     out = res.stdout + res.stderr
-    said = [line for line in out.splitlines() if "no progress for 10s" in line]
+    said = [line for line in messages(out) if "no progress for 10s" in line]
     assert len(said) >= 3, out[-3000:]
     assert all("behind: process 2 at case 1 (psum@1/" in line and
                "warmup iteration 0, inside its step, not yet dispatched" in line

@@ -152,6 +152,32 @@ def test_argparse_stops_in_the_commands(tmp_path):
     assert len(argparse_outside(tmp_path, allowed)) == 2
 
 
+def direct_writes(roots: list[Path]) -> list[str]:
+    """Where a module calls ``print`` or writes ``sys.stdout``/``sys.stderr`` itself instead
+    of :func:`podscale.core.lines.say` (which writes each line whole)."""
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.Call):
+                    continue
+                called = ast.unparse(node.func)
+                if called == "print" or called in ("sys.stdout.write", "sys.stderr.write"):
+                    found.append(f"{path}:{node.lineno} {called}")
+    return found
+
+
+def test_worker_and_profiled_processes_write_whole_lines(tmp_path):
+    """No module a worker or a profiled process runs (``worker/``, ``attach/``, ``core/``)
+    prints for itself: every line goes through ``lines.say``, its text and newline in one
+    write (mpirun joined one rank's message to the next's otherwise). The check fails on a
+    module that prints."""
+    assert direct_writes([ROOT / "podscale" / d for d in ("worker", "attach", "core")]) == []
+    (tmp_path / "m.py").write_text('import sys\nprint("x", flush=True)\n'
+                                   'sys.stderr.write("y\\n")\n')
+    assert len(direct_writes([tmp_path])) == 2
+
+
 @pytest.mark.skipif(tool("mkdocs") is None, reason="mkdocs not installed")
 def test_docs_build_strict(tmp_path):
     res = subprocess.run([tool("mkdocs"), "build", "--strict", "--site-dir",

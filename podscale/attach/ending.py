@@ -5,11 +5,12 @@ the consequence of the job's end."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 import traceback
 from typing import Any
+
+from podscale.core import lines
 
 #: podscale's frames a program's traceback leaves out: the script's start and the
 #: wrappers every recorded call passes through (a failure in podscale's own code keeps its)
@@ -35,7 +36,7 @@ def print_as_python(exc: BaseException) -> None:
         t.stack = traceback.StackSummary.from_list(
             [f for f in t.stack if not ours(f)])
         todo += [x for x in (t.__cause__, t.__context__, *(t.exceptions or ())) if x]
-    print("".join(te.format()), end="", file=sys.stderr)
+    lines.say("".join(te.format()), err=True)
 
 
 def unless_ending() -> None:
@@ -52,7 +53,7 @@ def exit_code(code: Any) -> int:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)
+    lines.say(str(code), err=True)
     return 1
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from podscale.attach.recorder import Recorder
-from podscale.core import envnames
+from podscale.core import envnames, lines
 from podscale.core.desync import first
 from podscale.worker.jaxapi import CoordinationClient
 
@@ -136,8 +136,7 @@ class RollCall:
         ENDING.set()
         what = f"process {notice['process']} failed (exit code {notice['code']}" + (
             f": {notice['error']}" if notice.get("error") else "") + ")"
-        print(f"podscale: {what}; process {self.process} stops too", file=sys.stderr,
-              flush=True)
+        lines.say(f"podscale: {what}; process {self.process} stops too", err=True)
         self.log.emit_ready()  # the steps before the failure are the run's record too
         self.record.add({"kind": "gaps", "rows": self.gaps()})
         self.record.add({"kind": "end", "end": self.log.clock(), "exit_code": notice["code"],
@@ -208,7 +207,7 @@ class RollCall:
         return verdict_text(stacks, self.processes, limit, since, auto=self.timeout is None)
 
     def _leave(self, verdict: str) -> None:
-        print(f"podscale: hang: {verdict}", file=sys.stderr, flush=True)
+        lines.say(f"podscale: hang: {verdict}", err=True)
         self.log.emit_ready()  # the steps before the hang are the run's record too
         self.record.add({"kind": "gaps", "rows": self.gaps()})
         self.record.add({"kind": "hang", "verdict": verdict, "end": self.log.clock(),

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from podscale.attach import SUPERVISED
-from podscale.core import envnames
+from podscale.core import envnames, lines
 
 
 def alone() -> dict[str, Any] | None:
@@ -39,10 +39,10 @@ def said_device_count(devices: int) -> None:
     forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
                        os.environ.get("XLA_FLAGS", ""))
     if forced and os.environ.get(envnames.CPU_DEVICES) and int(forced[1]) != devices:
-        print(f"podscale: note: --devices-per-host gives each process {devices} CPU "
-              f"device(s); the program's XLA_FLAGS "
-              f"--xla_force_host_platform_device_count={forced[1]} has no effect",
-              file=sys.stderr, flush=True)
+        lines.say(f"podscale: note: --devices-per-host gives each process {devices} CPU "
+                  f"device(s); the program's XLA_FLAGS "
+                  f"--xla_force_host_platform_device_count={forced[1]} has no effect",
+                  err=True)
 
 
 def device_memory() -> list[dict] | None:

@@ -12,10 +12,10 @@ record per process in process 0's run directory."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from pathlib import Path
 
+from podscale.core import lines
 from podscale.core.profilerecord import line as checked_line
 from podscale.worker.jaxapi import CoordinationClient
 
@@ -51,7 +51,7 @@ class Recorder:
         try:
             checked_line(obj)
         except ValueError as exc:  # podscale's own slip: said, never the program's failure
-            print(f"podscale: a profile line not written: {exc}", file=sys.stderr)
+            lines.say(f"podscale: a profile line not written: {exc}", err=True)
             return
         line = json.dumps(obj, separators=(",", ":"))
         if self.process is not None and self._size + len(line) + 1 > BATCH_BYTES:

@@ -24,6 +24,7 @@ from podscale.attach.capture import Capture, Windows
 from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
 from podscale.attach.joining import alone, device_memory, devices, said_device_count
 from podscale.attach.sampler import Sampler
+from podscale.core import lines
 from podscale.core.profilerecord import SCHEMA
 from podscale.worker.jaxapi import DEGRADED, CoordinationClient
 
@@ -124,7 +125,7 @@ class Session:
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": 2,
                          "error": message, "calls": self.log.seq})
         self.record.flush()
-        print(f"podscale: {message}", file=sys.stderr, flush=True)
+        lines.say(f"podscale: {message}", err=True)
         os._exit(2)
 
     def _initialize(self, original: Callable[..., None]) -> Callable[..., None]:

@@ -28,6 +28,7 @@ import zlib
 from pathlib import Path
 
 from podscale.core.errors import UsageError
+from podscale.core.lines import MPI_TAG, rejoin_mpirun
 
 TAG = "PODSCALE-RUN"
 VERSION = "v1"
@@ -78,8 +79,10 @@ def _ranges(numbers: list[int]) -> str:
 
 
 def decode(text: str) -> tuple[str, bytes]:
-    """(run id, tar.gz payload) of the last complete block in ``text``."""
-    lines = text.splitlines()
+    """(run id, tar.gz payload) of the last complete block in ``text`` (from mpirun's
+    tagged output, its fragments joined first)."""
+    lines = [line for _, line in rejoin_mpirun(text)] if MPI_TAG.search(text) \
+        else text.splitlines()
     begins = [i for i, line in enumerate(lines) if _BEGIN.search(line)]
     if not begins:
         raise UsageError(f"no {TAG} block found (was the job run with --print-run, and did "

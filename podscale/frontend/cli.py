@@ -13,7 +13,7 @@ import threading
 from types import FrameType
 from typing import Any, NoReturn
 
-from podscale.core import envnames
+from podscale.core import envnames, lines
 from podscale.core.errors import PodscaleError, Terminated, UsageError, interrupt_signal
 
 #: the commands in the order ``podscale --help`` lists them (module names)
@@ -103,11 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             from_env()
         return int(args.func(args) or 0)
     except PodscaleError as exc:
-        print(f"podscale: error: {exc}", file=sys.stderr)
+        lines.say(f"podscale: error: {exc}", err=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         signum = interrupt_signal(exc)
-        print(f"podscale: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        lines.say(f"podscale: interrupted by {signal.Signals(signum).name}", err=True)
         return 128 + signum
     except BrokenPipeError:  # output piped into a reader that stopped (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         if blocking:
             said = f"{blocking} is a file, not a folder" + \
                 (f" (in {exc.filename})" if blocking != str(exc.filename) else "")
-        print(f"podscale: error: {said}", file=sys.stderr)
+        lines.say(f"podscale: error: {said}", err=True)
         return 2
     except Exception as exc:  # a bug: one line, the traceback on request
         return _internal(exc)
@@ -140,8 +140,8 @@ def _a_file_in(path: Any) -> str | None:
 def _internal(exc: Exception) -> int:
     if os.environ.get(envnames.DEBUG):
         raise exc
-    print(f"podscale: internal error: {type(exc).__name__}: {exc} "
-          "(set PODSCALE_DEBUG=1 for the traceback)", file=sys.stderr)
+    lines.say(f"podscale: internal error: {type(exc).__name__}: {exc} "
+              "(set PODSCALE_DEBUG=1 for the traceback)", err=True)
     return 1
 
 

@@ -26,10 +26,10 @@ from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.environment import OWNED_ENV
 from podscale.core.errors import UsageError
+from podscale.core.lines import MPI_TAG, rejoin_mpirun
 from podscale.launch.local import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
 from podscale.launch.options import LAUNCHERS, LaunchOptions
 
-_MPI_ANY = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
 _SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")
 _MPI_FIRST = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
 _SRUN_FIRST = re.compile(r"task (\d+): (?:Exited|Killed|Terminated|Segmentation)")
@@ -81,27 +81,17 @@ def _launcher_says(text: str) -> str:
         if sign in text:
             return meaning
     own = [line.strip() for line in text.splitlines() if line.strip()
-           and not line.startswith("#") and not _MPI_ANY.match(line)
+           and not line.startswith("#") and not MPI_TAG.match(line)
            and not _SRUN_TAG.match(line) and line.strip("-= ")]
     errors = [line for line in own if "rror" in line or "fatal" in line.lower()]
     return (errors or own or ["(no output)"])[-1][:300]
 
 
 def split_by_rank(text: str, kind: str) -> dict[int, list[str]]:
-    """A launcher's combined log, as each rank's own lines (noise dropped). mpirun tags
-    every write, so one line may come in several tagged fragments, interleaved with other
-    ranks' fragments: they are joined per rank until the newline."""
-    lines: list[tuple[int, str]] = []
+    """A launcher's combined log, as each rank's own lines (noise dropped; mpirun's
+    fragments joined, :func:`~podscale.core.lines.rejoin_mpirun`)."""
     if kind == "mpirun":
-        pieces = _MPI_ANY.split(text)  # [before, rank, content, rank, content, ...]
-        partial: dict[int, str] = {}
-        for rank_text, content in zip(pieces[1::2], pieces[2::2]):
-            rank = int(rank_text)
-            head, newline, _ = content.partition("\n")  # after it: mpirun's own lines
-            partial[rank] = partial.get(rank, "") + head
-            if newline:
-                lines.append((rank, partial.pop(rank)))
-        lines += list(partial.items())
+        lines = rejoin_mpirun(text)
     else:
         lines = [(int(t.group(1)), t.group(2)) for t in map(_SRUN_TAG.match, text.splitlines())
                  if t]

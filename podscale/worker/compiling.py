@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from podscale.core import lines
 from podscale.core.case import Case
 from podscale.core.records import SkipRecord
 from podscale.core.workload import Context, Step, Workload
@@ -137,5 +138,5 @@ def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt: Runtim
         if reason is None:
             raise
         writer.write(SkipRecord(case.id, rt.process, case.to_dict(), reason))
-        print(f"[podscale p{rt.process}] case {case.id}: skipped, {reason}", flush=True)
+        lines.say(f"[podscale p{rt.process}] case {case.id}: skipped, {reason}", err=True)
         return None

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from podscale.core import envnames
+from podscale.core import envnames, lines
 from podscale.core.grid import Grid, expand_all, spec_of
 from podscale.core.plan import Plan, launches
 from podscale.core.records import Manifest, lifecycle
@@ -60,7 +60,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
         if print_run and lead:
             from podscale.core.runblock import encode
 
-            print("\n".join(encode(run_dir)), flush=True)
+            lines.say("\n".join(encode(run_dir)))
     runtime.shutdown(rt)
     return 0
 

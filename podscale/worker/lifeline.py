@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 
-from podscale.core import envnames
+from podscale.core import envnames, lines
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
@@ -66,8 +66,8 @@ def _sentinel() -> None:
 
 
 def _orphaned(parent: int, group: bool) -> None:
-    print(f"podscale: the process that started this worker (pid {parent}) is gone; "
-          "exiting", flush=True)
+    lines.say(f"podscale: the process that started this worker (pid {parent}) is gone; "
+              "exiting", err=True)
     if group and os.getpgrp() == os.getpid():  # this process's group: its own children
         os.killpg(os.getpid(), signal.SIGKILL)
     os._exit(1)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podscale.core import lines
 from podscale.core.case import Case
 from podscale.core.errors import UsageError
 from podscale.core.plan import LayoutPlan, Plan
@@ -39,7 +40,7 @@ EXIT_USAGE = 2
 
 
 def say(rt: Runtime, message: str) -> None:
-    print(f"[podscale p{rt.process}] {message}", flush=True)
+    lines.say(f"[podscale p{rt.process}] {message}", err=True)
 
 
 def check_layout(rt: Runtime, plan: Plan) -> str | None:
@@ -290,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_plan(plan, rt)
     except UsageError as exc:  # the launcher reports this line as a usage error (exit 2)
-        print(f"podscale: error: {exc}", flush=True)
+        lines.say(f"podscale: error: {exc}", err=True)
         return EXIT_USAGE
     runtime.shutdown(rt)
     return 0
@@ -302,9 +303,7 @@ def entry() -> None:
     try:
         code = main()
     except BaseException:
-        traceback.print_exc()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        lines.say(traceback.format_exc(), err=True)
         os._exit(1)
     sys.stdout.flush()
     if code:  # peers may still wait for this process: no exit handlers

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from podscale.core import envnames
+from podscale.core import envnames, lines
 from podscale.core.records import EnvRecord
 from podscale.worker.jaxapi import DEGRADED, coordination_client
 
@@ -147,9 +147,9 @@ def start() -> Runtime:
         except ValueError as exc:  # no cluster environment JAX recognises
             if "coordinator_address" not in str(exc):
                 raise
-            print("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
-                  "Kubernetes, or JAX_COORDINATOR_ADDRESS): running as a one-process job",
-                  flush=True)
+            lines.say("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
+                      "Kubernetes, or JAX_COORDINATOR_ADDRESS): running as a one-process "
+                      "job", err=True)
     ledger.mark("joined")
     return Runtime(
         process=jax.process_index(),

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podscale.core.lines import say
 from podscale.core.workload import seed_for
 from podscale.worker.ledger import peak_rss_mb
 
@@ -21,39 +22,38 @@ if TYPE_CHECKING:
     from podscale.worker.runtime import Runtime
 
 
-
 def main(rt: Runtime, run_dir: Path) -> None:
     import jax
     import jax.numpy as jnp
     import numpy as np
 
-    print("== Running worker: ", jax.process_index(), flush=True)
+    say(f"== Running worker:  {jax.process_index()}")
     rng_key = jax.random.PRNGKey(seed_for(jax.process_index()))
     vs = jax.random.normal(rng_key, shape=(2_000_000, 3))
     v1s, v2s = vs[:1_000_000, :], vs[1_000_000:, :]
     ldc = jax.local_device_count()
     lead = jax.process_index() == 0
     if lead:
-        print("-- global device count:", jax.device_count())
-        print("-- local device count:", ldc)
-        print("-- JAX version:", jax.__version__)
+        say(f"-- global device count: {jax.device_count()}")
+        say(f"-- local device count: {ldc}")
+        say(f"-- JAX version: {jax.__version__}")
     v1sp = v1s.reshape((ldc, v1s.shape[0] // ldc, v1s.shape[1]))
     v2sp = v2s.reshape((ldc, v2s.shape[0] // ldc, v2s.shape[1]))
     if lead:
-        print("-- v1sp shape: ", v1sp.shape)
+        say(f"-- v1sp shape:  {v1sp.shape}")
     dots = jax.pmap(jax.vmap(jnp.vdot))(v1sp, v2sp)
     if lead:
-        print("-- dots shape: ", dots.shape)
+        say(f"-- dots shape:  {dots.shape}")
     psum_of_sums = jax.pmap(lambda x: jax.lax.psum(jnp.sum(x), axis_name="p"), axis_name="p")
     global_sum = psum_of_sums(dropped(rt.process, dots))
     if lead:
-        print("-- global_sum shape: ", global_sum.shape)
-    print(f"== Worker {jax.process_index()} global sum: {global_sum}")
+        say(f"-- global_sum shape:  {global_sum.shape}")
+    say(f"== Worker {jax.process_index()} global sum: {global_sum}")
     dots = dots.reshape(dots.shape[0] * dots.shape[1])
     if lead:
-        print("-- result shape: ", dots.shape)
+        say(f"-- result shape:  {dots.shape}")
     local_sum = jnp.sum(dots)
-    print(f"== Worker {jax.process_index()} local sum: {local_sum}")
+    say(f"== Worker {jax.process_index()} local sum: {local_sum}")
     check = check_dots(rt.process, np.asarray(dots), np.asarray(v1s), np.asarray(v2s))
     check.update(exact_global_sum(rt.process, psum_of_sums, dots.reshape(ldc, -1).shape))
     out = run_dir / "seed" / f"process-{jax.process_index()}.json"
@@ -71,7 +71,7 @@ def main(rt: Runtime, run_dir: Path) -> None:
             }
         )
     )
-    print(f"== Worker {jax.process_index()} done", flush=True)
+    say(f"== Worker {jax.process_index()} done")
 
 
 def dropped(process: int, dots: Any) -> Any:
@@ -98,8 +98,7 @@ def exact_global_sum(process: int, psum_of_sums: Any, shape: tuple[int, int]) ->
     got = np.asarray(psum_of_sums(dropped(process, ints)))
     devices = jax.device_count()
     expected = devices * (devices + 1) // 2
-    print(f"== Worker {process} exact global sum: {got[0]:.0f} (expected {expected})",
-          flush=True)
+    say(f"== Worker {process} exact global sum: {got[0]:.0f} (expected {expected})")
     return {"exact_global_sum": [float(v) for v in got], "exact_expected": float(expected)}
 
 
@@ -118,8 +117,8 @@ def check_dots(process: int, dots: Any, v1: Any, v2: Any) -> dict:
     bound = sum_bound(a.shape[1], "float32", np.einsum("ij,ij->i", np.abs(a), np.abs(b)),
                       exact)
     result = check(dots, Expected(exact, bound))
-    print(f"== Worker {process} dot products: {result.wrong} wrong of {result.checked} "
-          f"(max error {result.max_error:.3g} x bound)", flush=True)
+    say(f"== Worker {process} dot products: {result.wrong} wrong of {result.checked} "
+        f"(max error {result.max_error:.3g} x bound)")
     # for the global sum: the exact total, and how far the float32 dots may be from it
     return {"dots_wrong": result.wrong, "dots_max_error": result.max_error,
             "sum64": float(np.sum(exact)),

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from podscale.core import lines
 from podscale.worker.jaxapi import CoordinationClient
 
 PREFIX = "podscale/progress/"
@@ -174,7 +175,7 @@ def start(progress: Progress, client: CoordinationClient, processes: int, timeou
         return out
 
     def end(message: str) -> None:
-        print(f"podscale: error: process {progress.process}: {message}", flush=True)
+        lines.say(f"podscale: error: process {progress.process}: {message}", err=True)
         if progress.process == 0:
             _record(client, message, on_stuck)
         elif not _try_get(client, STOP_KEY):
