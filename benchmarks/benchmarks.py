@@ -28,10 +28,31 @@ import tempfile
 from pathlib import Path
 
 MAX_DEVICES = 4
-_FLAG = f"--xla_force_host_platform_device_count={MAX_DEVICES}"
-if _FLAG not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_FLAG}".strip()
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def _chips_runtime() -> str | None:
+    """The JAX runtime of this machine's own chips (tpu, cuda, rocm) where its device nodes
+    show some and ``PODSCALE_ASV_PLATFORM`` is not ``cpu``; None: the CPU, simulated. No
+    device is opened here (asv imports this module in its server)."""
+    if os.environ.get("PODSCALE_ASV_PLATFORM", "auto") == "cpu":
+        return None
+    try:
+        from podscale.launch.chips import signs
+    except ImportError:  # a commit before podscale measured chips: the CPU
+        return None
+    return signs()
+
+
+RUNTIME = _chips_runtime()
+#: every benchmark's ``platform`` parameter: CPU and accelerator results are two series
+PLATFORM = RUNTIME or "cpu"
+if RUNTIME is None:
+    _FLAG = f"--xla_force_host_platform_device_count={MAX_DEVICES}"
+    if _FLAG not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_FLAG}".strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+else:
+    os.environ.setdefault("JAX_PLATFORMS", RUNTIME)
 
 SIZES = [4096, 65536, 1 << 20]
 ROUNDS = 6
@@ -53,7 +74,7 @@ def _measure(grid):
     except ImportError:  # before 0.4: launch options as keyword arguments
         options: dict = {"case_timeout": 300}
     else:
-        options = {"options": LaunchOptions(case_timeout=300)}
+        options = {"options": _launch_options(LaunchOptions, grid)}
     with tempfile.TemporaryDirectory() as out:
         run = execute(expand(grid), Path(out), "asv", progress=None, rounds=TRACK_LAUNCHES,
                       **options)
@@ -63,6 +84,22 @@ def _measure(grid):
     if table["wrong"].sum():
         raise RuntimeError("wrong results")
     return samples, table
+
+
+def _launch_options(LaunchOptions, grid):
+    """podscale's launch on this machine's chips (skipped, as asv does with
+    NotImplementedError, where the grid's layouts do not fit them), else simulated hosts."""
+    if RUNTIME is None:
+        return LaunchOptions(case_timeout=300)
+    from podscale.launch.chips import detect, fits
+    from podscale.launch.local import loopback_opens
+
+    chips = detect()
+    if chips is None or not all(fits(chips, h, d) for h in grid.hosts
+                                for d in grid.devices_per_host) or not loopback_opens():
+        raise NotImplementedError(f"{grid.hosts} hosts x {grid.devices_per_host} devices do "
+                                  f"not fit this machine's chips ({chips})")
+    return LaunchOptions(case_timeout=300, simulate_cpu=False, chips=chips)
 
 
 def _stats():
@@ -97,21 +134,37 @@ def _samples(values) -> dict:
 
 def _tracks(cls):
     """Give every ``track_*`` method of ``cls`` ``TRACK_ROUNDS`` rounds (asv reads
-    benchmark attributes from the function)."""
+    benchmark attributes from the function), and skip them where their layouts do not
+    fit this machine's chips."""
     for name, fn in vars(cls).items():
         if name.startswith("track_"):
             fn.rounds = TRACK_ROUNDS
+    measure = cls.setup_cache
+
+    def setup_cache(self):
+        try:
+            return measure(self)
+        except NotImplementedError:  # the layouts do not fit this machine's chips
+            return None
+
+    def setup(self, cache, *params):
+        if cache is None:  # asv marks the benchmark skipped
+            raise NotImplementedError("its layouts do not fit this machine's chips")
+
+    cls.setup_cache, cls.setup = setup_cache, setup
     return cls
 
 
 class _SingleProcess:
-    params = (SIZES, [1, 2, 4], ["pmap", "shard_map"])
-    param_names = ["size", "devices", "variant"]
+    params = (SIZES, [1, 2, 4], ["pmap", "shard_map"], [PLATFORM])
+    param_names = ["size", "devices", "variant", "platform"]
     suite = ""
     timeout = 120
     rounds, repeat, warmup_time = ROUNDS, REPEAT, WARMUP_S
 
-    def setup(self, size, devices, variant):
+    def setup(self, size, devices, variant, platform):
+        import jax
+
         from podscale.core.checking import check
         from podscale.core.grid import Grid, expand
         from podscale.core.registry import load_source
@@ -119,6 +172,8 @@ class _SingleProcess:
         from podscale.worker.compiling import compile_workload
         from podscale.worker.main import context
 
+        if devices > jax.local_device_count():  # more than this machine's chips: skipped
+            raise NotImplementedError(f"{devices} devices, {jax.local_device_count()} here")
         (case,) = expand(Grid((self.suite,), hosts=(1,), devices_per_host=(devices,),
                               variants=(variant,), params=(("size", (size,)),)))
         wl, ctx = load_source(case.source), context(case, runtime.start())
@@ -134,14 +189,14 @@ class _SingleProcess:
 class TimeDot(_SingleProcess):
     suite = "dot"
 
-    def time_dot(self, size, devices, variant):
+    def time_dot(self, size, devices, variant, platform):
         self.step()
 
 
 class TimePsum(_SingleProcess):
     suite = "psum"
 
-    def time_psum(self, size, devices, variant):
+    def time_psum(self, size, devices, variant, platform):
         self.step()
 
 
@@ -149,8 +204,8 @@ class TimePsum(_SingleProcess):
 class TrackMultiHost:
     """Two simulated hosts (real processes, gloo collectives), measured by podscale."""
 
-    params = (["pmap", "shard_map"], [1, 2])
-    param_names = ["variant", "devices_per_host"]
+    params = (["pmap", "shard_map"], [1, 2], [PLATFORM])
+    param_names = ["variant", "devices_per_host", "platform"]
     timeout = 600
     size = 65536
     hosts = 2
@@ -164,22 +219,22 @@ class TrackMultiHost:
                     settings=Settings(iters=10))
         return _podscale_launches(grid, lambda r: (r.workload, r.variant, r.devices_per_host))
 
-    def track_psum_time(self, cache, variant, devices_per_host):
+    def track_psum_time(self, cache, variant, devices_per_host, platform):
         return _samples(v[0] for v in cache[("psum", variant, devices_per_host)])
 
     track_psum_time.unit = "seconds"
 
-    def track_psum_busbw(self, cache, variant, devices_per_host):
+    def track_psum_busbw(self, cache, variant, devices_per_host, platform):
         return _samples(v[2] for v in cache[("psum", variant, devices_per_host)])
 
     track_psum_busbw.unit = "GB/s"
 
-    def track_dot_time(self, cache, variant, devices_per_host):
+    def track_dot_time(self, cache, variant, devices_per_host, platform):
         return _samples(v[0] for v in cache[("dot", variant, devices_per_host)])
 
     track_dot_time.unit = "seconds"
 
-    def track_dot_gbps(self, cache, variant, devices_per_host):
+    def track_dot_gbps(self, cache, variant, devices_per_host, platform):
         return _samples(v[1] for v in cache[("dot", variant, devices_per_host)])
 
     track_dot_gbps.unit = "GB/s"
@@ -194,8 +249,8 @@ class TrackCollectives:
     """Every collective over each mesh axes on 2 simulated hosts x 2 devices (64 KiB per
     device, shard_map), measured by podscale: median time and busbw of each launch."""
 
-    params = (COLLECTIVES, ["hosts", "local", "all"])
-    param_names = ["collective", "axes"]
+    params = (COLLECTIVES, ["hosts", "local", "all"], [PLATFORM])
+    param_names = ["collective", "axes", "platform"]
     timeout = 600
     size = 65536
 
@@ -208,24 +263,24 @@ class TrackCollectives:
                     params=(("size", (self.size,)), ("axes", tuple(self.params[1]))))
         return _podscale_launches(grid, lambda r: (r.workload, r.axes))
 
-    def track_time(self, cache, collective, axes):
+    def track_time(self, cache, collective, axes, platform):
         return _samples(v[0] for v in cache[(collective, axes)])
 
     track_time.unit = "seconds"
 
-    def track_busbw(self, cache, collective, axes):
+    def track_busbw(self, cache, collective, axes, platform):
         return _samples(v[2] for v in cache[(collective, axes)])
 
     track_busbw.unit = "GB/s"
 
-    def track_collective_ops(self, cache, collective, axes):
+    def track_collective_ops(self, cache, collective, axes, platform):
         """Collective instructions per step in the compiled program: a regression
         between commits that comes with a split or merged collective shows here."""
         return _samples([cache[("program", (collective, axes))][0]])
 
     track_collective_ops.unit = "instructions"
 
-    def track_program(self, cache, collective, axes):
+    def track_program(self, cache, collective, axes, platform):
         """The compiled program's fingerprint (podscale/worker/program.py) as a number:
         it changes exactly when the collectives, XLA flags or versions do."""
         return _samples([cache[("program", (collective, axes))][1]])
@@ -239,8 +294,8 @@ class TrackCollectiveFits:
     devices, 4 KiB to 1 MiB per device (``analysis/models/fits.py``, one fit per launch): beta, a
     bus bandwidth (a drop is a bandwidth regression), and alpha (a rise is a fixed cost)."""
 
-    params = (COLLECTIVES,)
-    param_names = ["collective"]
+    params = (COLLECTIVES, [PLATFORM])
+    param_names = ["collective", "platform"]
     timeout = 900
 
     def setup_cache(self):
@@ -265,12 +320,12 @@ class TrackCollectiveFits:
                 out.setdefault(r.workload, []).append((r.alpha_us * 1e-6, beta))
         return out
 
-    def track_alpha(self, cache, collective):
+    def track_alpha(self, cache, collective, platform):
         return _samples(a for a, _ in cache[collective])
 
     track_alpha.unit = "seconds"
 
-    def track_beta(self, cache, collective):
+    def track_beta(self, cache, collective, platform):
         return _samples(b for _, b in cache[collective])
 
     track_beta.unit = "GB/s"

@@ -55,6 +55,8 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     if not head:
         pytest.skip("not a git checkout: results are not saved without a commit hash")
     df = load_asv(tmp_path / "results")
+    # every series names the platform it measured (this machine has no chips: the CPU)
+    assert len(df) and df.params.str.endswith("platform=cpu").all(), df.params.unique()
     track = df[df.benchmark.str.endswith("track_psum_time")]
     assert len(track) == 4 and (track.value > 0).all() and set(track.unit) == {"seconds"}
     # track_* values reach asv as samples (one per launch), so its statistics apply

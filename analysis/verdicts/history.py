@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -40,12 +40,33 @@ KEEP = ["case_id", "workload", "variant", "dtype", "layout", "time_s", "round_cv
 
 
 META = ("run_id", "created", "hardware", "host", "status")
+#: the store's form: a store of another is built anew (2: the hardware key names the
+#: chips a process has and the software that decides their timings)
+FORM = 2
+
+
+def hardware(env: Any, environment: dict) -> str:
+    """A series' machine: platform, device kind and devices per process, the CPU model and
+    frequency governor of a CPU simulation, and the jax, jaxlib and libtpu releases. A
+    run whose key differs starts a series of its own (a CPU simulation never continues a
+    TPU's series, nor a v5e's a v6e's)."""
+    platform = str(env.get("platform", ""))
+    out = f"{platform}:{env.get('device_kind', '')}"
+    devices = env.get("local_device_count", env.get("local_devices"))
+    if devices is not None and devices == devices:
+        out += f" x{int(devices)}"
+    if platform == "cpu" and environment.get("cpu_model"):
+        out += f" [{environment['cpu_model']}" + (
+            f", {environment['cpu_governor']}" if environment.get("cpu_governor") else "") + "]"
+    versions = environment.get("versions", {})
+    soft = [f"{n} {versions[n]}" for n in ("jax", "jaxlib", "libtpu") if versions.get(n)]
+    return out + (f" ({', '.join(soft)})" if soft else "")
 
 
 def _meta(run: Run) -> dict:
     env = run.envs.iloc[0] if len(run.envs) else {}
     return {"run_id": run.run_id, "created": run.manifest.created,
-            "hardware": f"{env.get('platform', '')}:{env.get('device_kind', '')}",
+            "hardware": hardware(env, run.manifest.environment),
             "host": run.manifest.environment.get("hostname", ""), "status": run.status}
 
 
@@ -56,7 +77,7 @@ def run_summary(run_dir: Path) -> dict:
     key = _key(run_dir)
     try:
         data = json.loads(store.read_text(encoding="utf-8"))
-        if data["key"] == key and data["columns"] == KEEP:
+        if data["key"] == key and data["columns"] == KEEP and data.get("form") == FORM:
             return data
     except (OSError, ValueError, KeyError):
         pass
@@ -84,7 +105,10 @@ def _profiled(run_dir: Path) -> tuple[dict, list[list]]:
     s = summarize_profile(run_dir)
     row = history_row(s)
     m = s.profile.manifest
-    meta = {"run_id": m.run_id, "created": m.created, "hardware": row.pop("hardware"),
+    row.pop("hardware")
+    env = s.profile.processes.iloc[0] if len(s.profile.processes) else {}
+    meta = {"run_id": m.run_id, "created": m.created,
+            "hardware": hardware(env, m.environment),
             "host": m.environment.get("hostname", ""), "status": m.status}
     return meta, [[row[k] for k in KEEP]] if row["time_s"] is not None else []
 
@@ -96,7 +120,8 @@ def _key(run_dir: Path) -> str:
 
 
 def _write(run_dir: Path, key: str | None, meta: dict, rows: list[list]) -> dict:
-    payload = {"key": key or _key(run_dir), "meta": meta, "columns": KEEP, "rows": rows}
+    payload = {"key": key or _key(run_dir), "meta": meta, "columns": KEEP, "rows": rows,
+               "form": FORM}
     try:
         (run_dir / cache.NAME).mkdir(exist_ok=True)
         (run_dir / cache.NAME / STORE).write_text(json.dumps(payload), encoding="utf-8")

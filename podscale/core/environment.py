@@ -31,6 +31,10 @@ def _version(dist: str) -> str | None:
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
+        if dist == "podscale":  # a checkout run without an install: its own version
+            from podscale import __version__
+
+            return __version__
         return None
 
 
@@ -44,8 +48,30 @@ def environment() -> dict:
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty": bool(status) if status is not None else None,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "versions": {d: _version(d) for d in ("podscale", "jax", "jaxlib", "numpy", "pandas")},
+        "versions": {d: _version(d) for d in ("podscale", "jax", "jaxlib", "numpy", "pandas",
+                                               "libtpu")},
+        **_cpu(),
     }
+
+
+def _cpu() -> dict[str, str]:
+    """The CPU's model and frequency governor, where this machine lets them be read: what
+    decides a CPU simulation's timings besides its core count."""
+    out = {}
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
+            if line.startswith("model name") and ":" in line:
+                out["cpu_model"] = " ".join(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                  encoding="utf-8") as fh:
+            out["cpu_governor"] = fh.read().strip()
+    except OSError:
+        pass
+    return out
 
 
 def check_owned_env(env: dict[str, str] | None = None) -> None:

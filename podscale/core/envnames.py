@@ -18,6 +18,8 @@ FAULT = "PODSCALE_FAULT"
 FAULT_ENV = "PODSCALE_FAULT_ENV"
 CLOCK_SKEW = "PODSCALE_CLOCK_SKEW"
 HANG_AUTO_MIN_S = "PODSCALE_HANG_AUTO_MIN_S"
+ACCELERATORS = "PODSCALE_ACCELERATORS"
+ASV_PLATFORM = "PODSCALE_ASV_PLATFORM"
 
 #: name: (who sets it, what it says)
 VARIABLES: dict[str, tuple[str, str]] = {
@@ -39,6 +41,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
     CLOCK_SKEW: ("tests", "planted clock offsets of profiled processes: P:SECONDS,..."),
     HANG_AUTO_MIN_S: ("tests", "the automatic hang timeout's floor, seconds (tests plant a "
                       "short one)"),
+    ACCELERATORS: ("tests", "this machine's chips, planted: PLATFORM:KIND:COUNT "
+                   "(tpu:TPU v5 lite:4), or none"),
+    ASV_PLATFORM: ("the user", "the platform asv's benchmarks measure: auto (the default: "
+                   "the chips found, else the CPU) or cpu"),
 }
 
 OWNED = (CLUSTER, COORDINATOR, CPU_DEVICES, NUM_PROCESSES, PARENT_PID, PROCESS_ID,

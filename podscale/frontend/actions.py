@@ -41,6 +41,7 @@ def show(run: Run, fmt: str = "text") -> int:
     print(f"# jax {versions.get('jax', '?')}, podscale {versions.get('podscale', '?')}"
           + (f", commit {commit}{'+dirty' if env.get('git_dirty') else ''}" if commit else "")
           + f", {env.get('hostname', '?')}")
+    print(f"# {platform_line(run)}")
     skipped: dict[tuple[str, str], int] = {}  # (workload, reason) -> cases
     for case_id, reason in run.skipped.items():
         key = (case_id.split("@")[0], reason)
@@ -64,6 +65,23 @@ def show(run: Run, fmt: str = "text") -> int:
               f"{time_h(r.others_wait_s)} for it (device time {time_h(r.its_device_s)} "
               f"against {time_h(r.others_device_s)})")
     return run.wrong
+
+
+def platform_line(run: Run) -> str:
+    """What the run measured: this machine's chips, or hosts simulated on the CPU (and
+    the note said when chips sat beside a simulation)."""
+    envs = run.envs
+    if envs.empty:
+        said = f"platform {run.manifest.spec.get('platform', '?')}"
+    else:
+        kind = ", ".join(sorted(set(map(str, envs["device_kind"]))))
+        platform = ", ".join(sorted(set(map(str, envs["platform"]))))
+        devices = int(envs["local_device_count"].max())
+        said = (f"platform cpu: hosts simulated on this machine's CPU ({kind})"
+                if platform == "cpu" else
+                f"platform {platform}: {kind}, {devices} per process")
+    note = run.manifest.spec.get("platform_note")
+    return said + (f"; note: {note}" if note else "")
 
 
 def wrong_results(run: Run) -> WrongResults:
@@ -113,8 +131,27 @@ def prepare(grids: list[Grid], rounds: int, options: LaunchOptions, *, force: bo
     if options.launcher == "local":  # every process on this machine: will they fit?
         from podscale.launch.admission import admit
 
-        admit(cases, force=force)
+        admit(cases, force=force, on_chips=options.chips is not None)
+        _fit_chips(cases, options)
     return Prepared(grids, cases, rounds, options, spec_of(grids), reuse)
+
+
+def _fit_chips(cases: list, options: LaunchOptions) -> None:
+    """The cases' layouts on this machine's chips (or several simulated processes where no
+    socket opens), and their buffers in a chip's memory: refused before anything starts."""
+    from podscale.launch.local import loopback_opens
+
+    layouts = sorted({(c.hosts, c.devices_per_host) for c in cases})
+    if options.chips is None:
+        if any(h > 1 for h, _ in layouts) and not loopback_opens():
+            raise UsageError("simulated hosts join over loopback, and this machine opens no "
+                             "socket: --hosts 1")
+        return
+    from podscale.launch.admission import admit_device
+    from podscale.launch.chips import check_layouts
+
+    check_layouts(options.chips, layouts, sockets=loopback_opens())
+    admit_device(cases, options.chips.memory, options.chips.kind)
 
 
 def run_grid(prepared: Prepared, out: Path, name: str | None = None, *, fmt: str = "text",

@@ -152,10 +152,19 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     hosts = layout.hosts
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
+    if launch.chips is not None:
+        from podscale.launch.chips import check_layouts
+        from podscale.launch.local import loopback_opens
+
+        check_layouts(launch.chips, [(hosts, min(layout.devices_per_host,
+                                                  launch.chips.count // hosts or 1))],
+                      sockets=loopback_opens())
+    if launch.note:
+        print(f"# note: {launch.note}", file=sys.stderr)
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
             "rank_env": rank_env, "hosts": hosts, "devices_per_host": layout.devices_per_host,
-            "case_timeout": launch.case_timeout}
+            "case_timeout": launch.case_timeout, "platform": launch.platform}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
     watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
@@ -165,7 +174,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                       case_timeout=launch.case_timeout, port=launch.port, watched=watched,
                       label=f"{script.name} on {layout.key}",
                       program=Program(argv, _piped_stdin(), rank_env,
-                                      {**(env or {}), SUPERVISED: "1"}))
+                                      {**(env or {}), SUPERVISED: "1"}), chips=launch.chips)
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None

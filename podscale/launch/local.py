@@ -18,13 +18,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
 
+if TYPE_CHECKING:
+    from podscale.launch.chips import Chips
+
+TPU_PORT = 8476  # the TPU runtime's documented first port of its per-process addresses
 _SOURCE_ROOT = str(SOURCE_ROOT)
 NOISE = ("[Gloo]",
          # JAX's traceback-filtering footer, printed after the exception it explains
@@ -43,6 +47,16 @@ def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
                 continue
             return s.getsockname()[1]
     raise OSError("no free port")  # pragma: no cover - binding port 0 cannot fail this way
+
+
+def loopback_opens() -> bool:
+    """Whether a socket can listen on 127.0.0.1 here (sandboxes may refuse any)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+        return True
+    except OSError:
+        return False
 
 
 #: a fatal log line of JAX's C++ runtime (absl): "F1204 09:06:03.55 6675 client.h:80] ..."
@@ -133,14 +147,23 @@ RANK_ENVS: dict[str, Callable[[int, int], dict[str, str]]] = {
 
 
 def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = None,
-               extra: Mapping[str, str] | None = None) -> dict[str, str]:
+               extra: Mapping[str, str] | None = None, chips: Chips | None = None,
+               chip_ports: Sequence[int] = ()) -> dict[str, str]:
     """Process ``index``'s environment: this one's, ``extra`` on it, then podscale's own
-    variables (the layout, the coordinator, the lifeline)."""
+    variables (the layout, the coordinator, the lifeline) and, with ``chips``, its share
+    of this machine's chips (:func:`podscale.launch.chips.process_env`; without them,
+    ``--devices-per-host`` simulated CPU devices)."""
     env = {**os.environ, **(extra or {})}
     if rank_env is not None:
         env.update(RANK_ENVS[rank_env](index, layout.hosts))
+    if chips is not None:
+        from podscale.launch.chips import process_env
+
+        env.pop(envnames.CPU_DEVICES, None)
+        env.update(process_env(chips, layout.hosts, index, list(chip_ports)))
+    else:
+        env[envnames.CPU_DEVICES] = str(layout.devices_per_host)
     env.update({
-        envnames.CPU_DEVICES: str(layout.devices_per_host),
         envnames.NUM_PROCESSES: str(layout.hosts),
         envnames.PROCESS_ID: str(index),
         "PYTHONUNBUFFERED": "1",
@@ -252,16 +275,20 @@ def run_local(
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
     program: Program | None = None,
+    chips: Chips | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` local processes; return their log files.
     ``program``: each process runs it instead of the worker on ``plan`` (``podscale
-    profile``)."""
+    profile``); ``chips``: this machine's chips, split among the processes (None: CPU
+    devices simulated)."""
     argv = program.argv if program is not None else None
     stdin = program.stdin if program is not None else None
     rank_env = program.rank_env if program is not None else None
     extra = program.env if program is not None else {}
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port(wanted=port) if layout.hosts > 1 else 0
+    chip_ports = [free_port(wanted=TPU_PORT + i) for i in range(layout.hosts)] \
+        if chips is not None and chips.platform == "tpu" and layout.hosts > 1 else []
     workers: list[Worker] = []
     try:
         for i in range(layout.hosts):
@@ -273,7 +300,7 @@ def run_local(
                     stdin=stdin if i == 0 and stdin is not None else subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
-                    env=worker_env(layout, i, port, rank_env, extra),
+                    env=worker_env(layout, i, port, rank_env, extra, chips, chip_ports),
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))

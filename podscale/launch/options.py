@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from podscale.launch.chips import Chips
 
 LAUNCHERS = ("local", "mpirun", "srun")
 
@@ -20,7 +24,10 @@ class LaunchOptions:
     seconds without progress before the run stops; ``port``: the coordinator's on
     127.0.0.1 (0: any free one); ``trace_dir``: where profiler traces go (None: no traced
     pass); ``hlo``: process 0 saves each case's optimized HLO (replay); ``program``:
-    ``module:function`` every process runs instead of cases (the seed)."""
+    ``module:function`` every process runs instead of cases (the seed); ``chips``: this
+    machine's accelerator chips the local processes measure (None: simulated CPU hosts, or
+    a cluster's own devices), ``note``: what the platform's choice says once
+    (:func:`podscale.launch.chips.choose`)."""
 
     launcher: str = "local"
     launcher_args: tuple[str, ...] = ()
@@ -30,6 +37,13 @@ class LaunchOptions:
     trace_dir: str | None = None
     hlo: bool = False
     program: str | None = None
+    chips: Chips | None = None
+    note: str | None = None
+
+    @property
+    def platform(self) -> str:
+        """cpu (simulated hosts), tpu or gpu (this machine's chips), or auto (a cluster's)."""
+        return "cpu" if self.simulate_cpu else self.chips.platform if self.chips else "auto"
 
     def __post_init__(self) -> None:
         if self.launcher not in LAUNCHERS:
@@ -41,6 +55,8 @@ class LaunchOptions:
         if not 0 <= self.port < 65536:
             raise UsageError(f"bad --coordinator-port {self.port}")
         object.__setattr__(self, "launcher_args", tuple(self.launcher_args))
+        if self.chips is not None and (self.simulate_cpu or self.launcher != "local"):
+            raise UsageError("a machine's own chips are measured by local processes only")
 
 
 DEFAULT = LaunchOptions()  # local processes, simulated CPU hosts, the default timeout

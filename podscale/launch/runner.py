@@ -16,6 +16,7 @@ import re
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
@@ -107,7 +108,12 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
         with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
             common = {**(spec or {}), "mode": mode, "case_timeout": options.case_timeout,
                       "rounds": rounds, "launcher": options.launcher,
-                      "launcher_args": list(options.launcher_args)}
+                      "launcher_args": list(options.launcher_args),
+                      "platform": options.platform,
+                      **({"chips": asdict(options.chips)} if options.chips else {}),
+                      **({"platform_note": options.note} if options.note else {})}
+            if options.note:
+                bar.say(f"# note: {options.note}")
             keys = [lp.layout.key for _, group in groups for lp in group]
             for run_dir, env in zip(run_dirs, envs):
                 others = [i for i in ids if i != run_dir.name]
@@ -162,7 +168,7 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
     logs = run_dir / "logs" / f"{launched.key}{suffix}"
     if options.launcher == "local":
         run_local(launched, path, logs, case_timeout=options.case_timeout, port=options.port,
-                  watched=watched, label=label, on_poll=bar.poll)
+                  watched=watched, label=label, on_poll=bar.poll, chips=options.chips)
     else:
         run_external(launched, path, logs, options, watched=watched, label=label,
                      on_poll=bar.poll)

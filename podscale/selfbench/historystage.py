@@ -23,7 +23,7 @@ def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int
     log-normal noise; case ``slow_case`` takes ``factor`` x as long from run
     ``slow_from``; every case does from run ``drift_from``."""
     from podscale.analysis.data import cache
-    from podscale.analysis.verdicts.history import KEEP, STORE
+    from podscale.analysis.verdicts.history import FORM, KEEP, STORE
 
     rng = np.random.default_rng(seed)
     ids = [f"psum@1/shard_map/float32/size={1024 * (i + 1)}/h2xd4" for i in range(cases)]
@@ -42,7 +42,7 @@ def make_history(root: Path, runs: int = 60, cases: int = 200, *, slow_case: int
             t *= factor
         rows = [[c, "psum", "shard_map", "float32", "h2xd4", float(x), 0.02, 3, 1.0, 20, 3,
                  "each", "chain", None, float(x), None] for c, x in zip(ids, t)]
-        payload = {"key": cache.key([], path), "columns": KEEP, "rows": rows,
+        payload = {"key": cache.key([], path), "columns": KEEP, "rows": rows, "form": FORM,
                    "meta": {"run_id": path.name, "created": created, "hardware": hardware,
                             "host": "node", "status": "complete"}}
         (path / cache.NAME / STORE).write_text(json.dumps(payload))

@@ -20,14 +20,17 @@ from podscale.worker.main import run_plan
 
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
               trace_dir: str | None = None, rounds: int = 1, print_run: bool = False,
-              hosts: tuple[int, ...] | None = None, case_timeout: float | None = None) -> int:
+              hosts: tuple[int, ...] | None = None, case_timeout: float | None = None,
+              fit_devices: bool = False) -> int:
     """Run the grids on this job's processes; ``rounds`` repetitions run one after
     another in the same processes (a cluster job cannot relaunch itself). ``print_run``
     (with ``gather``): process 0 ends its output with the run as a text block
     (:mod:`podscale.core.runblock`), however the run ended, for ``podscale collect``.
     ``hosts``: the process counts the command line asked for (the job must have one).
     ``case_timeout``: every process ends (exit 5) when the job makes no progress for this
-    long, naming the processes behind (:mod:`podscale.worker.watchdog`)."""
+    long, naming the processes behind (:mod:`podscale.worker.watchdog`). ``fit_devices``
+    (devices per host not given): the grid's values this job's processes have devices for
+    (said where some are left out), else all of their devices."""
     from podscale.worker.preflight import plant_env
 
     plant_env()
@@ -43,6 +46,8 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
                          f"{','.join(map(str, hosts))}: podscale worker runs the cases of "
                          "the job's own process count (leave --hosts out)")
     grids = [replace(g, hosts=(rt.process_count,)) for g in grids]
+    if fit_devices:
+        grids = _on_own_devices(grids, rt)
     ((launched, layouts),) = launches(expand_all(grids))
     plan = Plan(str(run_dir.resolve()), launched, tuple(layouts), gather=gather,
                 trace_dir=trace_dir, rounds=rounds)
@@ -63,6 +68,17 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
             lines.say("\n".join(encode(run_dir)))
     runtime.shutdown(rt)
     return 0
+
+
+def _on_own_devices(grids: list[Grid], rt: runtime.Runtime) -> list[Grid]:
+    have = rt.local_device_count
+    kept = [replace(g, devices_per_host=tuple(d for d in g.devices_per_host if d <= have)
+                    or (have,)) for g in grids]
+    left = sorted({d for g in grids for d in g.devices_per_host if d > have})
+    if left and rt.process == 0:
+        lines.say(f"podscale: note: each process has {have} device(s): left out "
+                  f"--devices-per-host {','.join(map(str, left))}", err=True)
+    return kept
 
 
 def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:

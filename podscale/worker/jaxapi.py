@@ -169,6 +169,24 @@ def start_trace_owners() -> list[Any]:
     return owners
 
 
+def detected_join() -> tuple[str | None, int | None, int | None]:
+    """(coordinator address, process count, this process's index) of the cluster JAX's
+    own detection finds, as ``jax.distributed.initialize()`` would join it; raises what
+    the detection raises (a ValueError where none is found). (None, None, None) where
+    JAX no longer exposes its detection (then a join that cannot reach its coordinator
+    ends the process inside JAX, as JAX does)."""
+    try:
+        from jax._src.clusters import ClusterEnv
+
+        detect = ClusterEnv.auto_detect_unset_distributed_params
+    except (ImportError, AttributeError):
+        _degrade("detected_join", "jax._src.clusters moved: an unreachable coordinator "
+                 "ends the worker inside JAX, not in one line")
+        return None, None, None
+    address, count, index, _ = detect(None, None, None, None, None, None)
+    return address, count, index
+
+
 def hooks() -> dict[str, bool]:
     """Each hook, whether it resolves in the installed JAX (the canary a test reads)."""
     import jax
@@ -187,7 +205,8 @@ def hooks() -> dict[str, bool]:
                  DEGRADED,
                  "module_name": bool(module_name(compiled)) and "module_name" not in DEGRADED,
                  "start_trace": len(start_trace_owners()) == 2,
-                 "coordination_client": _client_type_resolves()}
+                 "coordination_client": _client_type_resolves(),
+                 "detected_join": _detection_resolves()}
     finally:
         DEGRADED.clear()
         DEGRADED.update(before)
@@ -204,3 +223,11 @@ def _client_type_resolves() -> bool:
     names = [n for n in vars(CoordinationClient) if not n.startswith("_")]
     return hasattr(distributed, "global_state") and all(
         hasattr(_jax.DistributedRuntimeClient, n) for n in names)
+
+
+def _detection_resolves() -> bool:
+    try:
+        from jax._src.clusters import ClusterEnv
+    except ImportError:
+        return False
+    return callable(getattr(ClusterEnv, "auto_detect_unset_distributed_params", None))

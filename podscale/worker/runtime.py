@@ -80,6 +80,59 @@ def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
                         f"{reason[:300]}")
 
 
+def join_detected(jax: Any) -> None:
+    """Join the cluster JAX detects. Where it finds none (a ValueError), or finds signs of
+    one it cannot describe (an OSError: a TPU VM whose metadata server is out of reach),
+    this is a one-process job, said in one line; a cluster found whose join then fails is
+    a UsageError naming the cause (exit 2)."""
+    from podscale.core.errors import UsageError
+    from podscale.worker.jaxapi import detected_join
+
+    began, timeout = time.monotonic(), int(os.environ.get(envnames.INIT_TIMEOUT, "300"))
+    try:
+        address, _, index = detected_join()
+        if address and index:  # JAX ends a process whose coordinator never answers
+            _reach(address, index, timeout)
+        jax.distributed.initialize(initialization_timeout=timeout)
+    except (ValueError, OSError) as exc:  # nothing to join
+        reason = next((s.strip() for s in str(exc).splitlines() if s.strip()),
+                      type(exc).__name__)
+        if isinstance(exc, ValueError) and "coordinator_address" in reason:
+            reason = ("no cluster environment found (mpirun, Slurm, TPU VM, Kubernetes, or "
+                      "JAX_COORDINATOR_ADDRESS)")
+        else:
+            reason = (f"no cluster could be described ({type(exc).__name__}: "
+                      f"{reason[:100]}{'...' if len(reason) > 100 else ''})")
+        lines.say(f"podscale: {reason}: running as a one-process job", err=True)
+    except UsageError:
+        raise
+    except Exception as exc:  # a cluster found, and its join failed
+        reason = next((s.strip() for s in str(exc).splitlines() if s.strip()),
+                      type(exc).__name__)
+        raise UsageError(f"this job's cluster was found but joining it failed after "
+                         f"{time.monotonic() - began:.1f}s: {reason[:300]}") from None
+
+
+def _reach(address: str, index: int, timeout: int) -> None:
+    """Wait (``timeout`` s at most) until the detected coordinator accepts a connection;
+    UsageError naming it where it never does."""
+    from podscale.core.errors import UsageError
+
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
+                return
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise UsageError(f"process {index} could not reach this job's coordinator "
+                                 f"at {address} within {timeout}s ({exc.strerror or exc}): "
+                                 "is process 0 running, and is the port open between the "
+                                 "hosts?") from None
+        time.sleep(0.5)
+
+
 def simulate_cpu(jax: Any) -> None:
     """``PODSCALE_CPU_DEVICES``: this many CPU devices per process, with gloo collectives."""
     cpu_devices = os.environ.get(envnames.CPU_DEVICES)
@@ -142,14 +195,7 @@ def start() -> Runtime:
             raise join_failed(join["process_id"], join["coordinator_address"], timeout, exc,
                               time.monotonic() - began) from None
     elif os.environ.get(envnames.CLUSTER) == "auto":
-        try:
-            jax.distributed.initialize()
-        except ValueError as exc:  # no cluster environment JAX recognises
-            if "coordinator_address" not in str(exc):
-                raise
-            lines.say("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
-                      "Kubernetes, or JAX_COORDINATOR_ADDRESS): running as a one-process "
-                      "job", err=True)
+        join_detected(jax)
     ledger.mark("joined")
     return Runtime(
         process=jax.process_index(),

@@ -26,6 +26,7 @@ from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
     from podscale.frontend.actions import Prepared, Verdict
+    from podscale.launch.chips import Chips
 
 #: the default study's grid, shipped with the built-in workloads
 STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
@@ -33,18 +34,22 @@ GRID_DEFAULTS = defaults.GRID
 
 
 def launch_options(args: argparse.Namespace, **fields: Any) -> LaunchOptions:
-    """The command line's :class:`LaunchOptions` (validated), with ``fields`` set."""
+    """The command line's :class:`LaunchOptions` (validated), with ``fields`` set; the
+    platform chosen once per command (finding chips opens them)."""
     import shlex
 
-    platform = args.platform or ("cpu" if args.launcher == "local" else "auto")
-    if args.launcher == "local" and platform != "cpu":
-        raise UsageError("the local launcher simulates hosts on the CPU; use --platform cpu")
+    from podscale.launch.chips import choose
+
+    if getattr(args, "platform_choice", None) is None:
+        args.platform_choice = choose(args.platform, args.launcher)
+    choice = args.platform_choice
     try:
         extra = shlex.split(args.launcher_args)
     except ValueError as exc:
         raise UsageError(f"bad --launcher-args: {exc}") from None
     return LaunchOptions(launcher=args.launcher, launcher_args=tuple(extra),
-                         simulate_cpu=platform == "cpu", case_timeout=args.case_timeout,
+                         simulate_cpu=choice.simulate_cpu, chips=choice.chips,
+                         note=choice.note, case_timeout=args.case_timeout,
                          port=getattr(args, "coordinator_port", 0), **fields)
 
 
@@ -251,10 +256,12 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
                         "that launcher starts the workers, which auto-detect the cluster")
     p.add_argument("--launcher-args", default="",
                    help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
-    p.add_argument("--platform", choices=["cpu", "auto"], default=None,
-                   help="cpu: simulate --devices-per-host CPU devices per process with gloo; "
-                        "auto: whatever JAX finds (default: cpu with --launcher local, else "
-                        "auto)")
+    p.add_argument("--platform", choices=["auto", "cpu", "tpu", "gpu"], default="auto",
+                   help="auto: this machine's TPU or GPU chips where JAX finds them, else "
+                        "hosts simulated on the CPU (with mpirun/srun: what the cluster's "
+                        "hosts have); cpu: simulate --devices-per-host CPU devices per "
+                        "process with gloo; tpu, gpu: those chips, refused where there are "
+                        "none (default: auto)")
 
 
 def add_verdict_args(p: argparse.ArgumentParser) -> None:
@@ -292,13 +299,51 @@ def add_format(p: argparse.ArgumentParser) -> None:
 
 def prepared_of(args: argparse.Namespace, default_file: Path | None = None) -> Prepared:
     """The run :func:`add_grid_args`' options ask for (:func:`podscale.frontend.actions
-    .prepare`), every case and option validated before any process starts."""
+    .prepare`), every case and option validated before any process starts; on this
+    machine's chips, the layouts of the grid the command line did not give fitted to
+    them (:func:`fit_layouts`)."""
     from podscale.frontend.actions import prepare
 
     gs, rounds = grids_from_args(args, default_file)
     options = launch_options(args, trace_dir=args.trace_dir if args.profile else None)
+    if options.chips is not None:
+        gs, said = fit_layouts(gs, options.chips, args.hosts is not None,
+                               args.devices_per_host is not None)
+        if said:
+            from dataclasses import replace
+
+            options = replace(options, note="; ".join(n for n in (options.note, said) if n))
     if args.trace_dir and args.launcher == "local" and max(h for g in gs for h in g.hosts) > 1:
         raise UsageError("--trace-dir names trace files by host; the local launcher's processes "
                          "share one host (leave it out: traces go to the run directory)")
     return prepare(gs, rounds, options, force=args.force, reuse=args.reuse,
                    name=getattr(args, "name", None))
+
+
+def fit_layouts(gs: list[Grid], chips: Chips, hosts_given: bool, devices_given: bool
+                ) -> tuple[list[Grid], str | None]:
+    """The grids on this machine's chips: of the host counts and devices per host the
+    command line did not give, those the chips hold (a grid left with none is dropped: a
+    one-chip machine has no collective to measure), and a sentence saying what was left
+    out (None: nothing). What the command line gave is refused later, if it does not fit."""
+    from dataclasses import replace
+
+    from podscale.launch.chips import fits
+
+    out, dropped = [], set()
+    for g in gs:
+        hosts = g.hosts if hosts_given else tuple(h for h in g.hosts if fits(chips, h, 1))
+        dph = g.devices_per_host if devices_given else tuple(
+            d for d in g.devices_per_host if all(fits(chips, h, d) for h in hosts))
+        if not (hosts and dph) and (hosts_given or devices_given):
+            out.append(g)  # what was given is refused later, naming what fits
+            continue
+        dropped |= {f"--hosts {h}" for h in set(g.hosts) - set(hosts)}
+        dropped |= {f"--devices-per-host {d}" for d in set(g.devices_per_host) - set(dph)}
+        if hosts and dph:
+            out.append(replace(g, hosts=hosts, devices_per_host=dph))
+    if not out:  # nothing of the grid fits: refused, naming what fits
+        return list(gs), None
+    said = (f"left out what this machine's {chips.describe()} cannot hold: "
+            f"{', '.join(sorted(dropped))}") if dropped else None
+    return out, said

@@ -24,8 +24,15 @@ if TYPE_CHECKING:
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("profile", help="run your own program unmodified on simulated hosts "
                                        "and tabulate its steps", description=__doc__)
-    p.add_argument("--hosts", type=int, default=2, help="processes (simulated hosts)")
-    p.add_argument("--devices-per-host", type=int, default=1, help="CPU devices per process")
+    p.add_argument("--hosts", type=int, default=None,
+                   help="processes (default: 2 simulated hosts; 1 on this machine's chips)")
+    p.add_argument("--devices-per-host", type=int, default=1,
+                   help="CPU devices per simulated process (on this machine's chips, one "
+                        "process sees every chip; several split them)")
+    p.add_argument("--platform", choices=["auto", "cpu", "tpu", "gpu"], default="auto",
+                   help="auto: this machine's TPU or GPU chips where JAX finds them, else "
+                        "hosts simulated on the CPU; cpu: simulated; tpu, gpu: those chips "
+                        "(default: auto)")
     p.add_argument("--out", type=Path, default=defaults.OUT,
                    help="folder the run directory is made in")
     p.add_argument("--name", default=None, help="run name (default: the script's stem)")
@@ -69,16 +76,24 @@ def layout_of(args: argparse.Namespace) -> Layout:
     from podscale.core.case import Layout
     from podscale.core.errors import UsageError
 
-    if args.hosts < 1 or args.devices_per_host < 1:
+    hosts = args.hosts if args.hosts is not None else 1 if launch_of(args).chips else 2
+    if hosts < 1 or args.devices_per_host < 1:
         raise UsageError("--hosts and --devices-per-host must be >= 1")
-    return Layout(args.hosts, args.devices_per_host)
+    return Layout(hosts, args.devices_per_host)
 
 
 def launch_of(args: argparse.Namespace) -> LaunchOptions:
-    """The profiled processes' launch: local, with the command's timeout and port."""
+    """The profiled processes' launch: local, with the command's timeout, port and
+    platform (this machine's chips, or simulated hosts)."""
+    from podscale.launch.chips import choose
     from podscale.launch.options import LaunchOptions
 
-    return LaunchOptions(case_timeout=args.timeout, port=args.port)
+    if getattr(args, "launch", None) is None:  # chosen once: finding chips opens them
+        choice = choose(args.platform, "local")
+        args.launch = LaunchOptions(case_timeout=args.timeout, port=args.port,
+                                    simulate_cpu=choice.simulate_cpu, chips=choice.chips,
+                                    note=choice.note)
+    return args.launch
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replay and code == 0:
         from podscale.frontend.profiling import replay_alone
 
-        replay_alone(run_dir, args.hosts, args.devices_per_host, args.replay_rounds,
+        replay_alone(run_dir, layout_of(args).hosts, args.devices_per_host, args.replay_rounds,
                      launch_of(args), args.force)
 
     if args.format == "text":  # the program's own output first, process by process
@@ -136,8 +151,8 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
         raise UsageError(f"bad --args-b {args.args_b!r}: {exc} (one quoted string of the "
                          "program's arguments)") from None
     check_script(args.script)
-    # profile's processes are CPU hosts
-    for note in arm_notes(env_a, env_b, cpu=True, same_args=list(args.args) == list(args_b)):
+    for note in arm_notes(env_a, env_b, cpu=launch_of(args).simulate_cpu,
+                          same_args=list(args.args) == list(args_b)):
         print(f"# note: {note}")
     folder, runs_a, runs_b = ab_program(
         args.script, {"A": (args.args, env_a), "B": (args_b, env_b)},

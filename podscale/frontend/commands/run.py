@@ -16,6 +16,9 @@ def register(sub: Subparsers) -> None:
                    help="comma-separated workloads: built-in names (podscale list), "
                         "path/to/file.py:NAME or pkg.module:NAME (or --suite-file)")
     add_grid_args(p)
+    p.add_argument("--dry-run", action="store_true",
+                   help="print each launch and each process's environment (its share of "
+                        "this machine's chips), and start nothing")
     p.add_argument("--report", action="store_true",
                    help="write the report at the end (RUN/report/index.html)")
     add_format(p)
@@ -28,5 +31,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workloads is None and args.suite_file is None:
         raise UsageError("name the workloads (e.g. dot,psum; podscale list) or give "
                          "--suite-file")
-    return run_grid(prepared_of(args), args.out, args.name, fmt=args.format,
+    prepared = prepared_of(args)
+    if args.dry_run:
+        from podscale.launch.dryrun import print_dry_run
+
+        return print_dry_run(prepared.cases, prepared.options, prepared.reuse)
+    return run_grid(prepared, args.out, args.name, fmt=args.format,
                     trace_dir=args.trace_dir, report=args.report)

@@ -20,9 +20,13 @@ SEED_MB = 450
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("seed", help="run the reference program and check it",
                        description=__doc__)
-    p.add_argument("--hosts", type=int, default=defaults.SEED_HOSTS, help="processes")
-    p.add_argument("--devices-per-host", type=int, default=defaults.SEED_DEVICES_PER_HOST,
-                   help="devices per process (must divide 1,000,000 rows)")
+    p.add_argument("--hosts", type=int, default=None,
+                   help=f"processes (default: {defaults.SEED_HOSTS} simulated hosts; 1 on "
+                        "this machine's chips)")
+    p.add_argument("--devices-per-host", type=int, default=None,
+                   help="devices per process, dividing 1,000,000 rows (default: "
+                        f"{defaults.SEED_DEVICES_PER_HOST} simulated; every chip of this "
+                        "machine's)")
     p.add_argument("--out", type=Path, default=defaults.OUT,
                    help="folder the run directory is made in")
     p.add_argument("--case-timeout", type=seconds, default=defaults.CASE_TIMEOUT,
@@ -37,15 +41,24 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.seedcheck import report
     from podscale.launch.runner import execute
 
-    if args.devices_per_host < 1 or 1_000_000 % args.devices_per_host:
-        raise UsageError(f"1,000,000 rows are not divisible by {args.devices_per_host} devices")
-    layout = Layout(args.hosts, args.devices_per_host)
+    options = launch_options(args, program="podscale.worker.seed:main")
+    chips = options.chips
+    hosts = args.hosts if args.hosts is not None else 1 if chips else defaults.SEED_HOSTS
+    devices = args.devices_per_host if args.devices_per_host is not None else \
+        chips.count // hosts if chips else defaults.SEED_DEVICES_PER_HOST
+    if devices < 1 or 1_000_000 % devices:
+        raise UsageError(f"1,000,000 rows are not divisible by {devices} devices")
+    layout = Layout(hosts, devices)
+    if chips is not None:
+        from podscale.launch.chips import check_layouts
+        from podscale.launch.local import loopback_opens
+
+        check_layouts(chips, [(hosts, devices)], sockets=loopback_opens())
     if args.launcher == "local":
         from podscale.launch.admission import admit_processes
 
         admit_processes(layout.hosts, layout.hosts * SEED_MB, force=args.force,
                         basis=f"{SEED_MB} MB per seed process, measured")
-    options = launch_options(args, program="podscale.worker.seed:main")
     run_dir = execute([], args.out, "seed", options, mode="seed", layouts=[layout],
                       progress=None)
     return report(run_dir)

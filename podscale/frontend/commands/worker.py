@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
                          "worker runs the cases of its own (leave --hosts out)")
     return host_main(gs, args.run_dir, rounds=rounds, gather=args.gather or args.print_run,
                      cpu_devices=cpu, trace_dir=args.trace_dir if args.profile else None,
-                     print_run=args.print_run, hosts=asked, case_timeout=args.case_timeout)
+                     print_run=args.print_run, hosts=asked, case_timeout=args.case_timeout,
+                     fit_devices=args.devices_per_host is None)
 
 
 #: options podscale worker shares with podscale run but has no use for: the job's

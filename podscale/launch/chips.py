@@ -1,0 +1,239 @@
+"""The machine's own accelerator chips: what this machine has, which platform a run's
+processes get (decided here, once, before any process starts), and how N processes on one
+machine split its chips.
+
+Finding them opens no device in the front end (one program at a time holds a TPU): the
+signs (``libtpu`` and a TPU device node, an NVIDIA or AMD device node) are read from the
+file system; where one is found, a short child process asks JAX for the devices' kind,
+count and memory and exits, freeing them for the workers. ``PODSCALE_ACCELERATORS``
+plants a machine's chips (``tpu:TPU v5 lite:4``) or their absence (``none``) for tests.
+
+Processes on one accelerator machine: one process sees every chip (``--hosts 1``), its
+layouts the first ``--devices-per-host`` of them; N processes each get a disjoint block of
+chips through the runtime's documented variables (TPU: ``TPU_VISIBLE_CHIPS``,
+``TPU_CHIPS_PER_PROCESS_BOUNDS``, ``TPU_PROCESS_BOUNDS``, ``TPU_PROCESS_ADDRESSES``,
+``TPU_PROCESS_PORT``, ``CLOUD_TPU_TASK_ID``; NVIDIA: ``CUDA_VISIBLE_DEVICES``; AMD:
+``ROCR_VISIBLE_DEVICES``) and join over loopback."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from podscale.core import envnames
+from podscale.core.errors import UsageError
+
+PLATFORMS = ("auto", "cpu", "tpu", "gpu")
+#: TPU chips of one host by count, as x,y,z (v4-8/v5e-4: 2x2; v5e-8/v6e-8: 2x4), where
+#: TPU_CHIPS_PER_HOST_BOUNDS does not say it
+HOST_GRIDS = {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 4, 1)}
+
+PROBE = """
+import json, jax
+devs = jax.local_devices()
+stats = devs[0].memory_stats() or {}
+print(json.dumps({"platform": devs[0].platform, "kind": devs[0].device_kind,
+                  "count": len(devs), "memory": int(stats.get("bytes_limit", 0))}))
+"""
+
+
+@dataclass(frozen=True)
+class Chips:
+    """This machine's accelerator chips as one process sees them all: ``platform`` (tpu or
+    gpu), JAX's ``kind``, ``count``, each one's ``memory`` in bytes (0: unknown) and
+    ``runtime`` (the JAX_PLATFORMS name: tpu, cuda or rocm)."""
+
+    platform: str
+    kind: str
+    count: int
+    runtime: str
+    memory: int = 0
+
+    def __post_init__(self) -> None:
+        if self.platform not in ("tpu", "gpu") or self.count < 1:
+            raise UsageError(f"bad accelerator description: {self}")
+
+    def describe(self) -> str:
+        return f"{self.count} {self.kind} chip" + ("" if self.count == 1 else "s")
+
+
+def _planted(text: str) -> Chips | None:
+    if text == "none":
+        return None
+    try:
+        platform, kind, count = text.split(":")
+        runtime = "tpu" if platform == "tpu" else "cuda"
+        return Chips(platform, kind, int(count), runtime)
+    except (ValueError, UsageError):
+        raise UsageError(f"bad {envnames.ACCELERATORS} {text!r}: use PLATFORM:KIND:COUNT "
+                         "(tpu:TPU v5 lite:4) or none") from None
+
+
+def signs() -> str | None:
+    """The JAX runtime this machine's device nodes point to (tpu, cuda, rocm), or None."""
+    if importlib.util.find_spec("libtpu") is not None and (
+            glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*")):
+        return "tpu"
+    if glob.glob("/dev/nvidia[0-9]*"):
+        return "cuda"
+    if os.path.exists("/dev/kfd") and glob.glob("/dev/dri/renderD*"):
+        return "rocm"
+    return None
+
+
+def detect() -> Chips | None:
+    """This machine's accelerator chips, or None (a CPU machine)."""
+    planted = os.environ.get(envnames.ACCELERATORS)
+    if planted is not None:
+        return _planted(planted)
+    runtime = signs()
+    if runtime is None:
+        return None
+    env = {**os.environ, "JAX_PLATFORMS": runtime}
+    try:
+        res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                             timeout=300, env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"this machine has {runtime} devices, but JAX did not list them "
+                         "within 300 s; --platform cpu simulates hosts on the CPU") from None
+    if res.returncode != 0:
+        said = [line for line in res.stderr.splitlines() if line.strip()] or ["no output"]
+        raise UsageError(f"this machine has {runtime} devices, but JAX could not open them "
+                         f"({said[-1].strip()[:200]}); another program may hold them; "
+                         "--platform cpu simulates hosts on the CPU")
+    found = json.loads(res.stdout.strip().splitlines()[-1])
+    platform = "tpu" if found["platform"] == "tpu" else "gpu"
+    return Chips(platform, found["kind"], int(found["count"]), runtime, found["memory"])
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The platform a run's processes get: ``chips`` measured (None: simulated CPU hosts,
+    or a cluster's own devices), ``simulate_cpu``, and ``note``, said once before the run
+    (a simulation on a machine that has chips)."""
+
+    chips: Chips | None
+    simulate_cpu: bool
+    note: str | None = None
+
+    @property
+    def platform(self) -> str:
+        return "cpu" if self.simulate_cpu else self.chips.platform if self.chips else "auto"
+
+
+def choose(requested: str, launcher: str) -> Choice:
+    """``--platform`` for ``launcher``: auto takes the chips this machine has, else the CPU
+    simulation; cpu simulates (and says so where chips sit beside it); tpu or gpu must be
+    found. mpirun and srun leave it to the cluster's hosts (cpu: simulated there too)."""
+    if requested not in PLATFORMS:
+        raise UsageError(f"bad --platform {requested!r} (known: {', '.join(PLATFORMS)})")
+    if launcher != "local":
+        return Choice(None, requested == "cpu")
+    if requested == "cpu":
+        found = os.environ.get(envnames.ACCELERATORS)
+        planted = _planted(found) if found else None
+        here = planted.describe() if planted else None if found else signs()
+        note = (f"simulated hosts on the CPU, though this machine has {here} "
+                "(--platform auto measures it)") if here else None
+        return Choice(None, True, note)
+    chips = detect()
+    if requested != "auto" and (chips is None or chips.platform != requested):
+        has = chips.describe() if chips else "no accelerator JAX can use"
+        raise UsageError(f"--platform {requested}: this machine has {has} (--platform auto "
+                         "takes what it has; cpu simulates hosts)")
+    return Choice(chips, chips is None)
+
+
+def host_grid(chips: Chips) -> tuple[int, int, int] | None:
+    """The TPU host's chips as x,y,z (TPU_CHIPS_PER_HOST_BOUNDS, else by count)."""
+    said = os.environ.get("TPU_CHIPS_PER_HOST_BOUNDS", "")
+    try:
+        x, y, z = (int(v) for v in said.split(","))
+        if x * y * z == chips.count:
+            return x, y, z
+    except ValueError:
+        pass
+    return HOST_GRIDS.get(chips.count)
+
+
+def block(chips: Chips, processes: int) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """(chips per process, processes) bounds when ``processes`` split a TPU host's chips
+    into equal blocks (y first, as the Cloud TPU documentation's examples do), or None."""
+    grid = host_grid(chips)
+    if grid is None or chips.count % processes:
+        return None
+    x, y, z = grid
+    each = chips.count // processes
+    if z != 1:
+        return None
+    if y % each == 0:
+        per = (1, each, 1)
+    elif each % y == 0 and x % (each // y) == 0:
+        per = (each // y, y, 1)
+    else:
+        return None
+    return per, (x // per[0], y // per[1], 1)
+
+
+def fits(chips: Chips, hosts: int, devices_per_host: int) -> bool:
+    """Whether ``hosts`` processes of ``devices_per_host`` devices each fit these chips."""
+    if hosts < 1 or devices_per_host < 1 or hosts * devices_per_host > chips.count:
+        return False
+    if hosts == 1:
+        return True
+    if chips.count % hosts or devices_per_host > chips.count // hosts:
+        return False
+    return chips.platform != "tpu" or block(chips, hosts) is not None
+
+
+def fitting(chips: Chips) -> str:
+    """The layouts these chips hold, as options."""
+    out = []
+    for hosts in range(1, chips.count + 1):
+        ds = [d for d in range(1, chips.count + 1) if fits(chips, hosts, d)]
+        if ds:
+            out.append(f"--hosts {hosts} --devices-per-host {','.join(map(str, ds))}")
+    return "; ".join(out)
+
+
+def check_layouts(chips: Chips, layouts: list[tuple[int, int]], sockets: bool) -> None:
+    """Refuse, in one line naming the layouts that fit, any (hosts, devices per host) these
+    chips cannot hold, or several processes where no socket can open (they join over
+    loopback)."""
+    for hosts, dph in layouts:
+        if not fits(chips, hosts, dph):
+            raise UsageError(f"--hosts {hosts} --devices-per-host {dph} does not fit this "
+                             f"machine's {chips.describe()}; what fits: {fitting(chips)}")
+        if hosts > 1 and not sockets:
+            raise UsageError(f"--hosts {hosts}: several processes join over loopback, and "
+                             "this machine opens no socket; --hosts 1 measures its chips "
+                             "in one process")
+
+
+def process_env(chips: Chips, hosts: int, index: int, ports: list[int]) -> dict[str, str]:
+    """Process ``index``'s variables when ``hosts`` processes split these chips (one
+    process: JAX_PLATFORMS alone; it sees every chip)."""
+    env = {"JAX_PLATFORMS": chips.runtime}
+    if hosts == 1:
+        return env
+    each = chips.count // hosts
+    mine = ",".join(str(c) for c in range(index * each, (index + 1) * each))
+    if chips.runtime == "cuda":
+        return {**env, "CUDA_VISIBLE_DEVICES": mine}
+    if chips.runtime == "rocm":
+        return {**env, "ROCR_VISIBLE_DEVICES": mine}
+    bounds = block(chips, hosts)
+    if bounds is None:
+        raise UsageError(f"--hosts {hosts} cannot split {chips.describe()}: {fitting(chips)}")
+    per, processes = bounds
+    return {**env, "TPU_VISIBLE_CHIPS": mine,
+            "TPU_CHIPS_PER_PROCESS_BOUNDS": ",".join(map(str, per)),
+            "TPU_PROCESS_BOUNDS": ",".join(map(str, processes)),
+            "TPU_PROCESS_ADDRESSES": ",".join(f"localhost:{p}" for p in ports),
+            "TPU_PROCESS_PORT": str(ports[index]), "CLOUD_TPU_TASK_ID": str(index),
+            "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The accelerator issue's checks on a machine with one accelerator and JAX installed, from a
+# checkout (not installed), as a TPU user types the commands. Part A: run, study (with its
+# report), the hand-written device-time loops beside it (tools/accel_check.py), a worker with
+# no cluster. Part B: ab (A/A and a planted 2% slowdown), seed, replay, profile of a flax loop,
+# asv. Outputs under OUT (default /tmp/tpu-verify): each command's output in a .txt.
+#   bash tools/tpu_verify.sh A|B [OUT]
+set -u
+part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
+root=$(cd "$(dirname "$0")/.." && pwd)
+deps=/tmp/podscale-deps
+need() { PYTHONPATH="${PYTHONPATH:-}:$deps" python3 -c "import $1" 2>/dev/null || echo "$2"; }
+pkgs="$(need seaborn 'pandas matplotlib seaborn json5 tabulate virtualenv build packaging')"
+[ "$part" = B ] && pkgs="$pkgs $(need flax 'flax optax')"
+if [ -n "${pkgs// /}" ]; then
+  PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --isolated --only-binary=:all: \
+    --index-url file:///opt/pypi/simple --target "$deps" $pkgs >/dev/null 2>&1
+fi
+if [ -d "$root/.device-wheels" ] && [ -n "$(need asv asv)" ]; then
+  PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --isolated --no-index --no-deps \
+    --target "$deps" "$root"/.device-wheels/*.whl >/dev/null 2>&1
+fi
+export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$root:$deps"
+export PATH="$deps/bin:$PATH"
+ps() { local name=$1; shift; local t0=$SECONDS
+  (cd "$out" && python3 -m podscale "$@") >"$out/$name.txt" 2>&1; local rc=$?
+  echo "== $name: rc=$rc in $((SECONDS - t0)) s: podscale $*"; tail -n "${TAILN:-6}" "$out/$name.txt"; }
+cd "$out"
+if [ "$part" = A ]; then
+  TAILN=14 ps run run stream,matmul,dot,psum --hosts 1 --rounds 1 --out runs
+  TAILN=40 ps study study --out runs
+  t0=$SECONDS; python3 "$root/tools/accel_check.py" --out "$out/ac" >"$out/accel_check.txt" 2>&1
+  echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
+  ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
+  (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+else
+  ps ab_planted ab stream --hosts 1 --sizes 64M --out runs --judge each --rounds 4 \
+    --env-b PODSCALE_FAULT=stretch=1.02@*:*
+  ps seed seed --out runs
+  ps replay replay "$root/examples/mlp.py:mlp_step" --hosts 1 --out runs
+  TAILN=30 ps profile profile --out runs "$root/examples/nnx_train.py"
+  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    python3 -m asv run --quick --python=same --machine tpu-v5e --bench time_ \
+      --show-stderr) >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -25 "$out/asv.txt"
+fi
