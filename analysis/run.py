@@ -47,7 +47,7 @@ class Run:
     skipped: Mapping[str, str] = field(default_factory=dict)
     #: record lines that could not be read and were left out, each "file:line: why"
     problems: tuple[str, ...] = ()
-    #: where each process's wall time went, per layout of a launch (worker.ledger)
+    #: where each process's wall time went, per layout of a launch (startup.ledger)
     ledger: pd.DataFrame = field(default_factory=lambda: _empty())
     #: the timing method tables, models and verdicts read: ``auto`` (per case, the best
     #: it has: :meth:`prefer`) or one of each, chain, device (:meth:`using`)

@@ -168,7 +168,10 @@ class _SingleProcess:
         from podscale.core.checking import check
         from podscale.core.grid import Grid, expand
         from podscale.core.registry import load_source
-        from podscale.worker import faults, runtime
+        try:
+            from podscale.startup import faults, runtime
+        except ImportError:  # a commit before the start-up layer
+            from podscale.worker import faults, runtime  # type: ignore[no-redef]
         from podscale.worker.compiling import compile_workload
         from podscale.worker.main import context
 

@@ -198,7 +198,7 @@ def test_foreign_run_directory(tmp_path):
 
 
 def test_fault_specs_select_processes_and_workloads():
-    from podscale.worker.faults import Fault, parse, wrap_step
+    from podscale.startup.faults import Fault, parse, wrap_step
 
     assert parse("stretch=2@*:psum") == Fault("stretch", None, "psum", 2.0)
     assert parse("slow@1:*") == Fault("slow", 1, None, None)

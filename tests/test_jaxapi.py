@@ -1,4 +1,4 @@
-"""The JAX surface podscale leans on beyond JAX's documented API (podscale/worker/jaxapi.py):
+"""The JAX surface podscale leans on beyond JAX's documented API (podscale/startup/jaxapi.py):
 every hook resolves in the JAX CI installs, no other module names one, the floor pyproject
 declares is the JAX tested, and each fallback gives the public answer and is said."""
 
@@ -18,7 +18,7 @@ INTERNALS = re.compile(r"jax\._src|_cache_size|_device_assignment|runtime_execut
 
 
 def test_every_hook_resolves_in_the_installed_jax():
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     assert jaxapi.hooks() == dict.fromkeys(
         ["tracing", "cache_size", "device_order", "module_name", "start_trace",
@@ -34,7 +34,7 @@ def test_no_other_module_names_a_jax_internal():
              if INTERNALS.search(line)]
     assert not found, "\n".join(found)
     # and the pattern finds what it is for
-    assert INTERNALS.search((ROOT / "podscale/worker/jaxapi.py").read_text())
+    assert INTERNALS.search((ROOT / "podscale/startup/jaxapi.py").read_text())
 
 
 def test_the_jax_floor_is_the_jax_tested():
@@ -42,7 +42,7 @@ def test_the_jax_floor_is_the_jax_tested():
     passed on: a newer one is admitted by raising both bounds once they pass on it."""
     import jax
 
-    from podscale.worker.jaxapi import JAX_FLOOR
+    from podscale.startup.jaxapi import JAX_FLOOR
 
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     bounds = {d.split(">=")[0].strip(): d.split(">=")[1] for d in deps if ">=" in d}
@@ -53,7 +53,7 @@ def test_the_jax_floor_is_the_jax_tested():
 
 @pytest.fixture
 def degraded():
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     before = dict(jaxapi.DEGRADED)
     jaxapi.DEGRADED.clear()
@@ -68,7 +68,7 @@ def test_tracing_falls_back_on_a_tracer_among_the_arguments(degraded, monkeypatc
     import jax
     import jax.numpy as jnp
 
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     monkeypatch.setattr(jaxapi, "_tracing", jaxapi._tracer_among)
     seen = []
@@ -83,7 +83,7 @@ def test_device_order_falls_back_on_the_mesh_or_says_none(degraded):
     mesh order, said; with no mesh either, None (replay refuses), never a guessed order."""
     import jax
 
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     mesh = jax.make_mesh((1,), ("d",))
 
@@ -105,7 +105,7 @@ def test_module_name_falls_back_on_the_programs_text(degraded):
     import jax
     import jax.numpy as jnp
 
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     compiled = jax.jit(lambda x: x * 2).lower(jnp.ones(2)).compile()
 
@@ -122,7 +122,7 @@ def test_a_pmap_without_a_cache_size_is_no_degradation(degraded):
     said; a jitted one that stopped saying it is a degradation."""
     import jax
 
-    from podscale.worker import jaxapi
+    from podscale.startup import jaxapi
 
     assert jaxapi.cache_size(jax.pmap(lambda x: x), jitted=False) is None and not degraded
     assert jaxapi.cache_size(object(), jitted=True) is None and "cache_size" in degraded

@@ -67,7 +67,7 @@ def test_worker_numpy_buffers_without_huge_pages():
 
     code = ("from numpy._core.multiarray import _get_madvise_hugepage as on\n"
             "before = on()\n"
-            "from podscale.worker.runtime import small_pages\n"
+            "from podscale.startup.runtime import small_pages\n"
             "small_pages()\n"
             "print(before, on())\n")
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}

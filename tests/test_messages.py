@@ -7,7 +7,7 @@ import subprocess
 
 from podscale.launch.cluster import LauncherProcess
 from podscale.launch.local import last_line, never_joined
-from podscale.worker.runtime import join_failed
+from podscale.startup.runtime import join_failed
 from tests.conftest import only_run, podscale
 
 JAX_FOOTER = """  File "/tmp/w.py", line 94, in loss

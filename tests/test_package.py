@@ -50,7 +50,7 @@ def test_public_api_is_what_workloads_use():
                  "summarize"):
         assert getattr(podscale, name) is not None, name
     assert set(podscale.__all__) >= {"Collective", "Run", "load_run"}
-    private = re.compile(r"^\s*(from|import) podscale\.(core|protocol|worker|launch)", re.M)
+    private = re.compile(r"^\s*(from|import) podscale\.(core|protocol|worker|startup|launch)", re.M)
     for path in [*(ROOT / "suites").glob("*.py"), *(ROOT / "examples").glob("*.py")]:
         assert not private.search(path.read_text()), path
     assert private.search("import numpy\nfrom podscale.core.workload import Param\n")

@@ -2,7 +2,7 @@
 
 from podscale.selfbench.baseline import harness_overhead, run_minimal
 from podscale.selfbench.stages import scale
-from podscale.worker.peaks import llc_bytes
+from podscale.startup.peaks import llc_bytes
 
 
 def test_minimal_script_runs_on_two_processes():

@@ -133,7 +133,7 @@ def _figure(case, times, hand, checks, work, peak, note) -> dict:
 def _peaks(device_kind: str) -> dict:
     """The device's peaks as the worker reads them, else the documented row."""
     from podscale.analysis.models.ceilings import peak_for
-    from podscale.worker.peaks import device_peaks
+    from podscale.startup.peaks import device_peaks
 
     read = device_peaks()
     if read.get("hbm_gbps"):
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.platform:
         jax.config.update("jax_platforms", args.platform)
-    from podscale.worker import runtime
+    from podscale.startup import runtime
 
     rt = runtime.start()
     dev = jax.devices()[0]

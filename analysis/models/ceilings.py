@@ -1,7 +1,7 @@
 """Is my number normal? The ceiling each row is measured against, and its % of it.
 
 Accelerators: the peaks the workers read from the device (on TPU, HBM bandwidth, bf16
-FLOP/s and on-chip memory from ``get_tpu_info()``: :mod:`podscale.worker.peaks`), else
+FLOP/s and on-chip memory from ``get_tpu_info()``: :mod:`podscale.startup.peaks`), else
 documented peaks per device kind (one table, each row with its source), selected by the
 ``device_kind`` the workers recorded. Rows that compute are held against the bf16 FLOP
 peak (``pct_flops``); on CPU, against the best ``matmul`` of the run (per device).
@@ -93,7 +93,7 @@ def peak_for(device_kind: str | None) -> Peak | None:
 
 
 def read_peaks(envs: pd.DataFrame | None) -> dict:
-    """What the workers read from their device (:mod:`podscale.worker.peaks`): process 0's
+    """What the workers read from their device (:mod:`podscale.startup.peaks`): process 0's
     ``extra["peaks"]``, or {}."""
     if envs is None or envs.empty or "extra" not in envs.columns:
         return {}

@@ -2,7 +2,7 @@
 joining the job, then per case preparing, compiling, warm-up, barriers, timed iterations,
 checks, writing records), the slowest process per phase named, and who joined last.
 
-From the worker's ledger records (:mod:`podscale.worker.ledger`). Join waits compare
+From the worker's ledger records (:mod:`podscale.startup.ledger`). Join waits compare
 wall-clock marks of different processes: exact on one machine, within clock sync (NTP:
 about a millisecond) across hosts.
 """

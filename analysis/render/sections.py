@@ -116,7 +116,7 @@ def ledger_section(doc: Doc, ledger: pd.DataFrame) -> None:
     if per.empty:
         return
     doc.heading("Where the wall time went", "per launch, each phase's slowest process "
-                "(podscale/worker/ledger.py): the interpreter starting, imports, joining the "
+                "(podscale/startup/ledger.py): the interpreter starting, imports, joining the "
                 "job (waiting there for the slowest process), then per case preparing "
                 "inputs and reference, compiling, warm-up, barriers, timed iterations, "
                 "checks, writing records")

@@ -157,7 +157,7 @@ def degraded_findings(envs: pd.DataFrame) -> list[str]:
 
 
 def hooks_lacked(each: Iterable[object]) -> list[str]:
-    """The JAX hooks a release lacked (``podscale.worker.jaxapi``'s ``degraded``, one
+    """The JAX hooks a release lacked (``podscale.startup.jaxapi``'s ``degraded``, one
     mapping per process, hook -> what it cost; none where a process said none), each
     said once."""
     said: dict[str, str] = {}

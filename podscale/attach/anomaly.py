@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from podscale.core.defaults import ANOMALY_RATIO
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 HISTORY = 50
 MIN_HISTORY = 20

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podscale.attach.programs import describe
-from podscale.worker.jaxapi import cache_size, tracing
+from podscale.startup.jaxapi import cache_size, tracing
 
 #: a call whose output could not be waited on (deleted by donation before the watcher
 #: reached it): its ready time is unknown

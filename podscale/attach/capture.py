@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from podscale.attach.stepreduce import reduce_steps
-from podscale.worker.tracing import stamp
+from podscale.startup.artifacts import stamp
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ class Capture:
         import jax
 
         from podscale.core.case import Layout
-        from podscale.worker.compiling import file_name, save_hlo
+        from podscale.startup.artifacts import file_name, save_hlo
 
         try:
             devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
@@ -299,7 +299,7 @@ def _held(exc: Exception) -> str:
 def module_name(program: Callable[[], Any]) -> str | None:
     """The XLA module name of a computation's compiled program (``program()``, answered
     from JAX's caches), or None where the runtime does not say."""
-    from podscale.worker.jaxapi import module_name as of
+    from podscale.startup.jaxapi import module_name as of
 
     try:
         return of(program())

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from podscale.core import envnames
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 ROUNDS = 16
 #: between a peer's rounds: the rounds sample different moments of a busy start-up (the

@@ -215,7 +215,7 @@ def _install_profiler(log: CallLog) -> Callable[[], None]:
     import jax.stages
 
     from podscale.attach.capture import profiler
-    from podscale.worker.jaxapi import start_trace_owners
+    from podscale.startup.jaxapi import start_trace_owners
 
     start_trace = profiler()[0]  # JAX's own, kept for podscale's sessions
     lowered_compile = jax.stages.Lowered.compile

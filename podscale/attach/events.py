@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from podscale.attach.calls import CallLog
-from podscale.worker.jaxapi import BACKEND_COMPILE, CACHE_HIT, CACHE_MISS, COMPILE_EVENTS
+from podscale.startup.jaxapi import BACKEND_COMPILE, CACHE_HIT, CACHE_MISS, COMPILE_EVENTS
 
 
 class Events:

@@ -49,7 +49,7 @@ from typing import Any
 from podscale.attach.recorder import Recorder
 from podscale.core import envnames, lines
 from podscale.core.desync import first
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 #: set once the roll is called: an error the main thread meets from then on (a peer gone
 #: from a collective) is a consequence, neither shown nor recorded (:mod:`.session`)

@@ -66,12 +66,12 @@ def device_memory() -> list[dict] | None:
 
 def devices() -> dict[str, Any]:
     """This process's devices as its record says them: how many, their platform and
-    kind, and their peaks (:mod:`podscale.worker.peaks`); {} before JAX is imported."""
+    kind, and their peaks (:mod:`podscale.startup.peaks`); {} before JAX is imported."""
     if "jax" not in sys.modules:
         return {}
     import jax
 
-    from podscale.worker.peaks import device_peaks
+    from podscale.startup.peaks import device_peaks
 
     try:
         device = jax.local_devices()[0]

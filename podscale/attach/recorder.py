@@ -17,7 +17,7 @@ from pathlib import Path
 
 from podscale.core import lines
 from podscale.core.profilerecord import line as checked_line
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 BATCH_BYTES = 1000
 PREFIX = "podscale/attach/batch/"

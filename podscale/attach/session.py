@@ -26,7 +26,7 @@ from podscale.attach.joining import alone, device_memory, devices, said_device_c
 from podscale.attach.sampler import Sampler
 from podscale.core import lines
 from podscale.core.profilerecord import SCHEMA
-from podscale.worker.jaxapi import DEGRADED, CoordinationClient
+from podscale.startup.jaxapi import DEGRADED, CoordinationClient
 
 #: how long a process waits at the end for the others to finish their records
 END_WAIT_S = 60.0
@@ -42,7 +42,7 @@ ZERO_OFFSET = {"kind": "offset", "offset_us": 0, "rtt_us": 0}
 
 def _env_process() -> int:
     """This process's index as its launcher gave it (0 where none did)."""
-    from podscale.worker.faults import launcher_rank
+    from podscale.startup.faults import launcher_rank
 
     return launcher_rank() or 0
 
@@ -53,7 +53,7 @@ class Session:
     def __init__(self, run_dir: Path, script: Path, args: list[str],
                  windows: Windows | None = None, step: str | None = None,
                  hang_timeout: float | None = None) -> None:
-        from podscale.worker.ledger import process_start
+        from podscale.startup.ledger import process_start
 
         self.clock = clock.Clock()
         self.clock.skew_us = clock.planted().get(_env_process(), 0)
@@ -81,7 +81,7 @@ class Session:
         import jax
 
         from podscale.attach.events import Events
-        from podscale.worker.runtime import simulate_cpu
+        from podscale.startup.runtime import simulate_cpu
 
         simulate_cpu(jax)
         self.log = calls.CallLog(self.clock.now, self.record.add)
@@ -108,7 +108,7 @@ class Session:
         processes and it has not joined them, it never will (JAX allows no join after a
         computation), and each process would run alone and record as the job's process
         0. The job cannot be measured: this process says so and ends (exit 2)."""
-        from podscale.worker.faults import launcher_size
+        from podscale.startup.faults import launcher_size
 
         size = launcher_size()
         if self.record.process is None and size is not None and size > 1:
@@ -131,7 +131,7 @@ class Session:
     def _initialize(self, original: Callable[..., None]) -> Callable[..., None]:
         """``jax.distributed.initialize`` as the program calls it: joined where podscale's
         launcher says (its coordinator), then this process's join recorded."""
-        from podscale.worker.runtime import local_join
+        from podscale.startup.runtime import local_join
 
         def initialize(*args: Any, **kwargs: Any) -> None:
             if self.record.process is not None:  # as JAX says it (before podscale's own
@@ -149,10 +149,10 @@ class Session:
     def _joined(self, began: int) -> None:
         import jax
 
-        from podscale.worker.jaxapi import coordination_client
+        from podscale.startup.jaxapi import coordination_client
 
         process, self.processes = jax.process_index(), jax.process_count()
-        from podscale.worker.faults import launcher_size
+        from podscale.startup.faults import launcher_size
 
         size = launcher_size()
         if size is not None and size != self.processes:
@@ -291,7 +291,7 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     (default: the most calls x work); ``hang_timeout``: seconds without a completed call
     (while some process waits and none compiles) before the hang roll-call ends the job
     (None: auto, :func:`podscale.attach.hang.RollCall.limit`; 0: no roll-call)."""
-    from podscale.worker.lifeline import hold
+    from podscale.startup.lifeline import hold
 
     hold(group=True)  # under podscale profile: die with it, with the program's children
     session = Session(run_dir, script, args, windows, step, hang_timeout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from podscale.core.attribution import COLLECTIVE, attribute, op_totals, union
-from podscale.worker.xspace import executions
+from podscale.startup.xspace import executions
 
 #: ops per capture window whose counts and times the record keeps (None: every one)
 OPS_KEPT: int | None = None

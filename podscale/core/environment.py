@@ -59,10 +59,11 @@ def _cpu() -> dict[str, str]:
     decides a CPU simulation's timings besides its core count."""
     out = {}
     try:
-        for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
-            if line.startswith("model name") and ":" in line:
-                out["cpu_model"] = " ".join(line.split(":", 1)[1].split())
-                break
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name") and ":" in line:
+                    out["cpu_model"] = " ".join(line.split(":", 1)[1].split())
+                    break
     except OSError:
         pass
     try:

@@ -174,7 +174,7 @@ class EnvRecord:
 
 @dataclass(frozen=True)
 class LedgerRecord:
-    """Where one process's wall time went in one layout of a launch (worker.ledger):
+    """Where one process's wall time went in one layout of a launch (startup.ledger):
     ``phases``: seconds per phase; ``marks``: wall-clock boundaries of the launch (first
     layout only): process_start, worker, imported, init_start, joined."""
 

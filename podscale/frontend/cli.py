@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
         check_owned_env()  # a bad one is refused here, not after processes start
         if os.environ.get(envnames.FAULT):  # a bad one is refused here, not in workers
-            from podscale.worker.faults import from_env
+            from podscale.startup.faults import from_env
 
             from_env()
         return int(args.func(args) or 0)

@@ -10,7 +10,7 @@ from podscale.core.case import Layout, Settings
 from podscale.core.grid import Grid, expand
 from podscale.launch.admission import available_mb, estimate_mb
 from podscale.launch.runner import execute
-from podscale.worker.peaks import llc_bytes
+from podscale.startup.peaks import llc_bytes
 
 
 def memory_ceiling(out: Path, hosts: tuple[int, ...] = (1, 2),

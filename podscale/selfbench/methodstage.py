@@ -69,7 +69,7 @@ def main(rounds: int, iters: int) -> dict:
     """In this process (the CPU, one device): per case, per round, both sides' medians."""
     from podscale.core.registry import load_source
     from podscale.core.timing import depth_for
-    from podscale.worker import runtime
+    from podscale.startup import runtime
     from podscale.worker.compiling import compile_workload
     from podscale.worker.main import context
 

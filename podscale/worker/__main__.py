@@ -1,10 +1,10 @@
 """``python -m podscale.worker PLAN.json``."""
 
-from podscale.worker import ledger
+from podscale.startup import ledger
 
 ledger.mark("worker")  # the interpreter is up: everything before this is its start
 
-from podscale.worker.lifeline import hold  # noqa: E402
+from podscale.startup.lifeline import hold  # noqa: E402
 from podscale.worker.preflight import plant_env  # noqa: E402
 
 hold()  # before JAX starts: a worker never outlives the front end that started it

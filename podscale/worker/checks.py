@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from podscale.core.case import Case
 from podscale.core.checking import check
 from podscale.core.workload import Context, Expected, Workload
-from podscale.worker import faults
+from podscale.startup import faults
 from podscale.worker.compiling import Compiled
 
 if TYPE_CHECKING:
-    from podscale.worker.faults import Fault
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.faults import Fault
+    from podscale.startup.runtime import Runtime
 
 
 

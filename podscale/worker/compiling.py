@@ -13,9 +13,10 @@ from podscale.core import lines
 from podscale.core.case import Case
 from podscale.core.records import SkipRecord
 from podscale.core.workload import Context, Step, Workload
+from podscale.startup.artifacts import file_name, save_hlo
 
 if TYPE_CHECKING:
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.runtime import Runtime
     from podscale.worker.writers import Writer
 
 
@@ -86,27 +87,6 @@ def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | Non
     program = wl.program(ctx)
     return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch,
                         hlo_info)
-
-
-def save_hlo(compiled: Any, path: Path, **info: Any) -> None:
-    """``PATH.hlo.txt`` (the optimized module) and ``PATH.json``: the global device ids in
-    the module's logical order (replica groups name logical ids; null where JAX did not say),
-    and ``info``."""
-    import json
-
-    from podscale.worker.jaxapi import device_order
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
-    Path(f"{path}.json").write_text(json.dumps({"logical_devices": device_order(compiled),
-                                                **info}))
-
-
-def file_name(text: str) -> str:
-    """A file name for ``text`` (a case id holds slashes, a computation's name may)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", text)
 
 
 def hlo_name(case: Case) -> str:

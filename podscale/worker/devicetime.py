@@ -3,7 +3,7 @@
 The case's compiled step is launched back to back under ``jax.profiler`` (all processes
 meet at a barrier inside the session first; on CPU, whose client runs executions
 concurrently, each call is waited on and the processes meet before each). The session's
-XSpace is reduced in this process (:mod:`podscale.worker.xspace`) to the executions of
+XSpace is reduced in this process (:mod:`podscale.startup.xspace`) to the executions of
 the case's own XLA module, each one a raw sample of phase ``device`` tagged with its
 device. On TPU and GPU an execution's time is its module's span on the device's timeline;
 on CPU, where the client records ops but no module, the union of its ops (AMB's
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from podscale.core.records import Sample
 from podscale.core.timing import back_to_back
-from podscale.worker.xspace import Execution, executions
+from podscale.startup.xspace import Execution, executions
 
 
 class DeviceTimes(NamedTuple):

@@ -14,7 +14,7 @@ from podscale.core import envnames, lines
 from podscale.core.grid import Grid, expand_all, spec_of
 from podscale.core.plan import Plan, launches
 from podscale.core.records import Manifest, lifecycle
-from podscale.worker import jaxapi, runtime
+from podscale.startup import jaxapi, runtime
 from podscale.worker.main import run_plan
 
 

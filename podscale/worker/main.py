@@ -1,7 +1,7 @@
 """The worker: the program every process runs, locally or on a real cluster.
 
 ``python -m podscale.worker PLAN.json`` joins the distributed job (see
-:mod:`podscale.worker.runtime`), runs each case of the plan and appends raw records to
+:mod:`podscale.startup.runtime`), runs each case of the plan and appends raw records to
 ``records/<layout>/process-<i>.jsonl`` under the run directory. It imports JAX, numpy
 and podscale's core only (no pandas, scipy or plotting).
 """
@@ -25,14 +25,14 @@ from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
 from podscale.core.timing import chain, depth_for, measure
 from podscale.core.workload import Context, Workload
-from podscale.worker import faults, jaxapi, ledger, runtime
+from podscale.startup import faults, jaxapi, ledger, runtime
 from podscale.worker.checks import run_checks
 from podscale.worker.compiling import Compiled, compile_case
 from podscale.worker.writers import GatheringWriter, RecordWriter
 
 if TYPE_CHECKING:
-    from podscale.worker.faults import Fault
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.faults import Fault
+    from podscale.startup.runtime import Runtime
     from podscale.worker.writers import Writer
 
 
@@ -227,7 +227,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt: Runtime, offset: int = 0,
     else:
         writer = RecordWriter(records / f"process-{rt.process}.jsonl")
     if round_ == 0:
-        from podscale.worker.peaks import device_peaks
+        from podscale.startup.peaks import device_peaks
 
         writer.write(runtime.env_record(rt, layout=lp.layout.key, peaks=device_peaks()))
     writer.flush()

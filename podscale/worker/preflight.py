@@ -15,10 +15,10 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from podscale.core import envnames
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 if TYPE_CHECKING:
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.runtime import Runtime
 
 
 PREFIX = "podscale/preflight/"

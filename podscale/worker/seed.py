@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from podscale.core.lines import say
 from podscale.core.workload import seed_for
-from podscale.worker.ledger import peak_rss_mb
+from podscale.startup.ledger import peak_rss_mb
 
 if TYPE_CHECKING:
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.runtime import Runtime
 
 
 def main(rt: Runtime, run_dir: Path) -> None:
@@ -76,7 +76,7 @@ def main(rt: Runtime, run_dir: Path) -> None:
 
 def dropped(process: int, dots: Any) -> Any:
     """``PODSCALE_FAULT=drop@P:*``: process P's contribution to the global sum left out."""
-    from podscale.worker import faults
+    from podscale.startup import faults
 
     fault = faults.from_env()
     if fault is not None and fault.kind == "drop" and fault.applies(process, 0, "seed"):
@@ -109,7 +109,7 @@ def check_dots(process: int, dots: Any, v1: Any, v2: Any) -> dict:
     from podscale.core.bounds import sum_bound
     from podscale.core.checking import check
     from podscale.core.workload import Expected
-    from podscale.worker import faults
+    from podscale.startup import faults
 
     dots = faults.corrupt(faults.from_env(), process, 0, dots, "seed")
     a, b = v1.astype(np.float64), v2.astype(np.float64)

@@ -18,32 +18,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podscale.core.records import STAMP_MARK, SYNC_MARK, Sample, pack
+from podscale.core.records import SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
+from podscale.startup.artifacts import stamp
 
 if TYPE_CHECKING:
-    from podscale.worker.runtime import Runtime
+    from podscale.startup.runtime import Runtime
     from podscale.worker.writers import Writer
 
-
-
-def stamp(run: str, process: int) -> None:
-    """Stamp the trace being taken with what made it: one ``podscale_session`` event whose
-    arguments are the versions of jax, jaxlib and podscale, the run and the process
-    (XProf shows them on the event; a reader checks a session's traces agree). Never
-    raises: a trace without its stamp is said by the reader."""
-    import jax
-    import jaxlib
-
-    from podscale import __version__
-
-    try:
-        with jax.profiler.TraceAnnotation(STAMP_MARK, jax=jax.__version__,
-                                          jaxlib=jaxlib.__version__, podscale=__version__,
-                                          run=run, process=process):
-            pass
-    except Exception:  # noqa: BLE001 - the capture stands without it
-        pass
 
 
 def _options(session_id: str | None) -> Any:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from podscale.core import lines
-from podscale.worker.jaxapi import CoordinationClient
+from podscale.startup.jaxapi import CoordinationClient
 
 PREFIX = "podscale/progress/"
 #: in order; "reference": inputs made, building the reference (a collective for some

@@ -64,7 +64,7 @@ def _leave(code: int) -> int:
     """The script's exit code; where it failed in a job of several processes, leave at
     once: JAX's shutdown at exit would wait for the peers, which wait for this process in
     a collective until they read its failure (:func:`podscale.attach.hang.failed`)."""
-    from podscale.worker.jaxapi import coordination_client
+    from podscale.startup.jaxapi import coordination_client
 
     if code and "jax" in sys.modules and coordination_client() is not None:
         sys.stdout.flush()

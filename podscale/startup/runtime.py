@@ -19,7 +19,7 @@ from typing import Any
 
 from podscale.core import envnames, lines
 from podscale.core.records import EnvRecord
-from podscale.worker.jaxapi import DEGRADED, coordination_client
+from podscale.startup.jaxapi import DEGRADED, coordination_client
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def join_detected(jax: Any) -> None:
     this is a one-process job, said in one line; a cluster found whose join then fails is
     a UsageError naming the cause (exit 2)."""
     from podscale.core.errors import UsageError
-    from podscale.worker.jaxapi import detected_join
+    from podscale.startup.jaxapi import detected_join
 
     began, timeout = time.monotonic(), int(os.environ.get(envnames.INIT_TIMEOUT, "300"))
     try:
@@ -175,7 +175,7 @@ def small_pages() -> None:
 def start() -> Runtime:
     """Configure JAX from the environment and join the distributed job (the ledger marks
     when JAX was imported, when joining began and when it ended)."""
-    from podscale.worker import faults, ledger
+    from podscale.startup import faults, ledger
 
     ledger.mark("worker")  # where no entry point marked it earlier
     import jax
@@ -224,7 +224,7 @@ def env_record(rt: Runtime, **extra: Any) -> EnvRecord:
         hostname=socket.gethostname(),
         pid=os.getpid(),
         xla_flags=os.environ.get("XLA_FLAGS", ""),
-        # JAX hooks this release lacked so far (podscale.worker.jaxapi): what they cost
+        # JAX hooks this release lacked so far (podscale.startup.jaxapi): what they cost
         extra={**extra, **({"degraded": dict(DEGRADED)} if DEGRADED else {})},
     )
 
