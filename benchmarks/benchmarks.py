@@ -64,7 +64,8 @@ TRACK_LAUNCHES = int(os.environ.get("PODSCALE_ASV_TRACK_LAUNCHES", "2"))
 
 
 def _measure(grid):
-    """Run ``grid`` in ``TRACK_LAUNCHES`` launches: (samples, summary); wrong results fail."""
+    """Run ``grid`` in ``TRACK_LAUNCHES`` launches: (samples, summary), or None where its
+    layouts do not fit this machine's chips; wrong results fail."""
     from podscale.analysis import load_run, summarize
     from podscale.core.grid import expand
     from podscale.launch.runner import execute
@@ -74,7 +75,10 @@ def _measure(grid):
     except ImportError:  # before 0.4: launch options as keyword arguments
         options: dict = {"case_timeout": 300}
     else:
-        options = {"options": _launch_options(LaunchOptions, grid)}
+        try:
+            options = {"options": _launch_options(LaunchOptions, grid)}
+        except NotImplementedError:
+            return None
     with tempfile.TemporaryDirectory() as out:
         run = execute(expand(grid), Path(out), "asv", progress=None, rounds=TRACK_LAUNCHES,
                       **options)
@@ -115,7 +119,10 @@ def _podscale_launches(grid, key) -> dict:
     """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time), and
     under ``("program", key)`` the compiled program's collectives per step and hash."""
     per_iteration, round_medians = _stats()
-    samples, table = _measure(grid)
+    measured = _measure(grid)
+    if measured is None:
+        return None
+    samples, table = measured
     rm = round_medians(per_iteration(samples)).sort_values("round")
     result = {}
     for r in table.itertuples():
@@ -139,19 +146,11 @@ def _tracks(cls):
     for name, fn in vars(cls).items():
         if name.startswith("track_"):
             fn.rounds = TRACK_ROUNDS
-    measure = cls.setup_cache
-
-    def setup_cache(self):
-        try:
-            return measure(self)
-        except NotImplementedError:  # the layouts do not fit this machine's chips
-            return None
-
     def setup(self, cache, *params):
-        if cache is None:  # asv marks the benchmark skipped
+        if cache is None:  # setup_cache found the layouts do not fit: asv skips it
             raise NotImplementedError("its layouts do not fit this machine's chips")
 
-    cls.setup_cache, cls.setup = setup_cache, setup
+    cls.setup = setup  # (setup_cache stays each class's own: asv keys its cache by source)
     return cls
 
 
@@ -313,7 +312,10 @@ class TrackCollectiveFits:
         grid = Grid(tuple(COLLECTIVES), hosts=(2,), devices_per_host=(2,),
                     variants=("shard_map",), settings=Settings(iters=10),
                     params=(("size", tuple(SIZES)),))
-        samples, table = _measure(grid)
+        measured = _measure(grid)
+        if measured is None:
+            return None
+        samples, table = measured
         rm = round_medians(per_iteration(samples))
         out: dict = {}
         for _, launch in rm.groupby("round"):

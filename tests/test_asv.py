@@ -56,7 +56,7 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
         pytest.skip("not a git checkout: results are not saved without a commit hash")
     df = load_asv(tmp_path / "results")
     # every series names the platform it measured (this machine has no chips: the CPU)
-    assert len(df) and df.params.str.endswith("platform=cpu").all(), df.params.unique()
+    assert len(df) and df.params.str.endswith("platform='cpu'").all(), df.params.unique()
     track = df[df.benchmark.str.endswith("track_psum_time")]
     assert len(track) == 4 and (track.value > 0).all() and set(track.unit) == {"seconds"}
     # track_* values reach asv as samples (one per launch), so its statistics apply
@@ -93,7 +93,7 @@ def _two_commits(tmp: Path) -> tuple[Path, str, str, subprocess.CompletedProcess
         spec["matrix"]["req"].pop(name)
     Path(conf).write_text(json.dumps(spec))
     res = asv("run", "--quick", "--machine", "podscale-ci", "--config", conf,
-              "--bench", r"TimePsum.time_psum\(4096, (1|2), 'shard_map'\)", "--show-stderr",
+              "--bench", r"TimePsum.time_psum\(4096, (1|2), 'shard_map', 'cpu'\)", "--show-stderr",
               f"HASHFILE:{tmp / 'hashes.txt'}", cwd=tmp, timeout=1500)
     cmp = asv("compare", "--machine", "podscale-ci", "--config", conf, first, second,
               cwd=tmp)

@@ -190,6 +190,12 @@ def round_spread(g: pd.DataFrame, col: str) -> dict[str, float]:
     return {"rounds": len(meds), "round_cv": cv}
 
 
+#: :func:`_case_stats`' columns, there whether or not any case has iterations (a run
+#: stopped before its first case ended has none)
+CASE_STATS = ["method", "time_s", "iqr_s", "p90_s", "p99_s", "cv", "ci_lo_s", "ci_hi_s",
+              "time_min_s", "skew_s", "n_iters", "processes", "rounds", "round_cv"]
+
+
 def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
     rows = {}
     for case_id, g in it.groupby("case_id"):
@@ -202,7 +208,7 @@ def _case_stats(it: pd.DataFrame, col: str) -> pd.DataFrame:
             "n_iters": len(g), "processes": g["processes"].max(),
             **round_spread(g, col),
         }
-    return pd.DataFrame.from_dict(rows, orient="index")
+    return pd.DataFrame.from_dict(rows, orient="index").reindex(columns=CASE_STATS)
 
 
 def of_method(samples: pd.DataFrame, methods: pd.Series | None) -> pd.DataFrame:

@@ -176,11 +176,16 @@ def comparable(run_a: Run, run_b: Run, force: bool) -> list[str]:
 def judged(run_a: Run, run_b: Run, method: str = "auto") -> tuple[Run, Run, str]:
     """Both runs read with one timing method (:meth:`Run.using`), and the method: the one
     asked for, which both must hold, or for ``auto`` the best of A's :attr:`Run.prefer`
-    that both hold (a run before the timing methods holds ``each`` alone)."""
+    that both hold (a run before the timing methods holds ``each`` alone). A run with no
+    completed case is refused, saying so."""
+    for side, run in (("A", run_a), ("B", run_b)):
+        if run.cases.empty:
+            raise UsageError(f"{side} ({run.path}) has no completed case ({run.status_text}): "
+                             "nothing to compare")
     have = set(run_a.methods()) & set(run_b.methods())
     if method != "auto":
         if method not in have:
-            raise UsageError(f"--timing {method}: A times {','.join(run_a.methods())}, B "
+            raise UsageError(f"--judge {method}: A times {','.join(run_a.methods())}, B "
                              f"{','.join(run_b.methods())}; judge a method both hold")
         return run_a.using(method), run_b.using(method), method
     chosen = next((m for m in run_a.prefer if m in have), None)

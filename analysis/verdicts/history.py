@@ -169,8 +169,16 @@ def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
         raise UsageError(f"history needs 2 or more readable runs; {len(skipped)} of "
                          f"{len(dirs)} could not be read: {'; '.join(skipped)}")
     df = pd.DataFrame(rows, columns=KEEP + list(META))
-    if judge != "auto":  # one method's time, where the run has it
-        df = df.assign(time_s=df[f"{judge}_s"], method=judge).dropna(subset=["time_s"])
+    if judge != "auto":  # one method's time, where the run has it; runs without it named
+        df = df.assign(time_s=df[f"{judge}_s"], method=judge)
+        held = set(df.dropna(subset=["time_s"])["run_id"])
+        lacking = sorted(set(df["run_id"]) - held)
+        skipped += [f"{r} (no {judge} times)" for r in lacking]
+        df = df.dropna(subset=["time_s"])
+        if len(held) < 2:
+            raise UsageError(f"history --judge {judge} needs 2 or more runs that time it; "
+                             f"{len(held)} do" + (f" ({', '.join(lacking)} do not)"
+                                                  if lacking else ""))
     df["settings"] = (df["iters"].astype(str) + "/" + df["warmup"].astype(str) + "/" +
                       df["sync"].astype(str) + "/" + df["method"].fillna("each").astype(str))
     created = df.drop_duplicates("run_id").sort_values(["created", "run_id"])["run_id"]

@@ -4,6 +4,7 @@ reads results, so one command loads a run once."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,9 @@ def show(run: Run, fmt: str = "text") -> int:
         summary = with_ceilings(summary, run.device_kind, run.envs)  # % of the device's peaks
     if fmt != "text":
         print(export(summary, fmt))
+        if run.cases.empty:  # the data stays parseable; the reason goes beside it
+            print(f"podscale: note: {run.run_id}: no case completed ({run.status_text})",
+                  file=sys.stderr)
         return run.wrong
     env = run.manifest.environment
     versions = env.get("versions", {})

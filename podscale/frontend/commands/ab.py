@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from podscale.core import defaults
+from podscale.core.errors import UsageError
 from podscale.frontend.commands import Subparsers
 from podscale.frontend.commands.gridargs import add_grid_args, add_verdict_args
 
@@ -34,4 +35,12 @@ def run(args: argparse.Namespace) -> int:
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")
     if args.rounds is None:
         args.rounds = ROUNDS
-    return ab(prepared_of(args), env_a, env_b, args.out, args.name, verdict)
+    prepared = prepared_of(args)
+    if verdict.method != "auto":  # checked with --timing before anything launches
+        lacking = sorted({c.settings.timing for c in prepared.cases
+                          if verdict.method not in c.settings.methods})
+        if lacking:
+            raise UsageError(f"--judge {verdict.method} judges a method the cases do not "
+                             f"time (--timing {', '.join(lacking)}): add it to --timing, or "
+                             "judge one they time")
+    return ab(prepared, env_a, env_b, args.out, args.name, verdict)

@@ -125,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir, headed=True)
     show_profile(run_dir, args.format, args.step)
-    print(f"# run directory: {run_dir}")
+    import sys  # csv and json: stdout holds the data alone
+
+    print(f"# run directory: {run_dir}", file=sys.stdout if args.format == "text" else sys.stderr)
     return code
 
 
