@@ -211,7 +211,8 @@ def test_admission_estimate_and_force():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--rounds", "1"], "--rounds must be >= 2"),
+    (["--rounds", "1"], "--rounds 1: podscale ab judges a change against the variation "
+                        "between launches, which needs 2 or more launches of each arm"),
     (["--env-b", "NOVALUE"], "bad --env-b 'NOVALUE': expected NAME=VALUE"),
 ])
 def test_ab_bad_input(args, message, tmp_path):

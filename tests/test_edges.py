@@ -68,3 +68,15 @@ def test_a_judged_history_names_the_runs_it_leaves_out(tmp_path):
         shutil.rmtree(path)
     with pytest.raises(UsageError, match="needs 2 or more runs that time it; 1 do"):
         history.collect([tmp_path], "device")
+
+
+def test_trace_checks_what_it_is_given(tmp_path):
+    """trace on a folder that is no run, and --traces naming no folder: one line each."""
+    res = podscale("trace", str(tmp_path))
+    assert res.returncode == 2 and "not a run directory (no run.json)" in res.stderr
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    res = podscale("trace", str(run), "--traces", str(tmp_path / "nonexistent"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert f"--traces {tmp_path / 'nonexistent'}: no such folder" in res.stderr

@@ -224,7 +224,8 @@ def test_a_planted_host_delay_grows_each_leaves_device_and_chain_hides_it(delay_
     device = run.samples[run.samples["phase"] == "device"]
     per = device.groupby(["round", "case_id"])["seconds"].median().unstack()
     ratio = (per[delayed.case_id] / (f * per[plain.case_id])).median()
-    assert len(per) == 5 and abs(ratio - 1) < 0.10, per
+    # (the planted 3 ms, were it in device time, would raise a ~9 ms call's by over 30%)
+    assert len(per) == 5 and abs(ratio - 1) < 0.20, per
     # chain: the host dispatches the next call while the device works on this one
     assert delayed.chain_s - f * plain.chain_s < 0.5 * (delayed.each_s - f * plain.each_s)
     assert delayed.dispatch_bound and not plain.dispatch_bound

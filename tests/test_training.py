@@ -127,6 +127,12 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
                "load_batch (train.py:" in line for line in said), said
     assert any(line.startswith("local_step: ") and "512 samples a step" in line and
                "(--peak-tflops)" in line for line in said), said
+    assert not any(line.startswith("defect:") for line in said)
+    # a peak far below the chip's (--peak-tflops 1e-12): an MFU over 100% is a defect
+    from podscale.analysis.profile.figures import findings as said_of
+
+    wrong = said_of(s, {**f, "mfu": f["flops"] / f["step_s"] / 1, "peak_tflops": 1e-12})
+    assert wrong[0].startswith("defect: local_step's MFU of ") and "exceeds 100%" in wrong[0]
 
 
 def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):

@@ -152,6 +152,10 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
         parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step: "
                      f"{f['tflops']:.3g} TFLOP/s{mfu}")
     out.append(f"{step}: " + "; ".join(parts))
+    if f["mfu"] is not None and f["mfu"] > 1:  # no program runs above its chip's peak
+        out.insert(0, f"defect: {step}'s MFU of {100 * f['mfu']:.3g}% exceeds 100%: the peak "
+                      f"it is held against, {f['peak_tflops']:g} TFLOP/s ({f['peak_from']}), "
+                      "is not this chip's, or the FLOPs counted are not the step's")
     if f["memory"]:
         m = f["memory"]
         peak = f"; the device's peak in use {_bytes(f['device_peak_bytes'])}" \

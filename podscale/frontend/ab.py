@@ -79,7 +79,9 @@ def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Pa
 
     cases, rounds = prepared.cases, prepared.rounds
     if rounds < 2:
-        raise UsageError("podscale ab pairs rounds: --rounds must be >= 2")
+        raise UsageError(f"--rounds {rounds}: podscale ab judges a change against the "
+                         "variation between launches, which needs 2 or more launches of "
+                         "each arm")
     for note in arm_notes(env_a, env_b, prepared.options.simulate_cpu):
         print(f"# note: {note}")
     name = name or default_name(c.workload for c in cases)

@@ -228,6 +228,11 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
+    if not (run_dir / "run.json").is_file():
+        raise UsageError(f"{run_dir}: not a run directory (no run.json): name one of "
+                         "podscale run --profile, profile or attach")
+    if traces is not None and "://" not in str(traces) and not Path(traces).is_dir():
+        raise UsageError(f"--traces {traces}: no such folder")
     if run_kind(run_dir) == "profile":
         return _trace_profiled(run_dir)
     read = read_traces(run_dir, traces)
