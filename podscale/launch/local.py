@@ -305,6 +305,22 @@ def run_local(
                 )
             workers.append(Worker(i, popen, log))
         supervise(workers, label or f"layout {layout.key}", case_timeout, watched, on_poll)
+    except WorkerFailed as exc:
+        if program is not None and exc.code is not None:  # a profiled program's peers end
+            _let_end(workers, PEERS_END_S)  # by themselves on a failure, their records whole
+        raise
     finally:
         terminate(workers)
     return [w.log for w in workers]
+
+
+#: how long a profiled program's processes are given to end by themselves once one has
+#: failed (each sees the failure at its next beat and writes its record's end) before
+#: they are stopped; under load one had been stopped before writing it
+PEERS_END_S = 5.0
+
+
+def _let_end(workers: Sequence[Worker], within: float) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(w.popen.poll() is None for w in workers):
+        time.sleep(0.05)
