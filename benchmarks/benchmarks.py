@@ -95,8 +95,7 @@ def _launch_options(LaunchOptions, grid):
     NotImplementedError, where the grid's layouts do not fit them), else simulated hosts."""
     if RUNTIME is None:
         return LaunchOptions(case_timeout=300)
-    from podscale.launch.chips import detect, fits
-    from podscale.launch.local import loopback_opens
+    from podscale.launch.chips import detect, fits, loopback_opens
 
     chips = detect()
     if chips is None or not all(fits(chips, h, d) for h in grid.hosts

@@ -103,7 +103,7 @@ def test_the_platform_is_chosen_once_and_said(monkeypatch):
 
 def test_unasked_layouts_fit_to_the_chips_and_the_rest_said():
     from podscale.core.grid import Grid
-    from podscale.frontend.commands.gridargs import fit_layouts
+    from podscale.launch.chips import fit_layouts
 
     one = Chips("tpu", "TPU v5 lite", 1, "tpu")
     gs = [Grid(("psum",), hosts=(1, 2), devices_per_host=(1, 2)),

@@ -105,7 +105,6 @@ def _profiled(run_dir: Path) -> tuple[dict, list[list]]:
     s = summarize_profile(run_dir)
     row = history_row(s)
     m = s.profile.manifest
-    row.pop("hardware")
     env = s.profile.processes.iloc[0] if len(s.profile.processes) else {}
     meta = {"run_id": m.run_id, "created": m.created,
             "hardware": hardware(env, m.environment),

@@ -81,8 +81,6 @@ def history_row(s: ProfileSummary) -> dict:
     script = str(p.manifest.spec.get("script", "?")).rsplit("/", 1)[-1]
     times = job_steps(s) if s.step is not None else np.array([])
     procs = p.processes
-    hardware = f"{procs['platform'].iloc[0]}:{procs['device_kind'].iloc[0]}" \
-        if "platform" in procs and len(procs) else ":"
     # the layout as a run's: processes x devices per process (2x2 and 2x4 are two series)
     local = procs["local_devices"].dropna() if "local_devices" in procs else procs["process"][:0]
     layout = Layout(max(n, 1), int(local.max()) if len(local) else 1).key
@@ -90,8 +88,7 @@ def history_row(s: ProfileSummary) -> dict:
             "dtype": "", "layout": layout,
             "time_s": float(np.median(times)) if len(times) else None, "round_cv": None,
             "rounds": 1, "busbw": None, "iters": len(times), "warmup": WARMUP, "sync": "",
-            "method": "step", "each_s": None, "chain_s": None, "device_s": None,
-            "hardware": hardware}
+            "method": "step", "each_s": None, "chain_s": None, "device_s": None}
 
 
 def lost_per_step(s: ProfileSummary) -> pd.Series:

@@ -143,7 +143,7 @@ def prepare(grids: list[Grid], rounds: int, options: LaunchOptions, *, force: bo
 def _fit_chips(cases: list, options: LaunchOptions) -> None:
     """The cases' layouts on this machine's chips (or several simulated processes where no
     socket opens), and their buffers in a chip's memory: refused before anything starts."""
-    from podscale.launch.local import loopback_opens
+    from podscale.launch.chips import loopback_opens
 
     layouts = sorted({(c.hosts, c.devices_per_host) for c in cases})
     if options.chips is None:
@@ -154,7 +154,7 @@ def _fit_chips(cases: list, options: LaunchOptions) -> None:
     from podscale.launch.admission import admit_device
     from podscale.launch.chips import check_layouts
 
-    check_layouts(options.chips, layouts, sockets=loopback_opens())
+    check_layouts(options.chips, layouts)
     admit_device(cases, options.chips.memory, options.chips.kind)
 
 

@@ -154,11 +154,9 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
     if launch.chips is not None:
         from podscale.launch.chips import check_layouts
-        from podscale.launch.local import loopback_opens
 
         check_layouts(launch.chips, [(hosts, min(layout.devices_per_host,
-                                                  launch.chips.count // hosts or 1))],
-                      sockets=loopback_opens())
+                                                  launch.chips.count // hosts or 1))])
     if launch.note:
         print(f"# note: {launch.note}", file=sys.stderr)
     run_dir = new_run_dir(out, name or run_name(script))

@@ -21,12 +21,17 @@ import glob
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from podscale.core import envnames
 from podscale.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from podscale.core.grid import Grid
 
 PLATFORMS = ("auto", "cpu", "tpu", "gpu")
 #: TPU chips of one host by count, as x,y,z (v4-8/v5e-4: 2x2; v5e-8/v6e-8: 2x4), where
@@ -121,10 +126,6 @@ class Choice:
     simulate_cpu: bool
     note: str | None = None
 
-    @property
-    def platform(self) -> str:
-        return "cpu" if self.simulate_cpu else self.chips.platform if self.chips else "auto"
-
 
 def choose(requested: str, launcher: str) -> Choice:
     """``--platform`` for ``launcher``: auto takes the chips this machine has, else the CPU
@@ -201,10 +202,13 @@ def fitting(chips: Chips) -> str:
     return "; ".join(out)
 
 
-def check_layouts(chips: Chips, layouts: list[tuple[int, int]], sockets: bool) -> None:
+def check_layouts(chips: Chips, layouts: list[tuple[int, int]],
+                  sockets: bool | None = None) -> None:
     """Refuse, in one line naming the layouts that fit, any (hosts, devices per host) these
     chips cannot hold, or several processes where no socket can open (they join over
-    loopback)."""
+    loopback; ``sockets``: whether one opens, found out where not given)."""
+    if sockets is None and any(hosts > 1 for hosts, _ in layouts):
+        sockets = loopback_opens()
     for hosts, dph in layouts:
         if not fits(chips, hosts, dph):
             raise UsageError(f"--hosts {hosts} --devices-per-host {dph} does not fit this "
@@ -213,6 +217,16 @@ def check_layouts(chips: Chips, layouts: list[tuple[int, int]], sockets: bool) -
             raise UsageError(f"--hosts {hosts}: several processes join over loopback, and "
                              "this machine opens no socket; --hosts 1 measures its chips "
                              "in one process")
+
+
+def loopback_opens() -> bool:
+    """Whether a socket can listen on 127.0.0.1 here (sandboxes may refuse any)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+        return True
+    except OSError:
+        return False
 
 
 def process_env(chips: Chips, hosts: int, index: int, ports: list[int]) -> dict[str, str]:
@@ -237,3 +251,30 @@ def process_env(chips: Chips, hosts: int, index: int, ports: list[int]) -> dict[
             "TPU_PROCESS_ADDRESSES": ",".join(f"localhost:{p}" for p in ports),
             "TPU_PROCESS_PORT": str(ports[index]), "CLOUD_TPU_TASK_ID": str(index),
             "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+
+
+def fit_layouts(gs: list[Grid], chips: Chips, hosts_given: bool, devices_given: bool
+                ) -> tuple[list[Grid], str | None]:
+    """The grids on this machine's chips: of the host counts and devices per host the
+    command line did not give, those the chips hold (a grid left with none is dropped: a
+    one-chip machine has no collective to measure), and a sentence saying what was left
+    out (None: nothing). What the command line gave is refused later, if it does not fit."""
+    from dataclasses import replace
+
+    out, dropped = [], set()
+    for g in gs:
+        hosts = g.hosts if hosts_given else tuple(h for h in g.hosts if fits(chips, h, 1))
+        dph = g.devices_per_host if devices_given else tuple(
+            d for d in g.devices_per_host if all(fits(chips, h, d) for h in hosts))
+        if not (hosts and dph) and (hosts_given or devices_given):
+            out.append(g)  # what was given is refused later, naming what fits
+            continue
+        dropped |= {f"--hosts {h}" for h in set(g.hosts) - set(hosts)}
+        dropped |= {f"--devices-per-host {d}" for d in set(g.devices_per_host) - set(dph)}
+        if hosts and dph:
+            out.append(replace(g, hosts=hosts, devices_per_host=dph))
+    if not out:  # nothing of the grid fits: refused, naming what fits
+        return list(gs), None
+    said = (f"left out what this machine's {chips.describe()} cannot hold: "
+            f"{', '.join(sorted(dropped))}") if dropped else None
+    return out, said

@@ -49,16 +49,6 @@ def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
     raise OSError("no free port")  # pragma: no cover - binding port 0 cannot fail this way
 
 
-def loopback_opens() -> bool:
-    """Whether a socket can listen on 127.0.0.1 here (sandboxes may refuse any)."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-        return True
-    except OSError:
-        return False
-
-
 #: a fatal log line of JAX's C++ runtime (absl): "F1204 09:06:03.55 6675 client.h:80] ..."
 FATAL = re.compile(r"^F\d{4} [\d:.]+\s+\d+ \S+\] (.*)")
 #: lines of a C++ stack trace, after the fatal line

@@ -65,6 +65,11 @@ _BARRIERS = itertools.count()
 BARRIER_TIMEOUT_MS = 24 * 3600 * 1000  # hangs are the supervisor's case timeout to catch
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's first non-blank line (its type's name where it says nothing)."""
+    return next((s.strip() for s in str(exc).splitlines() if s.strip()), type(exc).__name__)
+
+
 def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
                 waited: float) -> Exception:
     """One line on a failed join: which process, where, after how long (of the timeout),
@@ -72,8 +77,7 @@ def join_failed(process: int, coordinator: str, timeout: int, exc: Exception,
     service knows them)."""
     from podscale.core.errors import WorkerFailed
 
-    reason = next((line.strip() for line in str(exc).splitlines() if line.strip()),
-                  type(exc).__name__)
+    reason = first_line(exc)
     when = f"within {timeout}s" if waited >= timeout - 1 else \
         f"after {waited:.1f}s (of a {timeout}s timeout)"
     return WorkerFailed(f"process {process} could not join the job at {coordinator} {when}: "
@@ -95,8 +99,7 @@ def join_detected(jax: Any) -> None:
             _reach(address, index, timeout)
         jax.distributed.initialize(initialization_timeout=timeout)
     except (ValueError, OSError) as exc:  # nothing to join
-        reason = next((s.strip() for s in str(exc).splitlines() if s.strip()),
-                      type(exc).__name__)
+        reason = first_line(exc)
         if isinstance(exc, ValueError) and "coordinator_address" in reason:
             reason = ("no cluster environment found (mpirun, Slurm, TPU VM, Kubernetes, or "
                       "JAX_COORDINATOR_ADDRESS)")
@@ -107,8 +110,7 @@ def join_detected(jax: Any) -> None:
     except UsageError:
         raise
     except Exception as exc:  # a cluster found, and its join failed
-        reason = next((s.strip() for s in str(exc).splitlines() if s.strip()),
-                      type(exc).__name__)
+        reason = first_line(exc)
         raise UsageError(f"this job's cluster was found but joining it failed after "
                          f"{time.monotonic() - began:.1f}s: {reason[:300]}") from None
 

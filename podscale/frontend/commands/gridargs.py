@@ -26,7 +26,6 @@ from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
     from podscale.frontend.actions import Prepared, Verdict
-    from podscale.launch.chips import Chips
 
 #: the default study's grid, shipped with the built-in workloads
 STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
@@ -301,12 +300,14 @@ def prepared_of(args: argparse.Namespace, default_file: Path | None = None) -> P
     """The run :func:`add_grid_args`' options ask for (:func:`podscale.frontend.actions
     .prepare`), every case and option validated before any process starts; on this
     machine's chips, the layouts of the grid the command line did not give fitted to
-    them (:func:`fit_layouts`)."""
+    them (:func:`podscale.launch.chips.fit_layouts`)."""
     from podscale.frontend.actions import prepare
 
     gs, rounds = grids_from_args(args, default_file)
     options = launch_options(args, trace_dir=args.trace_dir if args.profile else None)
     if options.chips is not None:
+        from podscale.launch.chips import fit_layouts
+
         gs, said = fit_layouts(gs, options.chips, args.hosts is not None,
                                args.devices_per_host is not None)
         if said:
@@ -318,32 +319,3 @@ def prepared_of(args: argparse.Namespace, default_file: Path | None = None) -> P
                          "share one host (leave it out: traces go to the run directory)")
     return prepare(gs, rounds, options, force=args.force, reuse=args.reuse,
                    name=getattr(args, "name", None))
-
-
-def fit_layouts(gs: list[Grid], chips: Chips, hosts_given: bool, devices_given: bool
-                ) -> tuple[list[Grid], str | None]:
-    """The grids on this machine's chips: of the host counts and devices per host the
-    command line did not give, those the chips hold (a grid left with none is dropped: a
-    one-chip machine has no collective to measure), and a sentence saying what was left
-    out (None: nothing). What the command line gave is refused later, if it does not fit."""
-    from dataclasses import replace
-
-    from podscale.launch.chips import fits
-
-    out, dropped = [], set()
-    for g in gs:
-        hosts = g.hosts if hosts_given else tuple(h for h in g.hosts if fits(chips, h, 1))
-        dph = g.devices_per_host if devices_given else tuple(
-            d for d in g.devices_per_host if all(fits(chips, h, d) for h in hosts))
-        if not (hosts and dph) and (hosts_given or devices_given):
-            out.append(g)  # what was given is refused later, naming what fits
-            continue
-        dropped |= {f"--hosts {h}" for h in set(g.hosts) - set(hosts)}
-        dropped |= {f"--devices-per-host {d}" for d in set(g.devices_per_host) - set(dph)}
-        if hosts and dph:
-            out.append(replace(g, hosts=hosts, devices_per_host=dph))
-    if not out:  # nothing of the grid fits: refused, naming what fits
-        return list(gs), None
-    said = (f"left out what this machine's {chips.describe()} cannot hold: "
-            f"{', '.join(sorted(dropped))}") if dropped else None
-    return out, said

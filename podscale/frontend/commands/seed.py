@@ -51,9 +51,8 @@ def run(args: argparse.Namespace) -> int:
     layout = Layout(hosts, devices)
     if chips is not None:
         from podscale.launch.chips import check_layouts
-        from podscale.launch.local import loopback_opens
 
-        check_layouts(chips, [(hosts, devices)], sockets=loopback_opens())
+        check_layouts(chips, [(hosts, devices)])
     if args.launcher == "local":
         from podscale.launch.admission import admit_processes
 
