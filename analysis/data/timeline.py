@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.analysis.data.traces import Trace, convert
+from podscale.core.profilerecord import window_label
 
 MANIFEST = "perfetto_manifest.json"
 
@@ -57,7 +58,7 @@ def window_archives(run_dir: Path, windows: pd.DataFrame, residual_s: float
     process's trace shifted by its origin on process 0's clock; and what was left out."""
     out, left = [], []
     for (first, stop), w in windows.groupby(["first", "stop"], dropna=False, sort=True):
-        label = f"{int(first)}-{'' if pd.isna(stop) else int(stop) - 1}"
+        label = window_label(first, stop)
         kept = w.dropna(subset=["origin"])
         kept = kept[[Path(f).is_file() for f in kept["file"]]]
         if len(kept) < len(w):

@@ -12,6 +12,7 @@ from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
 from podscale.analysis.verdicts.profilefindings import findings
+from podscale.core.profilerecord import window_label
 
 #: the output's width: tables and Findings fit it
 WIDTH = 120
@@ -113,10 +114,11 @@ def captures_table(s: ProfileSummary) -> list[str]:
         steps = sorted(set(w["step"])) if len(w) else []
         first, stop = mine["first"].iloc[0], mine["stop"].iloc[0]
         window = (f"after the anomalous step {trig[0]} (seen first by process {trig[1]})"
-                  if isinstance(trig, list) else f"{int(first)}-{int(stop) - 1}"
-                  if stop == stop else f"{int(first)}-")
-        held = f"steps {steps[0]}-{steps[-1]} held" if steps else "no step execution found"
-        out.append(f"# captured steps {window}: {held}")
+                  if isinstance(trig, list) else window_label(first, stop))
+        held = ("no step execution found" if not steps else f"step {steps[0]} held"
+                if len(steps) == 1 else f"steps {steps[0]}-{steps[-1]} held")
+        noun = "step" if window.isdigit() else "steps"
+        out.append(f"# captured {noun} {window}: {held}")
         if steps:
             out.append(_text_table(capture_frame(w)))
     out.append(f"# XProf: {viewer(s.profile.run_dir / 'traces')}")

@@ -49,7 +49,7 @@ class Computation:
     cache_size: int = 0
     #: its compiled program's work (XLA's cost analysis: flops + bytes accessed), where
     #: capture windows are asked for: windows count the steps of the computation with
-    #: the most calls x weight, the same on every process (:mod:`.capture`)
+    #: the most repeated work, the same on every process (:mod:`.windows`)
     weight: float = 1.0
     #: the program it last compiled (:func:`program`): its fingerprint and shapes, and
     #: whether it waits on other processes (a collective over devices of several)
@@ -129,10 +129,8 @@ class CallLog:
         self._owner = me
         self.in_call, self.compiling = True, comp.calls == 0
         capture = self.capture
-        if capture is not None and not capture.is_step(comp, self.computations):
-            capture = None
         if capture is not None:  # outside the clocked dispatch; never into the program
-            self._quietly(capture.before, comp.calls, comp.name,
+            self._quietly(capture.before, comp, self.computations,
                           lambda: _compiled(inner, args, kwargs))
         seq, self.seq = self.seq, self.seq + 1
         self.current, self.calling = seq, (comp.name, comp.calls)
@@ -146,7 +144,7 @@ class CallLog:
             self.in_call = self.compiling = False
         t1 = self.clock()
         if capture is not None:
-            self._quietly(capture.after, comp.calls, out)
+            self._quietly(capture.after, comp, out)
         self.last_seq = seq
         self.dispatched += 1
         comp.calls += 1
@@ -160,7 +158,7 @@ class CallLog:
             self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
                        "shapes": comp.shapes, "leaves": leaves, **facts})
             if self.capture is not None and comp.calls == 1:  # its program's work, once
-                comp.weight = self.capture.weigh(facts)
+                comp.weight = self.capture.choice.weigh(facts)
         self.last_call = self.calling
         self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
         return out

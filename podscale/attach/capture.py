@@ -18,63 +18,13 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from podscale.attach.stepreduce import reduce_steps
+from podscale.attach.windows import StepChoice, Windows
+from podscale.core.profilerecord import window_label
 from podscale.startup.artifacts import stamp
-
-
-@dataclass(frozen=True)
-class Windows:
-    """Which steps to capture: ``start:stop`` once, or every ``every`` steps for
-    ``length`` steps (starting at step ``every``)."""
-
-    start: int | None = None
-    stop: int | None = None
-    every: int | None = None
-    length: int = 2
-    #: steps captured after an anomalous step (:mod:`.anomaly`); 0: none
-    anomalies: int = 0
-
-    def __post_init__(self) -> None:
-        from podscale.core.errors import UsageError
-
-        if self.anomalies < 0:
-            raise UsageError(f"--profile-anomalies {self.anomalies}: want K >= 1 steps "
-                             "to capture after an anomalous step")
-
-        if self.start is not None and (self.stop is None or not 0 <= self.start < self.stop):
-            raise UsageError(f"--profile-steps {self.start}:{self.stop}: want A:B with "
-                             "0 <= A < B (steps A to B-1)")
-        if self.every is not None and (self.every < 1 or not 1 <= self.length <= self.every):
-            raise UsageError(f"--profile-every {self.every}: want N >= 1 and a capture "
-                             f"length 1..N (got {self.length})")
-
-    @classmethod
-    def parse(cls, steps: str | None, every: int | None, length: int = 2,
-              anomalies: int = 0) -> Windows | None:
-        if steps is None and every is None and not anomalies:
-            return None
-        if steps is None and every is None:
-            return cls(anomalies=anomalies)
-        if steps is not None:
-            a, _, b = steps.partition(":")
-            if not (a.isascii() and a.isdigit() and b.isascii() and b.isdigit()):
-                from podscale.core.errors import UsageError
-
-                raise UsageError(f"--profile-steps {steps!r}: want A:B (steps A to B-1)")
-            return cls(int(a), int(b), every, length, anomalies)
-        return cls(every=every, length=length, anomalies=anomalies)
-
-    def opens(self, k: int) -> int | None:
-        """The window's end (exclusive) if a capture starts at step ``k``."""
-        if self.start is not None and k == self.start:
-            return self.stop
-        if self.every is not None and k and k % self.every == 0:
-            return k + self.length
-        return None
 
 
 class Capture:
@@ -84,73 +34,85 @@ class Capture:
                  step: str | None, emit: Callable[[dict], None],
                  clock: Callable[[], int]) -> None:
         self.run_dir, self.process, self.windows = run_dir, process, windows
-        self.step, self.emit, self.clock = step, emit, clock
+        self.emit, self.clock = emit, clock
+        self.choice = StepChoice(step)
         self.until: int | None = None  # the open window's end
         self.began, self.name = 0, step
+        #: each computation's calls when the open window began (its steps count from there)
+        self.at_open: dict[str, int] = {}
         self.opened: list[int] = []
         self.seen = 0  # steps dispatched so far
         self.opened_any = False  # whether a window of steps opened
         self.yielded = False  # the wall-time capture's session was stopped for the program
-        self.last: Any = None  # the last captured step's outputs
+        #: each computation's last outputs, while they are to be waited on
+        self.last: dict[int, Any] = {}
         self.saved: set[str] = set()  # computations whose program process 0 saved
         #: each step computation's XLA module name (``jit_step``; a pmap's is ``jit__fun``),
         #: read from its compiled program at its first window: what the trace calls it
         self.modules: dict[str, str | None] = {}
+        self.computations: list = []
         #: one profiler session at a time: a fixed window or a wall-time one
         #: (:mod:`.anomaly`, from its listener thread)
         self.lock = threading.Lock()
         self.busy = False  # a wall-time capture is running
 
     def is_step(self, comp: Any, computations: list) -> bool:
-        """Whether ``comp`` is the step windows count: the one named ``--step``, else the
-        computation with the most calls x weight so far (its program's work: a helper
-        called three times a step is not the step). Every process runs the same programs
-        the same number of times, so every process counts the same computation."""
-        if self.step is not None:
-            return bool(comp.name == self.step)
-        return comp.calls * comp.weight >= max(c.calls * c.weight for c in computations)
+        """Whether ``comp`` is the step windows count (:class:`.windows.StepChoice`)."""
+        return self.choice.is_step(comp, computations)
 
-    def weigh(self, facts: dict[str, Any]) -> float:
-        """A computation's weight: its compiled program's flops + bytes accessed (XLA's
-        cost analysis, the same on every process, as :func:`.programs.describe` read it),
-        at least 1; 1 where ``--step`` names the step (no weight is needed) or XLA says
-        nothing (calls alone decide)."""
-        if self.step is not None:
-            return 1.0
-        return max(1.0, float(facts.get("flops") or 0) + float(facts.get("bytes") or 0))
-
-    def before(self, k: int, name: str, program: Callable[[], Any] | None = None) -> None:
-        """Before step ``k`` (a call of computation ``name``) is dispatched: close a window
-        that ends here, open one that starts here (``program``: the step's ``Compiled``,
-        saved once, by process 0)."""
-        self.seen = max(self.seen, k + 1)
-        if self.until is not None and k >= self.until:
-            self._stop(k)
+    def before(self, comp: Any, computations: list,
+               program: Callable[[], Any] | None = None) -> None:
+        """Before a call of ``comp`` is dispatched (its ``calls``-th): close a window that
+        ends at this call of the step, open one that starts here, on the step's call, or
+        on any computation's while the step is not yet known (``program``: the call's
+        ``Compiled``; the step's is saved once, by process 0)."""
+        self.computations, k = computations, comp.calls
+        step = self.choice.is_step(comp, computations)
+        settled = self.choice.settled(computations)
+        if step:
+            self.seen = max(self.seen, k + 1)
+        if self.until is not None and step and settled and k >= self.until:
+            self._learn(comp.name, program)
+            self._stop(k, comp.name)
         end = self.windows.opens(k)
-        if self.until is None and end is not None and self.busy:
+        if self.until is None and end is not None and (step or not settled):
+            self._open(k, end, comp.name if step and settled else None, program)
+
+    def _open(self, k: int, end: int, step: str | None,
+              program: Callable[[], Any] | None) -> None:
+        if self.busy:
             self.emit({"kind": "capture_skipped", "steps": [k, end],
                        "reason": "an anomaly's capture held the profiler"})
-        if self.until is None and end is not None and not self.busy:
-            if program is not None and name not in self.modules:
-                self.modules[name] = module_name(program)
-            if program is not None and name not in self.saved and self.process() == 0:
-                self.saved.add(name)
-                self._save_program(name, program)
-            _ready(self.last)  # the devices idle: the session holds steps k.. alone
-            t0 = self.clock()  # from here podscale's cost (the device waits on it)
-            with self.lock:
-                if self.busy:
-                    return
-                self.opened_any = True
-                try:
-                    profiler()[0](str(self._tmp()))
-                    stamp(self.run_dir.name, self.process())
-                except Exception as exc:  # noqa: BLE001 - the program's own session holds it
-                    self.emit({"kind": "capture_skipped", "steps": [k, end],
-                               "reason": _held(exc)})
-                    return
-                self.until, self.began, self.name = end, k, name
-            self.opened = [t0, self.clock()]
+            return
+        if step is not None:
+            self._learn(step, program)
+        _ready(self.last)  # the devices idle: the session holds steps k.. alone
+        self.last.clear()
+        t0 = self.clock()  # from here podscale's cost (the device waits on it)
+        with self.lock:
+            if self.busy:
+                return
+            self.opened_any = True
+            try:
+                profiler()[0](str(self._tmp()))
+                stamp(self.run_dir.name, self.process())
+            except Exception as exc:  # noqa: BLE001 - the program's own session holds it
+                self.emit({"kind": "capture_skipped", "steps": [k, end],
+                           "reason": _held(exc)})
+                return
+            self.until, self.began, self.name = end, k, step
+            self.at_open = {c.name: c.calls for c in self.computations}
+        self.opened = [t0, self.clock()]
+
+    def _learn(self, name: str, program: Callable[[], Any] | None) -> None:
+        """The step's module name, and (process 0, once) its program saved."""
+        if program is None:
+            return
+        if name not in self.modules:
+            self.modules[name] = module_name(program)
+        if name not in self.saved and self.process() == 0:
+            self.saved.add(name)
+            self._save_program(name, program)
 
     def yield_to_program(self) -> None:
         """The program starts its own profiler session: podscale's open one stops first
@@ -159,24 +121,31 @@ class Capture:
             self.emit({"kind": "capture_skipped", "steps": [self.began, self.until],
                        "reason": "the program started its own profiler session: podscale's "
                                  "capture stopped there (cut short)"})
-            self._stop(self.seen)
+            self._stop(self.seen, self._step_now())
         elif self.busy:  # an anomaly's wall-time capture: stopped, its thread told
             with self.lock:
                 if self.busy and not self.yielded:
                     profiler()[1]()
                     self.yielded = True
 
-    def after(self, k: int, out: Any) -> None:
-        """After step ``k`` is dispatched: keep its outputs where the next step opens or
-        continues a window (they are waited on there), else none."""
-        keep = self.until is not None or self.windows.opens(k + 1) is not None
-        self.last = out if keep else None
+    def after(self, comp: Any, out: Any) -> None:
+        """After a call of ``comp`` is dispatched: keep its outputs (each computation's
+        last) while a window is open, or where its next call opens one: they are waited on
+        there, so that a session holds no earlier call still queued on the devices and
+        stops only once its calls ran."""
+        comps = self.computations or [comp]
+        opens = self.windows.opens(comp.calls + 1) is not None and (
+            self.choice.is_step(comp, comps) or not self.choice.settled(comps))
+        if self.until is not None or opens:
+            self.last[comp.id] = out
+        else:
+            self.last.pop(comp.id, None)
 
     def close(self) -> None:
         """At the script's end: a window still open stops where the steps stopped; a
         window of steps the program never reached is said (a skipped capture)."""
         if self.until is not None:
-            self._stop(None)
+            self._stop(None, self._step_now())
         w = self.windows
         if self.opened_any or (w.start is None and w.every is None):
             return
@@ -206,21 +175,26 @@ class Capture:
             self.emit({"kind": "program", "name": name, "error": f"{type(exc).__name__}: "
                        f"{str(exc).splitlines()[0] if str(exc) else ''}"})
 
+    def _step_now(self) -> str | None:
+        best = self.choice.best(self.computations)
+        return best.name if best is not None else self.name
+
     def _tmp(self) -> Path:
         return self.run_dir / "traces" / f".tmp-process-{self.process()}"
 
-    def _stop(self, k: int | None) -> None:
+    def _stop(self, k: int | None, name: str | None) -> None:
         t0 = self.clock()
         _ready(self.last)
         with self.lock:
             profiler()[1]()
-        window = (self.began, self.until if k is not None else None)
-        end = window[1] if window[1] is not None else "end"
-        dest = self._keep(f"{self.run_dir.name}-steps-{window[0]}-{end}")
+        complete = k is not None or self.until is not None and self.seen >= self.until
+        window = (self.began, self.until if complete else None)
+        dest = self._keep(f"{self.run_dir.name}-steps-{window_label(*window)}")
         started = time.perf_counter()
         skew = self.clock() - time.time_ns() // 1000  # this clock against the wall's
-        reduced, ops, origin = reduce_steps(dest, self.name, self.began, skew,
-                                            self.modules.get(self.name or "")) \
+        first = self.at_open.get(name or "", self.began)  # the step's calls at the start
+        reduced, ops, origin = reduce_steps(dest, name, first, skew,
+                                            self.modules.get(name or ""), window) \
             if dest else ([], {}, None)
         want = (window[1] - window[0]) if window[1] is not None else None
         self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
@@ -228,7 +202,8 @@ class Capture:
                    "stop": [t0, self.clock()],
                    "reduce_s": round(time.perf_counter() - started, 4),
                    "cut": want is not None and len(reduced) < want})
-        self.until, self.last = None, None
+        self.until = None
+        self.last.clear()
 
     def wall(self, label: str, name: str | None, wait: Callable[[], None]) \
             -> tuple[Path | None, list[dict], dict, list[list[int]], float | None] | None:

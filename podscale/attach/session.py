@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from podscale.attach import SUPERVISED, calls, clock, entry, recorder
-from podscale.attach.capture import Capture, Windows
+from podscale.attach.capture import Capture
 from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
 from podscale.attach.joining import alone, device_memory, devices, said_device_count
 from podscale.attach.sampler import Sampler
+from podscale.attach.windows import Windows
 from podscale.core import lines
 from podscale.core.profilerecord import SCHEMA
 from podscale.startup.jaxapi import DEGRADED, CoordinationClient

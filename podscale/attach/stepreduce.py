@@ -18,16 +18,18 @@ OPS_KEPT: int | None = None
 
 
 def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
-                 module: str | None = None
+                 module: str | None = None, keep: tuple[int, int | None] = (0, None)
                  ) -> tuple[list[dict], dict[str, list[float]], float | None]:
     """One row per captured step: the executions of the step's XLA module (``module``, as
     its compiled program names it, else ``jit_<name>``, else the module with the most op
-    time: a pmap's is ``jit__fun``) per device, numbered from ``first`` in
-    order of their start: span, busy (union of op time), collective time and the parts
-    (µs), and each collective op of the device that ended last as [name, start, duration]
-    (µs; the start on this process's clock, which reads the wall clock plus ``skew_us``);
-    the window's op totals (:func:`podscale.core.attribution.op_totals`); and the trace's
-    origin on this process's clock (µs; its events count from it), where it says."""
+    time: a pmap's is ``jit__fun``) per device, numbered from ``first`` in order of their
+    start, only those numbered in ``keep`` = [from, to) (a session opened before the step
+    was known holds earlier ones, one closed after its end later ones): span, busy (union
+    of op time), collective time and the parts (µs), and each collective op of the device
+    that ended last as [name, start, duration] (µs; the start on this process's clock,
+    which reads the wall clock plus ``skew_us``); the window's op totals
+    (:func:`podscale.core.attribution.op_totals`); and the trace's origin on this process's
+    clock (µs; its events count from it), where it says."""
     found, began = executions(xplane)
     execs = [(e.module, e.device, e.ops) for e in found]
     spent: dict[str, int] = {}  # op time per module
@@ -40,8 +42,11 @@ def reduce_steps(xplane: Path, name: str | None, first: int, skew_us: int = 0,
         if m == wanted:
             per_device.setdefault(device, []).append(ops)
     rows: dict[int, dict] = {}
+    skip = max(keep[0] - first, 0)
+    upto = None if keep[1] is None else max(keep[1] - first, 0)
     for runs in per_device.values():
-        for i, ops in enumerate(sorted(runs, key=lambda o: o[0][0])):
+        runs[:] = sorted(runs, key=lambda o: o[0][0])[skip:upto]
+        for i, ops in enumerate(runs, start=skip):
             row = rows.setdefault(first + i, {"step": first + i, "module": wanted,
                                               "devices": 0, "start_ns": ops[0][0],
                                               "end_ns": 0, "busy_us": 0.0,

@@ -124,3 +124,12 @@ def checked(objs: list[dict[str, Any]], where: str) -> list[Line]:
         except ValueError as exc:
             raise UsageError(f"{where}: record {n}: {exc}") from None
     return out
+
+
+def window_label(first: Any, stop: Any) -> str:
+    """A capture window's steps as read, both ends held: ``5-7`` (``--profile-steps 5:8``),
+    ``5`` (one step), ``15-end`` (still open when the program ended, short of its end)."""
+    a = int(first)
+    if stop is None or stop != stop:  # None, or NaN in a frame
+        return f"{a}-end"
+    return f"{a}" if int(stop) - 1 <= a else f"{a}-{int(stop) - 1}"

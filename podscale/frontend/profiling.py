@@ -17,7 +17,7 @@ from podscale.core.errors import UsageError, WorkerFailed
 from podscale.launch.options import DEFAULT, LaunchOptions
 
 if TYPE_CHECKING:
-    from podscale.attach.capture import Windows
+    from podscale.attach.windows import Windows
 
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
@@ -59,7 +59,7 @@ class CaptureOptions:
 
     def windows(self) -> Windows | None:
         """The capture windows asked for (None: none)."""
-        from podscale.attach.capture import Windows
+        from podscale.attach.windows import Windows
 
         return Windows.parse(self.profile_steps, self.profile_every, self.profile_length,
                              self.profile_anomalies)
