@@ -293,7 +293,12 @@ def test_host_frames_recompile_and_checkpoint(loader):
     assert "apply_update" not in set(s.others["name"])  # inside the step, not apart
     frames = s.frames.set_index(["process", "frame"])["seconds"]
     load = frames[1][frames[1].index.str.startswith("load_batch")].sum() / 40
-    assert 0.036 <= load <= 0.044, frames
+    # the samples count host time the devices wait for (the 40 ms sleep less any part of
+    # it the previous step's device work hid): held to the run's own clock, the ledger's
+    # host gaps, not to the plant (a loaded machine hides more of it)
+    gaps = s.ledger.loc[s.ledger["process"] == 1, "host_gap"].sum()
+    assert 0.85 * gaps <= frames[1].sum() <= 1.1 * gaps, (frames, gaps)
+    assert 0.75 * gaps <= 40 * load <= 40 * 0.044, (frames, gaps)
     for process in (0, 1):
         saved = frames[process][frames[process].index.str.startswith("save_checkpoint")].sum()
         assert 0.255 <= saved <= 0.345, frames
