@@ -25,6 +25,7 @@ from podscale.attach.stepreduce import reduce_steps
 from podscale.attach.windows import StepChoice, Windows
 from podscale.core.profilerecord import window_label
 from podscale.startup.artifacts import stamp
+from podscale.startup.runtime import first_line
 
 
 class Capture:
@@ -186,7 +187,15 @@ class Capture:
         t0 = self.clock()
         _ready(self.last)
         with self.lock:
-            profiler()[1]()
+            try:
+                profiler()[1]()
+            except Exception as exc:  # noqa: BLE001 - its trace not written (a full disk)
+                self.emit({"kind": "capture_failed", "steps": [self.began, self.until],
+                           "error": f"{type(exc).__name__}: {first_line(exc)}"})
+                self.until = None
+                self.last.clear()
+                shutil.rmtree(self._tmp(), ignore_errors=True)
+                return
         complete = k is not None or self.until is not None and self.seen >= self.until
         window = (self.began, self.until if complete else None)
         dest = self._keep(f"{self.run_dir.name}-steps-{window_label(*window)}")

@@ -39,6 +39,8 @@ class Recorder:
         self._size = 0
         self._batches = 0
         self._lock = threading.Lock()
+        #: where the record could not be written (a full disk): batches after it are lost
+        self.lost = ""
 
     def joined(self, process: int, client: CoordinationClient | None) -> None:
         self.process, self.client = process, client
@@ -64,13 +66,20 @@ class Recorder:
         if self.process is None:
             return
         with self._lock:
-            lines, self._lines, self._size = self._lines, [], 0
-            n, self._batches = self._batches, self._batches + (1 if lines else 0)
-        if not lines:
+            batch, self._lines, self._size = self._lines, [], 0
+            n, self._batches = self._batches, self._batches + (1 if batch else 0)
+        if not batch:
             return
-        text = "\n".join(lines) + "\n"
-        with path_of(self.run_dir, self.process).open("a", encoding="utf-8") as fh:
-            fh.write(text)
+        text = "\n".join(batch) + "\n"
+        path = path_of(self.run_dir, self.process)
+        try:
+            if not self.lost:
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write(text)
+        except OSError as exc:  # a full disk: said once, never the program's failure
+            self.lost = f"{path}: {exc.strerror or exc}"
+            lines.say(f"podscale: note: process {self.process}: its profile record stops "
+                      f"here ({self.lost}); the program runs on", err=True)
         if self.client is not None:
             try:
                 self.client.key_value_set(f"{PREFIX}{self.process}/{n:09d}", text)

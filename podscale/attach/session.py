@@ -142,7 +142,14 @@ class Session:
             if join and not args and not kwargs.get("coordinator_address"):
                 kwargs.update(join)
             began = self.clock.now()
-            original(*args, **kwargs)
+            try:
+                original(*args, **kwargs)
+            except (ValueError, OSError) as exc:  # no cluster around a call of no arguments
+                if join or args or kwargs or not _no_cluster(exc):
+                    raise
+                lines.say("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
+                          "Kubernetes, or JAX_COORDINATOR_ADDRESS): the program runs as a "
+                          "one-process job", err=True)
             self._joined(began)
 
         return initialize
@@ -234,7 +241,7 @@ class Session:
         (a clean exit of a job of several processes) meet the others, and process 0 drains
         the store once more."""
         if self.log.capture is not None:
-            self.log.capture.close()
+            self.log._quietly(self.log.capture.close)
         self.undo()
         self.log.drain()
         self.record.add({"kind": "gaps", "rows": self.sampler.stop()})
@@ -298,3 +305,11 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     session = Session(run_dir, script, args, windows, step, hang_timeout)
     session.install()
     return session.run()
+
+
+def _no_cluster(exc: Exception) -> bool:
+    """Whether ``jax.distributed.initialize()``'s failure says it found no cluster (JAX's
+    words where its detection finds none, or a TPU VM's metadata server out of reach)."""
+    text = str(exc)
+    return "coordinator_address should be defined" in text or isinstance(exc, OSError) \
+        or "metadata" in text.lower()

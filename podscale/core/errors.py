@@ -26,6 +26,19 @@ class WorkerFailed(PodscaleError):
         self.code = code
 
 
+class DiskFull(PodscaleError):
+    """A file of the run could not be written: the disk is full (or over quota, or
+    read-only). Said as one line naming the file; a worker leaves with :data:`EXIT_DISK`."""
+
+    def __init__(self, path: object, exc: OSError) -> None:
+        super().__init__(f"{path}: {exc.strerror or exc}")
+
+
+#: a worker's exit code where it could not write its records (its log, on the same disk,
+#: may not hold the line that says so: the launcher names the disk itself)
+EXIT_DISK = 5
+
+
 class WrongResults(PodscaleError):
     """The run completed but some outputs were outside their correctness bound (as
     nccl-tests fails on wrong data); every record and the report are kept."""

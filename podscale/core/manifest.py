@@ -4,6 +4,7 @@ its one lifecycle (running with a heartbeat, then complete, failed or interrupte
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,7 +98,7 @@ def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Itera
 
         manifest = replace(manifest, supervisor={"host": socket.gethostname(),
                                                  "pid": os.getpid()})
-        write_manifest(run_dir, manifest)
+        write_manifest(run_dir, manifest, reserve=True)
         threading.Thread(target=_heartbeat, args=(run_dir / HEARTBEAT, stop),
                          name="podscale-heartbeat", daemon=True).start()
     status, error = "failed", None
@@ -116,14 +117,67 @@ def lifecycle(run_dir: Path, manifest: Manifest, *, write: bool = True) -> Itera
     finally:
         stop.set()
         if write:
-            write_manifest(run_dir, replace(manifest, status=status, error=error,
-                                            finished=now()))
+            _finish(run_dir, replace(manifest, status=status, error=error, finished=now()))
 
 
-def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    tmp = run_dir / "run.json.tmp"
-    tmp.write_text(json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n")
-    tmp.replace(run_dir / "run.json")
+def _finish(run_dir: Path, manifest: Manifest) -> None:
+    """The last manifest; where it cannot be written, a run that failed anyway keeps its
+    own error (the manifest's is said beside it), a completed one fails with it."""
+    from podscale.core.errors import DiskFull
+
+    try:
+        write_manifest(run_dir, manifest)
+    except DiskFull as exc:
+        if manifest.status == "complete":
+            raise
+        from podscale.core import lines
+
+        lines.say(f"podscale: note: the run's manifest still says running: {exc}", err=True)
+
+
+#: bytes a running run's manifest keeps (trailing spaces) so that its last rewrite fits in
+#: place where the disk fills meanwhile
+RESERVE = 16 << 10
+
+
+def write_manifest(run_dir: Path, manifest: Manifest, reserve: bool = False) -> None:
+    """``run.json``, whole or not at all: written beside and moved over the last one; on
+    a full disk, rewritten in place within the room the running one kept (``reserve``),
+    else :class:`DiskFull` naming it (no ``run.json.tmp`` left)."""
+    import contextlib
+    import errno
+
+    from podscale.core.errors import DiskFull
+
+    path, tmp = run_dir / "run.json", run_dir / "run.json.tmp"
+    text = json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n"
+    if reserve:
+        text += " " * max(0, RESERVE - len(text))
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+        return
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        if not (full and _in_place(path, text.encode())):
+            raise DiskFull(exc.filename or tmp, exc) from None
+
+
+def _in_place(path: Path, data: bytes) -> bool:
+    """Overwrite ``path`` with ``data`` in the blocks it holds; whether it fit."""
+    try:
+        if path.stat().st_size < len(data):
+            return False
+        with path.open("r+b") as fh:
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+        return True
+    except OSError:
+        return False
 
 
 def read_manifest(run_dir: Path) -> Manifest:

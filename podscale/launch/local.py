@@ -212,6 +212,9 @@ def supervise(
             # (its last output predates the errors of peers that lost their connection)
             w, code = min(failed, key=lambda f: (f[1] > 0, _mtime(f[0].log), f[0].index))
             who, line = w.culprit()
+            disk = _disk_failure(w, code, line, label)
+            if disk is not None:
+                raise disk
             if line.startswith(HANG):  # the attached program's roll-call names the process
                 raise WorkerFailed(f"{label}: {line[len('podscale: '):]} (logs: "
                                    f"{w.log.parent})", code=code)
@@ -237,6 +240,20 @@ def supervise(
                 f"(logs: {stuck[0].log.parent})"
             )
         time.sleep(0.05)
+
+
+def _disk_failure(w: Worker, code: int, line: str, label: str) -> WorkerFailed | None:
+    """A failure where the run's disk is full, or the worker said it could not write its
+    files (its line may be missing: its log is on that disk), else None."""
+    from podscale.core.errors import EXIT_DISK
+    from podscale.launch.room import full_disk
+
+    full = full_disk(w.log.parents[1])  # RUN/logs/<layout>/process-<i>.log
+    if code != EXIT_DISK and full is None:
+        return None
+    if code == EXIT_DISK and line.startswith("podscale: error: "):
+        return WorkerFailed(f"{label}: {line.removeprefix('podscale: error: ')}", code=code)
+    return WorkerFailed(f"{label}: process {w.index} {w.failure(code)}; {full}", code=code)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from podscale.launch.cluster import run_external
 from podscale.launch.local import run_local
 from podscale.launch.options import DEFAULT, LaunchOptions
 from podscale.launch.progress import Progress
+from podscale.launch.room import check_room, records_bytes
 
 
 def check_name(name: str) -> str:
@@ -97,6 +98,8 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
         raise UsageError(f"--rounds must be >= 1, got {rounds}")
     groups = (launches(cases, reuse) if mode == "bench"
               else [(k, [LayoutPlan(k)]) for k in layouts])
+    check_room(out, records_bytes(cases, rounds, len(arms)),
+               f"its records ({len(cases)} cases x {rounds} round(s) x {len(arms)} arm(s))")
     run_dirs = [new_run_dir(out, name) for name in arms]
     ids = [d.name for d in run_dirs]
     envs = [tuple(sorted(env.items())) for env in arms.values()]

@@ -38,9 +38,16 @@ def save_hlo(compiled: Any, path: Path, **info: Any) -> None:
     from podscale.startup.jaxapi import device_order
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{path}.hlo.txt").write_text(compiled.as_text(), encoding="utf-8")
-    Path(f"{path}.json").write_text(json.dumps({"logical_devices": device_order(compiled),
-                                                **info}))
+    side, text = Path(f"{path}.json"), Path(f"{path}.hlo.txt")
+    part = Path(f"{path}.hlo.txt.part")
+    try:  # the pair whole or neither: readers find programs by their .hlo.txt, moved last
+        side.write_text(json.dumps({"logical_devices": device_order(compiled), **info}))
+        part.write_text(compiled.as_text(), encoding="utf-8")
+        part.replace(text)
+    except OSError:
+        for p in (side, part):
+            p.unlink(missing_ok=True)
+        raise
 
 
 def file_name(text: str) -> str:

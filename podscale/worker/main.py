@@ -8,6 +8,7 @@ and podscale's core only (no pandas, scipy or plotting).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import sys
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from podscale.core import lines
 from podscale.core.case import Case
-from podscale.core.errors import UsageError
+from podscale.core.errors import EXIT_DISK, DiskFull, UsageError
 from podscale.core.plan import LayoutPlan, Plan
 from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 
 EXIT_USAGE = 2
+#: a full disk, a quota, a read-only filesystem: the run's files cannot be written
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 
 def say(rt: Runtime, message: str) -> None:
@@ -132,6 +135,24 @@ def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any
     return out
 
 
+#: calls a chain keeps in flight where XLA:CPU's collectives between processes (gloo) run
+#: on several devices per process: with more, both processes of ``podscale run psum
+#: --hosts 2 --devices-per-host 2 --sizes 1M --iters 50`` stalled inside a dispatch (16 in
+#: flight did too; 2 never did)
+CPU_COLLECTIVE_DEPTH = 2
+
+
+def _depth(bytes_per_call: int, rt: runtime.Runtime) -> int:
+    """How many calls a chain or device pass keeps in flight (:func:`depth_for`), at most
+    :data:`CPU_COLLECTIVE_DEPTH` on simulated hosts of several CPU devices each."""
+    import jax
+
+    depth = depth_for(bytes_per_call)
+    if rt.process_count > 1 and rt.local_device_count > 1 and jax.default_backend() == "cpu":
+        return min(depth, CPU_COLLECTIVE_DEPTH)
+    return depth
+
+
 class _KeepLast:
     """The step, keeping the outputs of its ``calls``-th call (the last timed iteration):
     the float check compares those, so checking runs no extra collective."""
@@ -204,7 +225,7 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
                *_measure(case, index, last, rt, round_, each),
                *_passes(case, index, compiled, launch, rt, round_,
-                        depth_for(wl.work(case).bytes_per_device))]
+                        _depth(wl.work(case).bytes_per_device, rt))]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)
@@ -293,6 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:  # the launcher reports this line as a usage error (exit 2)
         lines.say(f"podscale: error: {exc}", err=True)
         return EXIT_USAGE
+    except (DiskFull, OSError) as exc:  # a file of the run's it could not write
+        if isinstance(exc, OSError) and exc.errno not in DISK_ERRNOS:
+            raise
+        said = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename, exc)
+        lines.say(f"podscale: error: process {rt.process}: {said}", err=True)
+        return EXIT_DISK
     runtime.shutdown(rt)
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
+from podscale.core.errors import DiskFull
 from podscale.core.recordfile import to_line
 
 
@@ -13,18 +14,33 @@ class RecordWriter:
     """Appends records to one process's JSON Lines file, flushing after each batch."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh: IO[str] = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise DiskFull(exc.filename or path, exc) from None
 
     def write(self, *records: Any) -> None:
-        self._fh.write("".join(to_line(r) + "\n" for r in records))
-        self._fh.flush()
+        self.append("".join(to_line(r) + "\n" for r in records))
+
+    def append(self, text: str) -> None:
+        """``text`` appended and flushed; :class:`DiskFull` naming the file where the disk
+        refuses it."""
+        try:
+            self._fh.write(text)
+            self._fh.flush()
+        except OSError as exc:
+            raise DiskFull(self.path, exc) from None
 
     def flush(self) -> None:
         """Records are flushed as they are written; a no-op kept for GatheringWriter's API."""
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:
+            raise DiskFull(self.path, exc) from None
 
 
 class GatheringWriter:
@@ -57,8 +73,7 @@ class GatheringWriter:
             if n:
                 w = self._writers.setdefault(
                     p, RecordWriter(self._dir / f"process-{p}.jsonl"))
-                w._fh.write(bytes(everything[p, :n]).decode())
-                w._fh.flush()
+                w.append(bytes(everything[p, :n]).decode())
 
     def close(self) -> None:
         self.flush()

@@ -1,0 +1,69 @@
+"""Room on the disk: before a run, its records' size estimated and held against the free
+space where they will land (refused in one line where it does not fit); after a failure,
+whether the run's filesystem is full (named as the cause: a worker that cannot write has
+no log line to say so, its log being on the same disk)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from podscale.core.case import Case
+from podscale.core.errors import UsageError
+
+#: a case's record and log lines, per process and round (about 1.7 KiB here)
+CASE_BYTES = 2048
+#: one sample in a record (packed columns: about 20 bytes here)
+SAMPLE_BYTES = 24
+#: a profiled program's record and traces per process, at the least (a floor, not a bound)
+PROGRAM_BYTES = 1 << 20
+#: free space under which a failed run's filesystem is called full
+FULL_BYTES = 64 << 10
+
+
+def records_bytes(cases: Sequence[Case], rounds: int = 1, arms: int = 1) -> int:
+    """What a run of ``cases`` writes at most, about: per case and process, its record
+    and every sample (each timed iteration, the chains, a device time per local device)."""
+    total = 0
+    for case in cases:
+        s = case.settings
+        samples = s.warmup + s.iters * (2 + case.layout.devices_per_host) + s.traced_iters
+        total += case.layout.hosts * (CASE_BYTES + SAMPLE_BYTES * samples)
+    return total * rounds * arms
+
+
+def check_room(out: Path, needed: int, what: str) -> None:
+    """UsageError where ``out`` (or the nearest folder above it that exists) has less
+    free space than ``needed`` bytes."""
+    where = Path(out)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        return  # unreadable here: the run's own writes will say
+    if free < needed:
+        raise UsageError(f"--out {out}: {size(free)} free on its filesystem, and {what} "
+                         f"need about {size(needed)}: free some space or choose another "
+                         "--out")
+
+
+def full_disk(run_dir: Path) -> str | None:
+    """``run_dir``'s filesystem said full (``No space left on device (N KiB free under
+    DIR)``), or None where it has room."""
+    try:
+        free = shutil.disk_usage(run_dir).free
+    except OSError:
+        return None
+    if free >= FULL_BYTES:
+        return None
+    return f"no space left on device ({size(free)} free under {run_dir})"
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
