@@ -81,9 +81,10 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(small_disk):
 
 
 def test_a_disk_that_fills_under_a_profiled_program_never_fails_the_program(small_disk):
-    """podscale profile: the disk fills once the records begin. The program runs to its
-    end (podscale's record stops, said; never raised into the program), and the front end
-    says the full disk in one line, not an internal error."""
+    """podscale profile: the disk fills once the records begin. podscale's record stops
+    (said; never raised into the program), the program runs on until its own output,
+    which goes to its log on the same disk, fails it (exit 1, as it would alone), and the
+    front end names the full disk in one line, not an internal error."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "podscale", "profile", "--hosts", "1", "--out", str(small_disk),
          "--profile-steps", "30:32", str(ROOT / "tests" / "programs" / "train.py"),
@@ -96,6 +97,8 @@ def test_a_disk_that_fills_under_a_profiled_program_never_fails_the_program(smal
     _fill(small_disk)
     out, err = proc.communicate(timeout=120)
     said = [line for line in err.splitlines() if line.startswith("podscale: ")]
-    assert proc.returncode == 3 and "internal error" not in err, err
-    assert said and "no space left on device" in said[-1], said
-    assert "the profile records stop where the disk filled" in said[-1], said
+    assert proc.returncode == 1 and "internal error" not in err, err
+    assert said and "process 0 exited with code 1; no space left on device" in said[-1]
+    (run_dir,) = [d for d in small_disk.iterdir() if d.is_dir()]
+    record = (run_dir / "profile" / "process-0.jsonl").read_text()
+    assert '"kind":"calls"' in record  # it held the program's first calls, then stopped
