@@ -40,10 +40,15 @@ def test_a_window_from_the_first_steps_holds_the_steps_not_the_initialisation(
 
 def test_every_window_is_closed_when_the_program_ends_with_it(tmp_path):
     """--profile-every 4 --profile-length 4 over 12 steps: windows 4-7 and 8-11, the last
-    ending with the program (complete, not open-ended), each its own merged timeline."""
+    ending with the program (complete, not open-ended), each its own merged timeline; a
+    ``--hosts 4`` after the program's path is the program's, and said so (one process
+    ran)."""
     res = podscale("profile", "--hosts", "1", "--out", str(tmp_path), "--profile-every",
-                   "4", "--profile-length", "4", str(PROGRAM), "12")
+                   "4", "--profile-length", "4", str(PROGRAM), "12", "--hosts", "4")
     assert res.returncode == 0, res.stderr + res.stdout
+    # an option of podscale's after SCRIPT goes to the program, and is said to
+    assert "# note: --hosts after initfirst.py go(es) to the program, not to podscale" \
+        in res.stderr, res.stderr
     assert "# captured steps 4-7: steps 4-7 held" in res.stdout
     assert "# captured steps 8-11: steps 8-11 held" in res.stdout, res.stdout
     p = load_profile(only_run(tmp_path))

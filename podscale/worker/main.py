@@ -135,11 +135,12 @@ def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any
     return out
 
 
-#: calls a chain keeps in flight where XLA:CPU's collectives between processes (gloo) run
-#: on several devices per process: with more, both processes of ``podscale run psum
-#: --hosts 2 --devices-per-host 2 --sizes 1M --iters 50`` stalled inside a dispatch (16 in
-#: flight did too; 2 never did)
-CPU_COLLECTIVE_DEPTH = 2
+#: calls a chain or device pass keeps in flight where XLA:CPU's collectives between
+#: processes (gloo) run on several devices per process: none beyond the one dispatched
+#: (each waited on before the next). Calls overlapping there stall now and then inside a
+#: dispatch, on every process: ``podscale run psum --hosts 2 --devices-per-host 2 --sizes
+#: 1M`` hung at 50 calls in flight, at 16, and at 2 over 400 iterations
+CPU_COLLECTIVE_DEPTH = 0
 
 
 def _depth(bytes_per_call: int, rt: runtime.Runtime) -> int:

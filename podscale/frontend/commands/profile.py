@@ -8,6 +8,7 @@ everything after it is the script's own. The exit code is the script's."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,8 @@ def register(sub: Subparsers) -> None:
     add_format(p)
     p.add_argument("script", type=Path, help="the program (a Python file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, own_options=sorted(
+        {s for a in p._actions for s in a.option_strings if s.startswith("--")}))
 
 
 def layout_of(args: argparse.Namespace) -> Layout:
@@ -108,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
                          "or --profile-every N; an anomaly's capture saves no program)")
     if args.replay_rounds < 1:
         raise UsageError(f"--replay-rounds must be >= 1, got {args.replay_rounds}")
+    theirs = [a for a in args.args if a.partition("=")[0] in args.own_options]
+    if theirs:  # argparse hands everything after SCRIPT to the program, as python does
+        print(f"# note: {', '.join(theirs)} after {args.script.name} go(es) to the program, "
+              "not to podscale: podscale's options come before SCRIPT", file=sys.stderr)
     if args.env_a or args.env_b or args.args_b is not None or args.rounds is not None:
         return ab(args, capture)
     run_dir, code = profile(args.script, args.args, layout=layout_of(args), out=args.out,
@@ -125,7 +131,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir, headed=True)
     show_profile(run_dir, args.format, args.step)
-    import sys  # csv and json: stdout holds the data alone
 
     print(f"# run directory: {run_dir}", file=sys.stdout if args.format == "text" else sys.stderr)
     return code
