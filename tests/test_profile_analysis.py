@@ -156,3 +156,43 @@ def test_a_computation_one_process_ran_is_said_to_be_its_own():
     o = other_computations(tl, "step").set_index("name")
     assert o.loc["eval", "processes"] == [0, 1] and o.loc["gather", "processes"] == [1]
     assert o.loc["gather", "calls_min"] == 1 and o.loc["gather", "busy_median"] == 4e-3
+
+
+def test_host_work_is_placed_in_words_with_integer_steps():
+    """Steps said as integers (a frame column of floats and NaN gave "9.0" and "nan"),
+    work before the first step and after the last in words."""
+    from podscale.analysis.profile.phases import after_steps
+
+    assert after_steps([None, 4.0, 9, float("nan")], last=19) == \
+        "before step 0 and after step(s) 4, 9"
+    assert after_steps([19.0], last=19) == "after the last step"
+    assert after_steps([-1]) == "before step 0"
+    assert after_steps(list(range(10)), 50) == "after step(s) 0, 1, 2, 3, 4, 5, ..."
+
+
+def test_a_programs_name_is_transliterated_for_its_run():
+    """A unicode file name gives a readable run name (it had become ``n-c-d-_``)."""
+    from pathlib import Path
+
+    from podscale.frontend.profiling import run_name
+
+    assert run_name(Path("naïve-señal.py")) == "naive-senal"
+    assert run_name(Path("训练.py")) == "program" and run_name(Path("a b.py")) == "a-b"
+
+
+def test_a_desync_is_only_where_the_differing_program_waits_on_peers():
+    """Processes launching one local-only pmap on shapes of their own (programs that wait
+    on no other process) are no desync; where one of the launched programs waits on the
+    others (an all-reduce), the same difference is."""
+    import pandas as pd
+
+    from podscale.analysis.profile.steps import desync
+
+    def calls(peers: bool) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"process": p, "seq": s, "name": "f", "program": f"prog{p}", "shapes":
+             f"float32[{8 + 8 * p}]", "peers": peers} for p in (0, 1) for s in range(3)])
+
+    assert desync(calls(False)) is None
+    found = desync(calls(True))
+    assert found is not None and found.launch == 0 and "float32[16]" in found.text()

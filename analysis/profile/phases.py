@@ -56,7 +56,7 @@ def table(occ: pd.DataFrame) -> pd.DataFrame:
         first = g[g["process"] == g["process"].min()]
         rows.append({"what": what, "processes": sorted(set(g["process"])),
                      "count": int(g.groupby("process").size().max()),
-                     "steps": [s for s in first["step"].tolist() if s is not None],
+                     "steps": first["step"].tolist(),
                      "median": float(g["seconds"].median()),
                      "least": float(g["seconds"].min()), "most": float(g["seconds"].max())})
     return pd.DataFrame(rows, columns=cols).sort_values("median", ascending=False,
@@ -70,18 +70,33 @@ def known(name: str) -> str | None:
     return KNOWN.get(base)
 
 
-def findings(t: pd.DataFrame, total: int) -> list[str]:
-    """One sentence per periodic phase."""
+def after_steps(steps: list, last: int | None = None) -> str:
+    """Where host work ran, in words, steps as integers: ``after step(s) 4, 9, ...``,
+    ``before step 0`` (before the first: None, NaN or -1), ``after the last step``
+    (``last``: the program's last step)."""
+    ran = [None if s is None or s != s or int(s) < 0 else int(s) for s in steps]
+    mid = [s for s in ran if s is not None and (last is None or s < last)]
+    words = ["before step 0"] if None in ran else []
+    if mid:
+        words.append("after step(s) " + ", ".join(map(str, mid[:6]))
+                     + (", ..." if len(mid) > 6 else ""))
+    if last is not None and any(s is not None and s >= last for s in ran):
+        words.append("after the last step")
+    return " and ".join(words) or "outside the steps"
+
+
+def findings(t: pd.DataFrame, total: int, last: int | None = None) -> list[str]:
+    """One sentence per periodic phase (``last``: the program's last step)."""
     from podscale.analysis.units import time_h
 
     out = []
     for r in t.itertuples(index=False):
-        steps = ", ".join(map(str, r.steps[:6])) + (", ..." if len(r.steps) > 6 else "")
+        steps = after_steps(list(r.steps), last)
         who = "every process" if len(r.processes) == total and total > 1 else \
             "process " + ", ".join(map(str, r.processes))
         spread = f" ({time_h(r.least)}-{time_h(r.most)})" if r.most > 1.2 * r.least else ""
         label = known(r.what)
         out.append(f"{r.what}{f' ({label})' if label else ''}: {r.count} time(s) on {who}, "
-                   f"after step(s) {steps}, {time_h(r.median)} each{spread}, blocking the "
+                   f"{steps}, {time_h(r.median)} each{spread}, blocking the "
                    "device")
     return out

@@ -305,13 +305,18 @@ def _beyond_chance(late: int, all_late: int, processes: int) -> bool:
 
 def desync(calls: pd.DataFrame) -> _desync.Desync | None:
     """The first launch number every process reached at which they launched different
-    computations (the recorded calls, before any annotation merges them)."""
+    computations (the recorded calls, before any annotation merges them), one of which
+    waits on other processes (a program known to wait on none, launched differently by
+    each process, pairs no collective with the wrong peers: no desync)."""
     if calls.empty or calls["process"].nunique() < 2:
         return None
     program = calls["program"].fillna("") if "program" in calls else ""
     keyed = calls.assign(key=calls["name"] + "\0" + program)
     keys = keyed.pivot(index="seq", columns="process", values="key").dropna()
     split = (keys.ne(keys.iloc[:, 0], axis=0)).any(axis=1)
+    if "peers" in keyed:
+        waits = keyed["peers"].map(_may_wait).groupby(keyed["seq"]).any()
+        split &= waits.reindex(split.index, fill_value=True)
     if not split.any():
         return None
     seq = int(split.idxmax())
@@ -319,3 +324,11 @@ def desync(calls: pd.DataFrame) -> _desync.Desync | None:
     return _desync.at(seq, {int(r.process): (str(r.name), str(r.program or ""),
                                              str(r.shapes or ""))
                             for r in at.itertuples(index=False)})
+
+
+def _may_wait(peers: object) -> bool:
+    """Whether a launched program may wait on other processes (``peers`` True, or not
+    known)."""
+    import numpy as np
+
+    return not (isinstance(peers, bool | np.bool_) and not peers)

@@ -210,7 +210,8 @@ def _between(s: ProfileSummary, total: int) -> list[str]:
     """What happens between steps: periodic work, host frames, other threads and other
     computations."""
     med = float(s.ledger["period"].median())
-    out = phases.findings(s.phases, total)
+    last = s.steps - 1 if s.steps else None
+    out = phases.findings(s.phases, total, last)
     periodic = set(s.phases["what"]) if len(s.phases) else set()
     for _, r in s.frames.iterrows():
         if r["per_step"] >= FRAME_SHARE * med and r["frame"] not in periodic:
@@ -223,8 +224,7 @@ def _between(s: ProfileSummary, total: int) -> list[str]:
             f"on {_processes(who, total)} only"
         label = phases.known(str(r["name"]))
         at = r.get("steps")
-        when = f", after step(s) {', '.join(map(str, at[:6]))}{', ...' if len(at) > 6 else ''}"\
-            if isinstance(at, list) and at else ""
+        when = f", {phases.after_steps(at, last)}" if isinstance(at, list) and at else ""
         out.append(f"{r['name']}{f' ({label})' if label else ''} ran {r['calls_min']} "
                    f"time(s) {where} apart from the step ({time_h(r['busy_median'])} each"
                    f"{when})")

@@ -101,11 +101,14 @@ def check_script(script: Path) -> None:
 
 
 def run_name(script: Path) -> str:
-    """A run's default name from its program's file: the stem, with what a run name may
-    not hold (spaces, ...) made dashes (``with space.py``: ``with-space``)."""
+    """A run's default name from its program's file: the stem transliterated to ASCII
+    (``naïve-señal.py``: ``naive-senal``), with what a run name may not hold (spaces,
+    ...) made dashes (``with space.py``: ``with-space``)."""
     import re
+    import unicodedata
 
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", script.stem).strip("-.")[:80] or "program"
+    plain = unicodedata.normalize("NFKD", script.stem).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", plain).strip("-.")[:80] or "program"
 
 
 def _piped_stdin() -> int | None:
