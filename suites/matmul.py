@@ -16,6 +16,8 @@ ones plus a shifted identity plus twice another: ``C[i, j] = sum(A[i]) + A[i, j 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from podscale import ExactCheck, Expected, Mapped, Param, UsageError, Work, cast, seed_for
@@ -48,6 +50,15 @@ class Matmul(Mapped):
                     unit="rows"),
               Param("shape", "square", "str", help="MxKxN per device instead of size "
                                                    "(square: size cubed)"))
+
+    def cases(self, case):
+        """One case per distinct product: a shaped one's ``size`` is its N, so ``--sizes``
+        given beside a shape does not repeat the product under other labels."""
+        if str(case.p["shape"]).lower() == "square":
+            return [case]
+        n = dims(case)[2]
+        return [replace(case, params=tuple((k, n if k == "size" else v)
+                                           for k, v in case.params))]
 
     def check_case(self, case):
         m, k, n = dims(case)

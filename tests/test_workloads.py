@@ -244,3 +244,16 @@ def test_a_users_collective_is_checked_exactly_without_declaring_a_rule(tmp_path
                    if line.startswith("# Out of bounds values"))
     assert verdict.endswith("; 1 case(s) checked only within rounding bounds (user_pmean)"), \
         verdict
+
+
+def test_a_shaped_matmul_is_one_case_whatever_the_sizes():
+    """``-p shape=64x64x64 --sizes 4K,64K``: one product, so one case (it had run twice
+    under two size labels), its size the shape's N."""
+    res = podscale("run", "matmul", "--hosts", "1", "--devices-per-host", "1", "-p",
+                   "shape=64x64x64", "--sizes", "4K,64K", "--variants", "shard_map",
+                   "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "# h1xd1: 1 process(es) x 1 device(s), 1 case(s)" in res.stdout, res.stdout
+    res = podscale("run", "matmul", "--hosts", "1", "--devices-per-host", "1", "--sizes",
+                   "64,128", "--variants", "shard_map", "--dry-run")
+    assert "1 device(s), 2 case(s)" in res.stdout, res.stdout  # square: one per size
