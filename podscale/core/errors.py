@@ -34,9 +34,9 @@ class DiskFull(PodscaleError):
         super().__init__(f"{path}: {exc.strerror or exc}")
 
 
-#: a worker's exit code where it could not write its records (its log, on the same disk,
-#: may not hold the line that says so: the launcher names the disk itself)
-EXIT_DISK = 5
+#: a worker's exit code where it could not write its records (sysexits' EX_IOERR; its log,
+#: on the same disk, may not hold the line that says so: the launcher names the disk)
+EXIT_DISK = 74
 
 
 class WrongResults(PodscaleError):

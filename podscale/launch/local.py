@@ -197,10 +197,11 @@ def _progress(workers: Sequence[Worker], watched: Sequence[Path]) -> int:
 
 def supervise(
     workers: Sequence[Worker], label: str, case_timeout: float, watched: Sequence[Path] = (),
-    on_poll: Callable[[], None] | None = None,
+    on_poll: Callable[[], None] | None = None, workers_ours: bool = True,
 ) -> None:
     """Wait for all workers; raise :class:`WorkerFailed` on the first failure or hang.
-    ``on_poll`` is called on every round (progress display)."""
+    ``on_poll`` is called on every round (progress display); ``workers_ours``: the
+    processes run podscale's worker (not a program, whose exit codes are its own)."""
     seen, since = -1, time.monotonic()
     while True:
         if on_poll is not None:
@@ -212,7 +213,7 @@ def supervise(
             # (its last output predates the errors of peers that lost their connection)
             w, code = min(failed, key=lambda f: (f[1] > 0, _mtime(f[0].log), f[0].index))
             who, line = w.culprit()
-            disk = _disk_failure(w, code, line, label)
+            disk = _disk_failure(w, code if workers_ours else None, line, label)
             if disk is not None:
                 raise disk
             if line.startswith(HANG):  # the attached program's roll-call names the process
@@ -242,9 +243,11 @@ def supervise(
         time.sleep(0.05)
 
 
-def _disk_failure(w: Worker, code: int, line: str, label: str) -> WorkerFailed | None:
+def _disk_failure(w: Worker, code: int | None, line: str, label: str
+                  ) -> WorkerFailed | None:
     """A failure where the run's disk is full, or the worker said it could not write its
-    files (its line may be missing: its log is on that disk), else None."""
+    files (its line may be missing: its log is on that disk), else None (``code`` None:
+    the process runs a program whose exit codes are its own)."""
     from podscale.core.errors import EXIT_DISK
     from podscale.launch.room import full_disk
 
@@ -253,7 +256,9 @@ def _disk_failure(w: Worker, code: int, line: str, label: str) -> WorkerFailed |
         return None
     if code == EXIT_DISK and line.startswith("podscale: error: "):
         return WorkerFailed(f"{label}: {line.removeprefix('podscale: error: ')}", code=code)
-    return WorkerFailed(f"{label}: process {w.index} {w.failure(code)}; {full}", code=code)
+    said = f"; {full}" if full else " (it could not write the run's files)"
+    return WorkerFailed(f"{label}: process {w.index} {w.failure(w.popen.returncode)}{said}",
+                        code=w.popen.returncode)
 
 
 @dataclass(frozen=True)
@@ -311,7 +316,8 @@ def run_local(
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))
-        supervise(workers, label or f"layout {layout.key}", case_timeout, watched, on_poll)
+        supervise(workers, label or f"layout {layout.key}", case_timeout, watched, on_poll,
+                  workers_ours=program is None)
     except WorkerFailed as exc:
         if program is not None and exc.code is not None:  # a profiled program's peers end
             _let_end(workers, PEERS_END_S)  # by themselves on a failure, their records whole

@@ -5,6 +5,7 @@ no log line to say so, its log being on the same disk)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,10 +41,11 @@ def check_room(out: Path, needed: int, what: str) -> None:
     while not where.exists() and where != where.parent:
         where = where.parent
     try:
-        free = shutil.disk_usage(where).free
+        stat = os.statvfs(where)
     except OSError:
         return  # unreadable here: the run's own writes will say
-    if free < needed:
+    free = stat.f_bavail * stat.f_frsize
+    if stat.f_blocks and free < needed:  # no blocks: a pseudo filesystem (/proc) says 0
         raise UsageError(f"--out {out}: {size(free)} free on its filesystem, and {what} "
                          f"need about {size(needed)}: free some space or choose another "
                          "--out")
