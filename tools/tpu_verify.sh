@@ -3,8 +3,8 @@
 # checkout (not installed), as a TPU user types the commands. Part A: run, study (with its
 # report), the hand-written device-time loops beside it (tools/accel_check.py), a worker with
 # no cluster. Part B: ab (A/A and a planted 2% slowdown), seed, replay, profile of a flax loop,
-# asv. Outputs under OUT (default /tmp/tpu-verify): each command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B [OUT]
+# asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Outputs under OUT (default /tmp/tpu-verify): each command's output in a .txt.
+#   bash tools/tpu_verify.sh A|B|C [OUT]
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +33,16 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = C ]; then
+  TAILN=12 ps window_1_4 profile --out runs --profile-steps 1:4 "$root/tests/programs/initfirst.py" 20
+  TAILN=12 ps window_0_3 profile --out runs --profile-steps 0:3 "$root/tests/programs/initfirst.py" 20
+  TAILN=8 ps attach_alone attach --run-dir "$out/runs/alone" --profile-steps 2:5 \
+    "$root/tests/programs/initfirst.py" 20
+  TAILN=12 ps attach_show show "$out/runs/alone"
+  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    python3 -m asv run --quick --python=same --machine tpu-v5e --bench time_stream \
+      --show-stderr) >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -40 "$out/asv.txt"
 else
   ps ab_planted ab stream --hosts 1 --sizes 64M --out runs --judge each --rounds 4 \
     --env-b PODSCALE_FAULT=stretch=1.02@*:*
