@@ -2,7 +2,7 @@
 never edited): a step re-wrapped with ``jax.jit`` at every step is one computation, two
 jitted lambdas are two, a prefetching thread's calls are counted apart; a step with no
 collective across processes loses no time to a slow process; a process compiling its step
-for a batch of its own shape is a desync named with both shapes."""
+for a batch of its own shape, where no program waits on another process, is no desync."""
 
 from __future__ import annotations
 
@@ -82,15 +82,16 @@ def test_no_time_lost_where_nobody_waits(local):
     assert any(line.startswith("train has no collective across processes") for line in said)
 
 
-def test_a_program_of_its_own_shape_is_a_desync(local):
-    d = local.desync
-    assert d is not None and d.odd == (1,)
-    assert d.text().endswith("process 1 launched train (float32[32, 32],float32[64, 32]) "
-                             "where process 0 launched train (float32[32, 32],"
-                             "float32[128, 32])"), d.text()
+def test_a_program_of_its_own_shape_that_waits_on_nobody_is_no_desync(local):
+    """Process 1's batch halves from step 5: its step compiles a program of its own, but
+    neither process's program waits on the other (no collective across processes), so no
+    collective can pair with the wrong peers: no desync (it had been called one). The same
+    difference where a program waits on peers is one (test_profile_analysis)."""
     calls = load_profile(local.profile.run_dir).calls
     first = calls[(calls["process"] == 1) & (calls["name"] == "train")]
-    assert int(first[first["shapes"].str.contains("64")]["seq"].min()) == d.launch
+    assert first["shapes"].str.contains("64").any()  # the planted shape did differ
+    assert local.desync is None
+    assert not any("desync" in line for line in findings(local)), findings(local)
 
 
 def test_a_cut_line_is_said_and_load_run_refuses_a_profiled_run(shared, tmp_path):
