@@ -32,7 +32,9 @@ def test_accel_check_on_cpu_from_an_uninstalled_checkout(tmp_path):
     for f in figures:
         assert f["wrong"] == 0 and f["checked"] > 0
         for m in ("each", "chain", "device"):  # the same op, timed both ways per method
-            assert f[f"podscale_{m}_us"] > 0 and 0.05 < f[f"ratio_{m}"] < 20, (f["case"], m)
+            # the same case in the same unit (a unit slip is 1000x); on this CPU a hand
+            # loop's device time of a 256K scale once read 330 us beside podscale's 13.6
+            assert f[f"podscale_{m}_us"] > 0 and 0.01 < f[f"ratio_{m}"] < 100, (f["case"], m)
         assert f["pct_hbm"] is None  # no documented HBM peak for a CPU: N/A, not a guess
     assert figures[-1]["tflops"] > 0 and figures[-1]["pct_flops"] is None
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
