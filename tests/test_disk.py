@@ -49,22 +49,29 @@ def _fill(disk: Path) -> None:
         os.close(fd)
 
 
+def _filled_under(disk: Path, first: str, *args: str) -> tuple[int, str]:
+    """Run ``podscale ARGS``; once a file matching ``first`` appears under ``disk``, fill
+    the disk (a planted filler file); the exit code and standard error."""
+    proc = subprocess.Popen([sys.executable, "-m", "podscale", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(disk.glob(first)):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    _fill(disk)
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
 def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(small_disk):
     """The run fits when it starts; a filler takes the rest of the disk once the first
     record is written. Every process stops, the front end says the file and the error in
     one line (no internal error), the manifest says failed (rewritten in the room it
     kept) and no run.json.tmp is left."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podscale", "run", "psum", "--hosts", "2", "--sizes",
-         "64K", "--iters", "60", "--rounds", "6", "--out", str(small_disk)],
-        cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not list(small_disk.glob("*/records/*/process-*.jsonl")):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    _fill(small_disk)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode not in (0, 2), err
+    code, err = _filled_under(small_disk, "*/records/*/process-*.jsonl", "run", "psum",
+                              "--hosts", "2", "--sizes", "64K", "--iters", "60",
+                              "--rounds", "6", "--out", str(small_disk))
+    assert code not in (0, 2), err
     said = [line for line in err.splitlines() if line.startswith("podscale: ")]
     assert "internal error" not in err and len(said) == 1, err
     assert "No space left on device" in said[0] or "no space left" in said[0], said
@@ -85,19 +92,11 @@ def test_a_disk_that_fills_under_a_profiled_program_never_fails_the_program(smal
     (said; never raised into the program), the program runs on until its own output,
     which goes to its log on the same disk, fails it (exit 1, as it would alone), and the
     front end names the full disk in one line, not an internal error."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podscale", "profile", "--hosts", "1", "--out", str(small_disk),
-         "--profile-steps", "30:32", str(ROOT / "tests" / "programs" / "train.py"),
-         "--steps", "300"], cwd=ROOT, text=True, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not list(small_disk.glob("*/profile/process-*.jsonl")):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    _fill(small_disk)
-    out, err = proc.communicate(timeout=120)
+    code, err = _filled_under(small_disk, "*/profile/process-*.jsonl", "profile", "--hosts",
+                              "1", "--out", str(small_disk), "--profile-steps", "30:32",
+                              str(ROOT / "tests" / "programs" / "train.py"), "--steps", "300")
     said = [line for line in err.splitlines() if line.startswith("podscale: ")]
-    assert proc.returncode == 1 and "internal error" not in err, err
+    assert code == 1 and "internal error" not in err, err
     assert said and "process 0 exited with code 1; no space left on device" in said[-1]
     (run_dir,) = [d for d in small_disk.iterdir() if d.is_dir()]
     record = (run_dir / "profile" / "process-0.jsonl").read_text()

@@ -6,7 +6,6 @@ no log line to say so, its log being on the same disk)."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,18 +33,25 @@ def records_bytes(cases: Sequence[Case], rounds: int = 1, arms: int = 1) -> int:
     return total * rounds * arms
 
 
-def check_room(out: Path, needed: int, what: str) -> None:
-    """UsageError where ``out`` (or the nearest folder above it that exists) has less
-    free space than ``needed`` bytes."""
-    where = Path(out)
+def free_bytes(path: Path) -> int | None:
+    """Free space of ``path``'s filesystem (of the nearest folder above it that exists),
+    or None where it cannot be read or is a pseudo filesystem (``/proc`` has no blocks
+    and says 0)."""
+    where = Path(path)
     while not where.exists() and where != where.parent:
         where = where.parent
     try:
         stat = os.statvfs(where)
     except OSError:
-        return  # unreadable here: the run's own writes will say
-    free = stat.f_bavail * stat.f_frsize
-    if stat.f_blocks and free < needed:  # no blocks: a pseudo filesystem (/proc) says 0
+        return None
+    return stat.f_bavail * stat.f_frsize if stat.f_blocks else None
+
+
+def check_room(out: Path, needed: int, what: str) -> None:
+    """UsageError where ``out`` has less free space than ``needed`` bytes (unknown: the
+    run's own writes will say)."""
+    free = free_bytes(out)
+    if free is not None and free < needed:
         raise UsageError(f"--out {out}: {size(free)} free on its filesystem, and {what} "
                          f"need about {size(needed)}: free some space or choose another "
                          "--out")
@@ -54,18 +60,16 @@ def check_room(out: Path, needed: int, what: str) -> None:
 def full_disk(run_dir: Path) -> str | None:
     """``run_dir``'s filesystem said full (``No space left on device (N KiB free under
     DIR)``), or None where it has room."""
-    try:
-        free = shutil.disk_usage(run_dir).free
-    except OSError:
-        return None
-    if free >= FULL_BYTES:
+    free = free_bytes(run_dir)
+    if free is None or free >= FULL_BYTES:
         return None
     return f"no space left on device ({size(free)} free under {run_dir})"
 
 
 def size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
+    """Bytes in words: ``512 B``, ``2.0 MiB``, at most GiB."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} TiB"
+    return f"{n:.1f} GiB"
