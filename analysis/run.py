@@ -86,9 +86,15 @@ class Run:
 
         if self.method != "auto":
             return (self.method,)
-        cpu = not self.envs.empty and "platform" in self.envs.columns and \
-            (self.envs["platform"] == "cpu").all()
-        return (*(m for m in HEADLINE if m != "device"), "device") if cpu else HEADLINE
+        return (*(m for m in HEADLINE if m != "device"), "device") if self.simulated \
+            else HEADLINE
+
+    @property
+    def simulated(self) -> bool:
+        """Every process ran on the CPU: its device time is the CPU client's, and no case
+        is marked dispatch-bound (``!``), a mark kept for accelerators."""
+        return not self.envs.empty and "platform" in self.envs.columns and \
+            bool((self.envs["platform"] == "cpu").all())
 
     def methods(self) -> tuple[str, ...]:
         """The timing methods this run's samples hold."""
@@ -166,10 +172,14 @@ class Run:
         computed once per ``across`` and kept; callers get a copy they may change."""
         from podscale.analysis.models import stats
 
-        return self._kept(("summary", across), lambda: stats.summarize(
-            self.samples, self.cases, across=across, it=self.per_iteration(),
-            medians=self.process_medians(), phases=self.phase_iterations(),
-            prefer=self.prefer)).copy()
+        def make() -> pd.DataFrame:
+            out = stats.summarize(self.samples, self.cases, across=across,
+                                  it=self.per_iteration(), medians=self.process_medians(),
+                                  phases=self.phase_iterations(), prefer=self.prefer)
+            out.attrs["simulated"] = self.simulated
+            return out
+
+        return self._kept(("summary", across), make).copy()
 
     def process_medians(self) -> pd.Series:
         """Each process's median ``each`` iteration per case (kept): its own wall time per

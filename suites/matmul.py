@@ -6,12 +6,18 @@ the MXU and tensor cores do); no communication. ``size`` N makes it square (N x 
 ``shape`` gives M x K x N instead. ``work`` counts 2·M·K·N flops per device, so its
 GFLOP/s is the figure to hold a step's FLOP/s against, and its bytes the three matrices.
 
-The inputs are small integers (-2..2), which every dtype holds: each product element is
-an integer sum of at most 4·K in magnitude, exact in float32, so the float check compares
-its sample (a few whole columns, ``--check-elements`` elements per device) for equality
-against numpy. The exact pass multiplies by a B whose product is known in closed form —
-ones plus a shifted identity plus twice another: ``C[i, j] = sum(A[i]) + A[i, j mod K] +
-2 A[i, (j + 1) mod K]`` — and compares every element.
+``precision`` is JAX's (``default``, ``high``, ``highest``): on a TPU ``default``
+multiplies float32 inputs as bfloat16 in one pass, and on GPUs as TF32. The inputs are
+small integers, which every dtype holds, so every sum is exact in float32 — except that a
+float32 case's A carries ``2**-f`` above each integer (f from 9 to 12, the finest the sums
+still hold exactly for its K; none where K > 8183), a fraction bfloat16 and TF32 drop. Its
+float check (a sample of whole columns, ``--check-elements`` elements per device) then
+tells the precision the device used: an element equal to the integer-only product is
+*lowered*, counted in the record and named in the findings; it passes at ``default`` and
+``high`` and is wrong at ``highest``. The exact pass multiplies integers by a B whose
+product is known in closed form — ones plus a shifted identity plus twice another:
+``C[i, j] = sum(A[i]) + A[i, j mod K] + 2 A[i, (j + 1) mod K]`` — and compares every
+element.
 """
 
 from __future__ import annotations
@@ -24,6 +30,22 @@ from podscale import ExactCheck, Expected, Mapped, Param, UsageError, Work, cast
 
 #: the inputs' values: integers in [-LIMIT, LIMIT]
 LIMIT = 2
+#: JAX's matmul precisions
+PRECISIONS = ("default", "high", "highest")
+#: A's integer parts where it carries a fraction: m + 2**-f rounds to m in bfloat16 and
+#: TF32 for each (never a tie), and B is then in [0, LIMIT] so the losses add up
+WHOLE = (-2, 1, 2)
+
+
+def fraction_bits(case) -> int | None:
+    """f of a float32 case's ``2**-f`` probe: the largest in 9..12 whose sums stay exact in
+    float32 (|partial sum| <= K·(2 + 2**-f)·2 < 2**(24-f)); None where none does, or the
+    case is not float32."""
+    if case.dtype != "float32":
+        return None
+    k = dims(case)[1]
+    fits = [f for f in range(9, 13) if k * (2 + 2.0 ** -f) * LIMIT < 2.0 ** (24 - f)]
+    return max(fits) if fits else None
 
 
 def dims(case) -> tuple[int, int, int]:
@@ -44,12 +66,14 @@ class Matmul(Mapped):
     """compute ceiling: each local device's A (MxK) @ B (KxN), float32 accumulation"""
 
     name = "matmul"
-    version = "1"
+    version = "2"
     split_param = None  # every device multiplies matrices of the full shape
     params = (Param("size", 4096, "size", help="N of a square N x N x N product per device",
                     unit="rows"),
               Param("shape", "square", "str", help="MxKxN per device instead of size "
-                                                   "(square: size cubed)"))
+                                                   "(square: size cubed)"),
+              Param("precision", "default", "str", choices=PRECISIONS,
+                    help="JAX's matmul precision (default: bfloat16 on a TPU, TF32 on GPUs)"))
 
     def cases(self, case):
         """One case per distinct product: a shaped one's ``size`` is its N, so ``--sizes``
@@ -70,23 +94,33 @@ class Matmul(Mapped):
         m, k, n = dims(ctx.case)
         rng = np.random.default_rng(seed_for(ctx.process))
         d = ctx.local_devices
-        return tuple(cast(rng.integers(-LIMIT, LIMIT + 1, size=(d, *shape), dtype=np.int8)
-                          .astype(np.float32), ctx.case.dtype) for shape in ((m, k), (k, n)))
+        f = fraction_bits(ctx.case)
+        if f is None:
+            return tuple(cast(rng.integers(-LIMIT, LIMIT + 1, size=(d, *shape),
+                                           dtype=np.int8).astype(np.float32), ctx.case.dtype)
+                         for shape in ((m, k), (k, n)))
+        a = rng.choice(np.array(WHOLE, np.float32), size=(d, m, k)) + np.float32(2.0 ** -f)
+        return a, rng.integers(0, LIMIT + 1, size=(d, k, n), dtype=np.int8).astype(np.float32)
 
     def body(self, case, axes, a, b):
         import jax.numpy as jnp
 
-        return jnp.matmul(a, b, preferred_element_type=jnp.float32)
+        return jnp.matmul(a, b, preferred_element_type=jnp.float32,
+                          precision=case.p["precision"])
 
     def reference(self, ctx, local):
         """A few whole columns of each device's product (``--check-elements`` elements,
-        at least one column), in float64: integers, so exact."""
+        at least one column), in float64, exact; with a float32 case's probe, also the
+        product of A's integer parts (the lowered one), accepted below ``highest``."""
         a, b = (np.asarray(x, np.float64) for x in local)
         m, _, n = dims(ctx.case)
         cols = max(1, min(n, (ctx.case.settings.check_elements or m * n) // m))
         where = np.sort(np.random.default_rng(ctx.case_seed).choice(n, cols, replace=False))
         value = np.matmul(a, b[:, :, where])
-        return Expected(value, 0.0, positions=None if cols == n else where, dtype="float32")
+        lowered = None if fraction_bits(ctx.case) is None else \
+            np.matmul(np.floor(a), b[:, :, where])
+        return Expected(value, 0.0, positions=None if cols == n else where, dtype="float32",
+                        lowered=lowered, lowered_ok=ctx.case.p["precision"] != "highest")
 
     def exact_check(self, ctx):
         m, k, n = dims(ctx.case)

@@ -240,3 +240,46 @@ def test_dot_exact_check_compares_every_row_for_equality(dtype, width, exactly):
     j = int(np.flatnonzero(got[1] != 0)[0])
     zeroed[1, j] = 0
     assert check(zeroed, ex.expected, dtype).wrong == 1
+
+
+@pytest.mark.parametrize("k,bits", [(256, 12), (4096, 9), (16384, None)])
+def test_matmul_float32_inputs_reveal_a_lowered_precision(k, bits):
+    """A float32 matmul's inputs carry a fraction bfloat16 drops: the product JAX computes
+    from A rounded to bfloat16 (what a TPU does at precision=default) is counted
+    ``lowered`` in every sampled element, passes at default and is wrong at highest; the
+    float32 product is exact (0 lowered, 0 wrong) at every precision; a K too long for
+    exact sums keeps integer inputs (no probe)."""
+    import jax.numpy as jnp
+
+    from podscale.core.case import Layout, Settings
+    from podscale.core.workload import Context
+    from podscale.suites.matmul import fraction_bits
+    from podscale.suites.matmul import matmul as wl
+
+    def case(precision):
+        return Case("matmul", "2", "matmul", "shard_map", "float32", Layout(1, 1),
+                    (("size", 8), ("shape", f"8x{k}x8"), ("precision", precision)),
+                    Settings(check_elements=16))
+
+    assert fraction_bits(case("default")) == bits
+    ctx = Context(case("default"), 0, 1, [None], None)
+    a, b = wl.inputs(ctx)
+    full = np.asarray(jnp.matmul(a, b, precision="highest", preferred_element_type=jnp.float32))
+    low = np.asarray(jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
+                                preferred_element_type=jnp.float32))
+    for precision in ("default", "high", "highest"):
+        ctx = Context(case(precision), 0, 1, [None], None)
+        expected = wl.reference(ctx, (a, b))
+        exact = check(full, expected)
+        assert exact.wrong == 0 and exact.lowered == 0 and exact.checked == 16, exact
+        lowered = check(low, expected)
+        if bits is None:  # integers: bfloat16 holds them, nothing to tell
+            assert lowered.wrong == 0 and lowered.lowered == 0
+            continue
+        assert lowered.lowered == 16, lowered
+        assert lowered.wrong == (16 if precision == "highest" else 0), (precision, lowered)
+    if bits is not None:  # a value neither product gives is wrong at every precision
+        off = low.copy()
+        off[0, 0, :] += 1
+        assert check(off, wl.reference(Context(case("default"), 0, 1, [None], None),
+                                      (a, b))).wrong >= 1

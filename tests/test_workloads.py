@@ -257,3 +257,27 @@ def test_a_shaped_matmul_is_one_case_whatever_the_sizes():
     res = podscale("run", "matmul", "--hosts", "1", "--devices-per-host", "1", "--sizes",
                    "64,128", "--variants", "shard_map", "--dry-run")
     assert "1 device(s), 2 case(s)" in res.stdout, res.stdout  # square: one per size
+
+
+def test_a_lowered_precision_is_said_and_fails_only_where_highest_was_asked(tmp_path):
+    """Planted: float32 inputs rounded to bfloat16 on the device side (PODSCALE_FAULT
+    lower), what a TPU does at JAX's default precision. At precision=default the run
+    passes and says the case ran lowered (show, the findings); at highest the same is wrong
+    results (exit 4); without the fault nothing is lowered."""
+    import pandas as pd
+
+    from podscale.analysis.verdicts.findings import findings
+
+    args = ("run", "matmul", "--hosts", "1", "--devices-per-host", "1", "--sizes", "64",
+            "--dtypes", "float32", "--variants", "shard_map", "--iters", "2", "--rounds", "1")
+    planted = {**os.environ, "PODSCALE_FAULT": "lower@*:*"}
+    res = podscale(*args, "--out", str(tmp_path / "d"), env=planted)
+    assert res.returncode == 0, res.stderr
+    assert "# Lowered precision    : 4096 element(s) in 1 case(s)" in res.stdout, res.stdout
+    summary = load_run(only_run(tmp_path / "d")).summary()
+    said = findings(summary, pd.DataFrame(), pd.DataFrame(), device=False)
+    assert any(s.startswith("lowered precision: 4096 checked") for s in said), said
+    res = podscale(*args, "-p", "precision=highest", "--out", str(tmp_path / "h"), env=planted)
+    assert res.returncode == 4 and "4096 wrong output element(s)" in res.stderr, res.stderr
+    res = podscale(*args, "-p", "precision=highest", "--out", str(tmp_path / "n"))
+    assert res.returncode == 0 and "Lowered" not in res.stdout, res.stdout + res.stderr

@@ -131,7 +131,8 @@ def _analyse(run: Run, across: str) -> _Analysis:
                      scaling(summary), outliers(summary, samples), skew, slowest(skew),
                      fitted, scaling_models(samples, summary, rm=rm), run.status_text,
                      link_matrices(summary, run.process_medians()), run.ledger,
-                     late_arrivals(run.participants(), summary), "device" in run.prefer)
+                     late_arrivals(run.participants(), summary),
+                     "device" in run.prefer and not run.simulated)
 
 
 def _plots(doc: Doc, a: _Analysis, run_dir: Path,

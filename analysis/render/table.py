@@ -32,9 +32,11 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
 
 
 def _host(df: pd.DataFrame) -> list[str]:
-    """each - device per row (us), marked ``!`` where the case is dispatch-bound."""
+    """each - device per row (us), marked ``!`` where the case is dispatch-bound on an
+    accelerator (never on the CPU simulation, whose device time is the client's)."""
     num = _num(1e6)
-    return [num(v) + ("!" if b is True else "")
+    mark = not df.attrs.get("simulated", False)
+    return [num(v) + ("!" if b is True and mark else "")
             for v, b in zip(df["host_s"], df["dispatch_bound"])]
 
 
@@ -142,8 +144,9 @@ def _method_lines(summary: pd.DataFrame) -> list[str]:
         "by the method in column 'by' (device, else chain, else each)"
     out = [f"# time {by}"]
     if "host_s" in summary and summary["host_s"].notna().any():
-        out.append("# host: each - device, the per-call cost beyond the device's work; "
-                   "!: dispatch-bound (each >= 1.25 x device)")
+        out.append("# host: each - device, the per-call cost beyond the device's work" + (
+            "" if summary.attrs.get("simulated") else
+            "; !: dispatch-bound (each >= 1.25 x device)"))
         if (summary["host_s"] < 0).any():
             out.append("# host < 0: the traced pass ran slower than calls waited on (on CPU "
                        "the profiler slows the client's collectives)")
@@ -198,6 +201,12 @@ def check_lines(summary: pd.DataFrame) -> list[str]:
         if len(unchecked):
             out.append(f"# Unchecked elements   : {int(unchecked['unchecked'].sum())} in "
                        f"{len(unchecked)} case(s) (bound too loose to catch a zero)")
+    if "lowered" in summary and (summary["lowered"] > 0).any():
+        low = summary[summary["lowered"] > 0]
+        out.append(f"# Lowered precision    : {int(low['lowered'].sum())} element(s) in "
+                   f"{len(low)} case(s) are the product of float32 inputs rounded to "
+                   "bfloat16 or TF32 (" + ", ".join(sorted(set(low["case_id"].map(str)))[:3])
+                   + ")")
     return out
 
 

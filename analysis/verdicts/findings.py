@@ -183,6 +183,13 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
         out.append(f"{int(un['unchecked'].sum())} output element(s) in {len(un)} case(s) "
                    f"were not verified (rounding bound too loose to catch a zero): "
                    f"{_names(un)}")
+    if "lowered" in summary and (summary["lowered"] > 0).any():
+        low = summary[summary["lowered"] > 0]
+        out.append(f"lowered precision: {int(low['lowered'].sum())} checked output "
+                   f"element(s) in {len(low)} case(s) are the product of float32 inputs "
+                   f"rounded to bfloat16 or TF32, so their figures are that precision's: "
+                   f"{_names(low)} (a workload's precision=highest, where it has one, asks for "
+                   "float32)")
     out += ceiling_findings(summary)
     out += onchip_findings(summary)
     out += timing_findings(summary, late, device)

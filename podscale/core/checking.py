@@ -24,7 +24,9 @@ class Check:
     whose bound cannot tell a wrong value (it is infinite, or so loose that a zero output
     would pass); ``unsampled``: elements outside the compared sample. Neither is ever
     counted OK. ``max_error``: the largest |error| / bound (for exact elements,
-    |error| / (u·|expected|): how many half-ulps off), finite for finite outputs."""
+    |error| / (u·|expected|): how many half-ulps off), finite for finite outputs, of the
+    elements not accepted as ``lowered`` (equal to the reference's lowered-precision
+    value, where it has one)."""
 
     checked: int
     wrong: int
@@ -33,6 +35,7 @@ class Check:
     unchecked: int = 0
     exact: int = 0  # elements whose bound is 0: checked for equality
     unsampled: int = 0
+    lowered: int = 0
 
 
 #: output dtypes numpy compares with float64 values exactly, element by element, with no
@@ -66,6 +69,15 @@ def _conform(got: np.ndarray, expected: Expected, dtype: str) -> tuple[np.ndarra
     return got, value, np.broadcast_to(expected.bound, shape)
 
 
+def _lowered(got: np.ndarray, value: np.ndarray, expected: Expected) -> np.ndarray | bool:
+    """Where an output is the reference's lowered-precision value and not its own (False
+    where the reference has none)."""
+    if expected.lowered is None:
+        return False
+    return (got == np.broadcast_to(np.asarray(expected.lowered, np.float64), value.shape)) \
+        & (got != value)
+
+
 def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
     """Compare outputs with the reference element by element: shape and dtype first
     (:class:`OutputMismatch`), then values; NaN or inf output is wrong, and so is an element
@@ -76,11 +88,14 @@ def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
     total = int(raw.size)
     got, value, bound = _conform(raw, expected, dtype)
     if not np.any(expected.bound) and np.isfinite(value).all():  # every bound 0 (NaN is not)
-        return _equal(raw, got, value, dtype, total)
+        return _equal(raw, got, value, dtype, total, expected)
     got = got.astype(np.float64, copy=False)
     finite = np.isfinite(got)
     sound = np.isfinite(value) & ~np.isnan(bound)
+    low = _lowered(got, value, expected)
     err = np.abs(np.where(finite, got, 0.0) - np.where(sound, value, 0.0))
+    if expected.lowered_ok:
+        err = np.where(low, 0.0, err)
     wrong = ~finite | ~sound | (err > bound)
     loose = ~np.isfinite(bound) | ((bound > 0) & (bound >= np.abs(value)))
     scale = np.where(bound > 0, bound, UNIT_ROUNDOFF.get(dtype, 2.0**-24) * np.abs(value))
@@ -94,17 +109,21 @@ def check(got: np.ndarray, expected: Expected, dtype: str = "float32") -> Check:
                  else float("nan"),
                  unchecked=int(np.count_nonzero(loose & ~wrong)),
                  exact=int(np.count_nonzero((bound == 0) & sound)),
-                 unsampled=total - int(got.size))
+                 unsampled=total - int(got.size), lowered=int(np.count_nonzero(low)))
 
 
 def _equal(raw: np.ndarray, got: np.ndarray, value: np.ndarray, dtype: str,
-           total: int) -> Check:
+           total: int, expected: Expected) -> Check:
     """:func:`check` where every bound is 0 and every expected value finite (the exact
     pass): an element is wrong unless it equals its expected value (NaN never does), with
     two temporaries rather than a dozen; ``max_error`` in half-ulps of the wrong ones."""
     from podscale.core.bounds import UNIT_ROUNDOFF
 
     off = got != value
+    low = _lowered(got, value, expected)
+    lowered = int(np.count_nonzero(low))
+    if expected.lowered_ok and lowered:
+        off &= ~low
     wrong = int(np.count_nonzero(off))
     finite = bool(np.isfinite(got[off]).all()) if wrong else True
     max_error = 0.0
@@ -117,4 +136,4 @@ def _equal(raw: np.ndarray, got: np.ndarray, value: np.ndarray, dtype: str,
     return Check(checked=int(got.size), wrong=wrong,
                  max_error=max_error if finite else math.inf,
                  result=fingerprint if math.isfinite(fingerprint) else float("nan"),
-                 exact=int(got.size), unsampled=total - int(got.size))
+                 exact=int(got.size), unsampled=total - int(got.size), lowered=lowered)

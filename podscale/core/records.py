@@ -129,12 +129,14 @@ class CaseRecord:
     takes_part: bool = True  # False: this process only looks on (one pair of ``pairs``)
     program: dict | None = None  # the compiled program's inventory (process 0; worker.program)
     unsampled: int = 0  # timed-output elements outside the float check's sample
+    lowered: int = 0  # of ``checked``: elements equal to the product at a lowered precision
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")
         _require(0 <= self.unchecked <= self.checked and 0 <= self.exact_checked <=
                  self.checked, "unchecked and exact_checked must be within [0, checked]")
-        _require(self.unsampled >= 0, "unsampled must be >= 0")
+        _require(self.unsampled >= 0 and 0 <= self.lowered <= self.checked,
+                 "unsampled must be >= 0 and lowered within [0, checked]")
         _require(self.bytes_per_process >= 0 and self.flops_per_process >= 0, "negative work")
         _require(self.participants >= 1 and self.hosts_per_group >= 1,
                  "participants and hosts per group must be >= 1")

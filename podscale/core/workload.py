@@ -57,12 +57,16 @@ class Expected:
     the output's last axis that ``value`` holds (a sample; None: every element), the rest
     counted as not compared; ``dtype``: the output's dtype where it is not the case's.
     ``bound`` broadcasts against ``value``: 0.0 (or any one-element 0) is an equality
-    check, compared fastest."""
+    check, compared fastest. ``lowered``: what each element is where the device computed
+    at a lowered precision (float32 inputs rounded to bfloat16 or TF32), of ``value``'s
+    shape: elements equal to it are counted, and pass only where ``lowered_ok``."""
 
     value: np.ndarray
     bound: np.ndarray | float
     positions: np.ndarray | None = None
     dtype: str | None = None
+    lowered: np.ndarray | None = None
+    lowered_ok: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
   1: the first warm-up iteration), host-side, before dispatching: a process stuck inside a
   step, which the watchdog must name among peers waiting at the collective;
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
+- ``lower`` — process PROCESS's float32 inputs are rounded to bfloat16 before they are
+  placed (after the reference is computed from them): what a device that multiplies
+  float32 in bfloat16 computes;
 - ``drop`` — process PROCESS's share of the seed's global sums is left out (zeros);
 - ``late[=SECONDS]`` — process PROCESS sleeps SECONDS (default 2) before it joins the job:
   a slow start its peers wait for (the ledger names it the join straggler).
@@ -34,9 +37,9 @@ import numpy as np
 from podscale.core import envnames
 
 KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "stall", "corrupt", "drop",
-         "late")
-#: act on steps, outputs or the join, not at case start
-STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late")
+         "late", "lower")
+#: act on steps, inputs, outputs or the join, not at case start
+STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late", "lower")
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,17 @@ def wrap_launch(fault: Fault | None, process: int, index: int, launch: Callable[
     if fault.kind == "stretch":
         return _stretched(launch, 1.5 if fault.arg is None else fault.arg, wait)
     return _slowed(fault, launch)
+
+
+def lower(fault: Fault | None, process: int, index: int, local: tuple[np.ndarray, ...],
+          workload: str = "") -> tuple[np.ndarray, ...]:
+    """The host-local inputs, float32 ones rounded to bfloat16 (and back) where planted."""
+    if fault is None or fault.kind != "lower" or not fault.applies(process, index, workload):
+        return local
+    import ml_dtypes
+
+    return tuple(x.astype(ml_dtypes.bfloat16).astype(np.float32)
+                 if np.asarray(x).dtype == np.float32 else x for x in local)
 
 
 def corrupt(fault: Fault | None, process: int, index: int, got: np.ndarray,

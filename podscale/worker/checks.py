@@ -36,7 +36,7 @@ def run_checks(case: Case, index: int, wl: Workload, ctx: Context, expected: Exp
     fields: dict[str, Any] = dict(checked=first.checked, wrong=first.wrong,
                                   max_error=first.max_error,
                   result=first.result, unchecked=first.unchecked, exact_checked=first.exact,
-                  unsampled=first.unsampled)
+                  unsampled=first.unsampled, lowered=first.lowered)
     # data movement compared in full is an equality check already: nothing to add
     complete = first.exact == first.checked and first.unsampled == 0
     exact = None if complete else wl.exact_check(ctx)

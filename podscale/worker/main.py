@@ -207,7 +207,7 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
         local = wl.inputs(ctx)
         rt.mark(index, case.id, "reference")
         expected = wl.reference(ctx, local)
-        args = wl.place(ctx, local)
+        args = wl.place(ctx, faults.lower(fault, rt.process, index, local, case.workload))
     rt.mark(index, case.id, "ready")
     with ledger.phase("barrier"):
         rt.barrier(f"compile {case.id}")  # every process starts compiling together
