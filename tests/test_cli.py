@@ -111,6 +111,9 @@ def test_replay_of_a_run_refuses_what_it_cannot_replay(tmp_path):
         ('workloads = ["dot"]\nhosts = [1.5]\n', "hosts must be a list of integers"),
         ('workloads = ["dot"]\nsizes = [5]\ndevices_per_host = [2]\n', "not divisible"),
         ('workloads = ["dot"]\nsync = "sometimes"\n', "sync must be"),
+        ('workloads = ["dot"]\ntiming = 3\n', "timing must be a string or a list of strings"),
+        ('workloads = ["dot"]\ntiming = ["each", "bogus"]\n', "bad timing 'each,bogus'"),
+        ('workloads = ["dot"]\niters = "x"\n', "iters must be an integer"),
         ('workloads = ["dot"]\nparams = 3\n', "params must be a table"),
         ('workloads = ["dot"]\n[params]\nwidth = []\n', "params.width must be a non-empty"),
         ('workloads = ["dot"]\n[params]\nwidth = ["x"]\n', "'x' is not of kind int"),
@@ -133,13 +136,18 @@ def test_malformed_suite_files(content, message, tmp_path):
 def test_suite_file_runs_and_cli_overrides(tmp_path):
     path = tmp_path / "grid.toml"
     path.write_text('workloads = ["dot"]\nsizes = ["1K"]\nhosts = [1]\ndevices_per_host = [2]\n'
-                    'variants = ["pmap"]\niters = 2\nwarmup = 0\n[params]\nwidth = [5]\n')
+                    'variants = ["pmap"]\niters = 2\nwarmup = 0\ntiming = ["each", "chain"]\n'
+                    '[params]\nwidth = [5]\n')
     res = podscale("run", "--rounds", "1",
                    "--suite-file", str(path), "--sizes", "2K", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     (heading,) = [line for line in res.stdout.splitlines() if line.startswith("# dot: ")]
     # size from the CLI, width from the file; each with its unit
     assert "size=2048 rows" in heading and "width=5 elements" in heading
+    from podscale.analysis import load_run
+
+    run = load_run(next(p for p in tmp_path.iterdir() if p.is_dir()))
+    assert set(run.methods()) == {"each", "chain"}  # the file's timing list
 
 
 def test_suite_file_sweeps_run_together(tmp_path):

@@ -12,6 +12,7 @@ Example::
     iters = 20
     warmup = 3
     sync = "each"                      # or "once"
+    timing = ["each", "chain"]         # or one string: "each,chain,device"
     rounds = 3                         # independent repetitions (separate launches)
 
     [params]                           # any other workload parameter (podscale list)
@@ -39,6 +40,8 @@ LISTS: dict[str, Kind] = {"workloads": str, "sizes": (str, int), "hosts": int,
 SCALARS: dict[str, Kind] = {"iters": int, "warmup": int, "sync": str, "timing": str,
                             "traced_iters": int,
                             "local_axes": str, "rounds": int, "check_elements": (int, str)}
+#: scalars also given as a list (joined with commas, as on the command line)
+JOINED = ("timing",)
 TABLES = ("params",)
 SWEEP = "sweep"
 
@@ -94,14 +97,21 @@ def _grid(data: dict, path: str) -> dict[str, Any]:
         out[key] = ",".join(str(v) for v in value)
     for key, kind in SCALARS.items():
         if key in data:
-            if not isinstance(data[key], kind) or isinstance(data[key], bool):
-                raise UsageError(f"{path}: {key} must be {_name(kind)}")
-            out[key] = data[key]
+            value = data[key]
+            if key in JOINED and isinstance(value, list) and value and all(
+                    isinstance(v, kind) and not isinstance(v, bool) for v in value):
+                value = ",".join(map(str, value))  # the CLI's comma list
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise UsageError(f"{path}: {key} must be {_name(kind, one=True)}" + (
+                    f" or a list of {_name(kind)}" if key in JOINED else ""))
+            out[key] = value
     if "sync" in out and out["sync"] not in ("each", "once"):
         raise UsageError(f"{path}: sync must be \"each\" or \"once\"")
     return out
 
 
-def _name(kind: Kind) -> str:
+def _name(kind: Kind, one: bool = False) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({str: "strings", int: "integers"}[k] for k in kinds)
+    names = {str: "a string", int: "an integer"} if one else \
+        {str: "strings", int: "integers"}
+    return " or ".join(names[k] for k in kinds)
