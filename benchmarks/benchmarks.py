@@ -54,6 +54,27 @@ if RUNTIME is None:
 else:
     os.environ.setdefault("JAX_PLATFORMS", RUNTIME)
 
+
+
+def _chip_count() -> int:
+    """This machine's chips (asv skips a case that wants more before it starts JAX: a
+    chip's runtime takes seconds to start in every benchmark process); ``MAX_DEVICES``
+    CPU devices where there are none, or where the count cannot be read here."""
+    if RUNTIME is None:
+        return MAX_DEVICES
+    try:
+        from podscale.core.errors import UsageError
+        from podscale.launch.chips import detect
+    except ImportError:
+        return MAX_DEVICES
+    try:
+        found = detect()
+    except UsageError:  # JAX could not list them: setup will say why
+        return MAX_DEVICES
+    return found.count if found is not None else MAX_DEVICES
+
+
+CHIPS = _chip_count()
 SIZES = [4096, 65536, 1 << 20]
 ROUNDS = 6
 REPEAT = (5, 10, 10.0)  # (min, max samples per round, max seconds per round)
@@ -161,6 +182,8 @@ class _SingleProcess:
     rounds, repeat, warmup_time = ROUNDS, REPEAT, WARMUP_S
 
     def setup(self, size, devices, variant, platform):
+        if devices > CHIPS:  # more than this machine's chips: skipped before JAX starts
+            raise NotImplementedError(f"{devices} devices, {CHIPS} here")
         import jax
 
         from podscale.core.checking import check

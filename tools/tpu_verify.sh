@@ -3,8 +3,11 @@
 # checkout (not installed), as a TPU user types the commands. Part A: run, study (with its
 # report), the hand-written device-time loops beside it (tools/accel_check.py), a worker with
 # no cluster. Part B: ab (A/A and a planted 2% slowdown), seed, replay, profile of a flax loop,
-# asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Outputs under OUT (default /tmp/tpu-verify): each command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B|C [OUT]
+# asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Part D:
+# matmul's precision on the chip, the dispatch-bound mark, asv with JAX on PYTHONPATH only
+# (passed as asv's ASV_PYTHONPATH). Outputs under OUT (default /tmp/tpu-verify): each
+# command's output in a .txt.
+#   bash tools/tpu_verify.sh A|B|C|D [OUT]
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +36,14 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = D ]; then
+  TAILN=12 ps precision run matmul --hosts 1 --dtypes float32 --sizes 4096 --rounds 1 \
+    -p precision=default,high,highest --out runs
+  TAILN=30 ps marks run dot,stream --hosts 1 --sizes 4K,64M --rounds 1 --out runs
+  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
+      --machine tpu-v5e --bench "time_(dot|psum)" --show-stderr) >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -30 "$out/asv.txt"
 elif [ "$part" = C ]; then
   TAILN=12 ps window_1_4 profile --out runs --profile-steps 1:4 "$root/tests/programs/initfirst.py" 20
   TAILN=12 ps window_0_3 profile --out runs --profile-steps 0:3 "$root/tests/programs/initfirst.py" 20

@@ -34,7 +34,7 @@ class Profile:
     processes: pd.DataFrame  # one row per process: marks, offset, exit code
     computations: pd.DataFrame  # process, id, name, wrapper
     #: process, computation, name, seq, dispatch, returned, ready, and the program the
-    #: computation last compiled: program, shapes, peers
+    #: computation last compiled: program, shapes, peers, flops, bytes
     calls: pd.DataFrame
     #: JAX's compile events: process, event, fun, end, seconds, seq (the call it was in, or
     #: None), ahead (inside ``Lowered.compile``)
@@ -291,7 +291,7 @@ def _calls(per_process: list[tuple[int, list]], comps: list[tuple[int, list]],
 
 def _programs(calls: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
     """Each call with the program its computation last compiled, at or before it."""
-    cols = ["program", "shapes", "peers"]
+    cols = ["program", "shapes", "peers", "flops", "bytes"]
     if compiled.empty or calls.empty:
         return calls.assign(**{c: None for c in cols})
     c = compiled.rename(columns={"id": "computation"})[["process", "computation", "seq",

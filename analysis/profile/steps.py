@@ -126,7 +126,11 @@ def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
 
 
 def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
-    """The step's name (``named`` if it was called), or None when nothing recurs."""
+    """The step's name (``named`` if it was called), or None when nothing recurs: the
+    recurring computation with the most repeated work, (calls - 1) x its program's flops +
+    bytes (the rule capture windows decide by, ``podscale.attach.windows``), so that two
+    computations of a few microseconds each are not told apart by the machine's load;
+    busy time breaks ties and decides where XLA said nothing of the programs."""
     if tl.empty:
         return None
     if named is not None:
@@ -135,8 +139,14 @@ def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
     recurring = counts[counts >= MIN_CALLS].index
     if not len(recurring):
         return None
-    busy = tl.groupby("name")["busy"].sum()
-    return str(busy.loc[recurring].sort_values(ascending=False, kind="stable").index[0])
+    busy = tl.groupby("name")["busy"].sum().loc[recurring]
+    work = pd.Series(1.0, index=busy.index)
+    if {"flops", "bytes"} <= set(tl.columns):
+        each = pd.to_numeric(tl["flops"], errors="coerce").fillna(0) + \
+            pd.to_numeric(tl["bytes"], errors="coerce").fillna(0)
+        work = each.groupby(tl["name"]).max().reindex(busy.index).fillna(0).clip(lower=1)
+    score = pd.DataFrame({"work": (counts.loc[recurring] - 1) * work, "busy": busy})
+    return str(score.sort_values(["work", "busy"], ascending=False, kind="stable").index[0])
 
 
 def ledger(tl: pd.DataFrame, step: str) -> pd.DataFrame:
