@@ -4,7 +4,7 @@ case runs for real in tests/test_profile.py (the loader run's planted extra laun
 
 from __future__ import annotations
 
-from podscale.attach.hang import verdict_text
+from podscale.attach.rollwords import verdict_text
 from podscale.core.desync import first
 
 STEP = [(n, "local_step") for n in range(40, 48)]

@@ -69,6 +69,19 @@ def test_long_function_check_can_fail(tmp_path):
     assert long_functions([tmp_path], 60) and not long_functions([tmp_path], 80)
 
 
+def long_modules(roots: list[Path], limit: int = 300) -> list[str]:
+    return [f"{path} ({n} lines)" for root in roots for path in sorted(root.rglob("*.py"))
+            if (n := len(path.read_text().splitlines())) > limit]
+
+
+def test_no_module_over_300_lines(tmp_path):
+    """The module ceiling: one job each, split by concept (the check fails on a planted
+    301-line module)."""
+    assert long_modules([ROOT / d for d in ("podscale", "analysis", "suites")]) == []
+    (tmp_path / "m.py").write_text("x = 1\n" * 301)
+    assert long_modules([tmp_path]) and not long_modules([tmp_path], 301)
+
+
 def many_parameters(roots: list[Path], limit: int = 10) -> list[str]:
     return [f"{path}:{node.lineno} {node.name} ({count})" for path, node in functions(roots)
             if (count := len(node.args.posonlyargs) + len(node.args.args)

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from podscale.launch.cluster import LauncherProcess
-from podscale.launch.local import last_line, never_joined
+from podscale.launch.exits import last_line, never_joined
 from podscale.startup.runtime import join_failed
 from tests.conftest import only_run, podscale
 

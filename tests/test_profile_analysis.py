@@ -186,7 +186,7 @@ def test_a_desync_is_only_where_the_differing_program_waits_on_peers():
     others (an all-reduce), the same difference is."""
     import pandas as pd
 
-    from podscale.analysis.profile.steps import desync
+    from podscale.analysis.profile.peers import desync
 
     def calls(peers: bool) -> pd.DataFrame:
         return pd.DataFrame([

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from podscale.analysis import load_run
-from podscale.analysis.models.stats import describe, median_ci, scaling, summarize
+from podscale.analysis.models.efficiency import scaling
+from podscale.analysis.models.stats import describe, median_ci, summarize
 from podscale.analysis.render.report import write_report
 from podscale.analysis.verdicts.compare import compare
 from podscale.core.errors import UsageError

@@ -9,12 +9,13 @@ are seconds since the earliest process started its attach."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from podscale.analysis.profile.rows import calls as call_rows
+from podscale.analysis.profile.rows import computations, frame, programs
 from podscale.core.errors import UsageError
 from podscale.core.profilerecord import checked, schema_of
 from podscale.core.records import Manifest, read_manifest
@@ -193,43 +194,43 @@ def load_profile(run_dir: Path | str) -> Profile:
     def seconds(us: float, process: int) -> float:
         return (us - int(offset[process]) - origin) / 1e6
 
-    compiled = _frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers",
+    compiled = frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers",
                                           "leaves", "flops", "bytes", "memory"])
     for col in ("attach", "process_start", "join_start", "join_end", "end"):
         if col in processes:
             processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")
                               for p, v in processes[col].items()]
     return Profile(run_dir, manifest, processes,
-                   _computations(kinds["computation"]),
-                   _programs(_calls(kinds["call"], kinds["computation"], seconds),
+                   computations(kinds["computation"]),
+                   programs(call_rows(kinds["call"], kinds["computation"], seconds),
                              compiled),
-                   _frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq", "ahead"],
+                   frame(kinds["compile"], ["event", "fun", "end", "seconds", "seq", "ahead"],
                           lambda p, r: {**r, "end": seconds(r["end"], p)}),
                    compiled,
-                   _frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
+                   frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
-                   _frame(kinds["capture"], CAPTURE_COLUMNS,
+                   frame(kinds["capture"], CAPTURE_COLUMNS,
                           lambda p, r: {"file": _here(run_dir, r["file"])}),
-                   _frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
+                   frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
                                             "file", "spans", "trigger", "origin"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]
                                                   for a, b in r["spans"]],
                                         "origin": None if r["origin_us"] is None else
                                         seconds(r["origin_us"], p),
                                         "file": _here(run_dir, r["file"])}),
-                   _frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
+                   frame(kinds["step"], ["name", "num", "first", "end", "enter", "exit"],
                           lambda p, r: {"enter": seconds(r["enter"], p),
                                         "exit": seconds(r["exit"], p)}),
-                   _frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]),
-                   _frame(kinds["collectives"], ["step", "op", "k", "start", "dur"],
+                   frame(kinds["capture_ops"], ["first", "steps", "op", "count", "us"]),
+                   frame(kinds["collectives"], ["step", "op", "k", "start", "dur"],
                           lambda p, r: {"start": seconds(r["start"], p)}),
-                   _frame(kinds["skipped"], ["steps", "trigger", "reason"]),
-                   _frame(kinds["silent"], ["start", "end"],
+                   frame(kinds["skipped"], ["steps", "trigger", "reason"]),
+                   frame(kinds["silent"], ["start", "end"],
                           lambda p, r: {"start": seconds(r["start"], p),
                                         "end": seconds(r["end"], p)}),
-                   _frame(kinds["cache"], ["hit", "seq", "end"],
+                   frame(kinds["cache"], ["hit", "seq", "end"],
                           lambda p, r: {"end": seconds(r["end"], p)}),
-                   _frame(kinds["program"], ["name", "file", "error"],
+                   frame(kinds["program"], ["name", "file", "error"],
                           lambda p, r: {"file": _here(run_dir, r.get("file"))}))
 
 
@@ -264,38 +265,3 @@ def _read_all(files: list[Path]) -> tuple[list[dict], dict[str, list[tuple[int, 
     return marks, kinds
 
 
-def _frame(per_process: list[tuple[int, list]], columns: list[str],
-           convert: Callable[[int, dict], dict] | None = None) -> pd.DataFrame:
-    rows = [{"process": p, **{c: r.get(c) for c in columns},
-             **({k: v for k, v in convert(p, r).items() if k in columns} if convert else {})}
-            for p, got in per_process for r in got]
-    return pd.DataFrame(rows, columns=["process", *columns])
-
-
-def _computations(per_process: list[tuple[int, list]]) -> pd.DataFrame:
-    return _frame(per_process, ["id", "name", "wrapper"])
-
-
-def _calls(per_process: list[tuple[int, list]], comps: list[tuple[int, list]],
-           seconds: Callable[[float, int], float]) -> pd.DataFrame:
-    names = {(p, c["id"]): c["name"] for p, got in comps for c in got}
-    rows = []
-    for p, got in per_process:
-        for cid, seq, d0, d1, ready in got:
-            rows.append((p, cid, names.get((p, cid), f"#{cid}"), seq, seconds(d0, p),
-                         seconds(d1, p), seconds(ready, p) if ready >= 0 else float("nan")))
-    df = pd.DataFrame(rows, columns=["process", "computation", "name", "seq", "dispatch",
-                                     "returned", "ready"])
-    return df.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)
-
-
-def _programs(calls: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
-    """Each call with the program its computation last compiled, at or before it."""
-    cols = ["program", "shapes", "peers", "flops", "bytes"]
-    if compiled.empty or calls.empty:
-        return calls.assign(**{c: None for c in cols})
-    c = compiled.rename(columns={"id": "computation"})[["process", "computation", "seq",
-                                                        *cols]]
-    out = pd.merge_asof(calls.sort_values("seq"), c.sort_values("seq").astype({"seq": "int64"}),
-                        on="seq", by=["process", "computation"], direction="backward")
-    return out.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)

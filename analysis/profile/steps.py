@@ -3,9 +3,10 @@
 Definitions (every time on process 0's clock, :mod:`.load`):
 
 - **The step** is the dominant recurring computation: among those every process called at
-  least ``MIN_CALLS`` times, the one with the most device time in all (``--step NAME``
-  overrides). Step *k* is each process's *k*-th call of it (a multi-controller program
-  calls the same computations in the same order on every process).
+  least ``MIN_CALLS`` times, the one with the most repeated work ((calls - 1) x its
+  program's flops + bytes; busy time breaks ties; ``--step NAME`` overrides). Step *k* is
+  each process's *k*-th call of it (a multi-controller program calls the same
+  computations in the same order on every process).
 - A process **arrives** at step *k* when its device can start it: the later of the call's
   dispatch plus what JAX compiled during it and the ready time of the call it dispatched
   just before (any computation: a device runs one process's calls in order). Its
@@ -22,17 +23,13 @@ Definitions (every time on process 0's clock, :mod:`.load`):
   1/P, p < ``CHANCE_P``: with 2 processes and noise above the threshold one of them is
   always last); **sporadic** when late in 3 or more steps but not chronic; **one-off**
   when late in one or two.
-- A **desync** is the first launch number (the ledger's ``seq``) at which processes
-  launched different computations, or one computation compiled to different programs
-  (:mod:`podscale.core.desync`).
+- Whether the step waits on peers, and a **desync**: :mod:`.peers`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from podscale.core import desync as _desync
 
 MIN_CALLS = 3
 #: the first steps hold each computation's compiles: the job's step time leaves them out
@@ -240,26 +237,6 @@ def stragglers(led: pd.DataFrame) -> pd.DataFrame:
     return out[columns]
 
 
-def waits_on_peers(calls: pd.DataFrame, annotations: pd.DataFrame, step: str) -> bool | None:
-    """Whether the step waits on other processes: a program it runs (the step's
-    computation, or every call inside the program's ``step`` annotations) has a collective
-    over devices of several processes, by its compiled program; None where unknown."""
-    if "peers" not in calls:
-        return None
-    marks = annotations[annotations["name"] == step].sort_values("first")
-    if len(marks):
-        c = calls.sort_values("seq")
-        m = marks[["process", "first", "end"]].astype({"first": "int64"})
-        found = pd.merge_asof(c, m, left_on="seq", right_on="first", by="process")
-        rows = found[found["seq"] < found["end"]]
-    else:
-        rows = calls[calls["name"] == step]
-    flags = rows["peers"]
-    if flags.eq(True).any():
-        return True
-    return False if len(flags) and flags.notna().all() else None
-
-
 def no_peers(blame: pd.DataFrame) -> pd.DataFrame:
     """The straggler table of a step no process waits on another in: nothing lost, nobody
     late (who is last says nothing)."""
@@ -313,32 +290,3 @@ def _beyond_chance(late: int, all_late: int, processes: int) -> bool:
     return binomtest(late, all_late, 1 / processes, alternative="greater").pvalue < CHANCE_P
 
 
-def desync(calls: pd.DataFrame) -> _desync.Desync | None:
-    """The first launch number every process reached at which they launched different
-    computations (the recorded calls, before any annotation merges them), one of which
-    waits on other processes (a program known to wait on none, launched differently by
-    each process, pairs no collective with the wrong peers: no desync)."""
-    if calls.empty or calls["process"].nunique() < 2:
-        return None
-    program = calls["program"].fillna("") if "program" in calls else ""
-    keyed = calls.assign(key=calls["name"] + "\0" + program)
-    keys = keyed.pivot(index="seq", columns="process", values="key").dropna()
-    split = (keys.ne(keys.iloc[:, 0], axis=0)).any(axis=1)
-    if "peers" in keyed:
-        waits = keyed["peers"].map(_may_wait).groupby(keyed["seq"]).any()
-        split &= waits.reindex(split.index, fill_value=True)
-    if not split.any():
-        return None
-    seq = int(split.idxmax())
-    at = keyed[keyed["seq"] == seq]
-    return _desync.at(seq, {int(r.process): (str(r.name), str(r.program or ""),
-                                             str(r.shapes or ""))
-                            for r in at.itertuples(index=False)})
-
-
-def _may_wait(peers: object) -> bool:
-    """Whether a launched program may wait on other processes (``peers`` True, or not
-    known)."""
-    import numpy as np
-
-    return not (isinstance(peers, bool | np.bool_) and not peers)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from podscale.analysis.profile import compiles as compiling
 from podscale.analysis.profile import goodput, inside, phases, stalls, steps
+from podscale.analysis.profile import peers as peers_of
 from podscale.analysis.profile.load import Profile, load_profile
 from podscale.core.desync import Desync
 
@@ -27,12 +28,12 @@ class ProfileSummary:
     compiles: pd.DataFrame  # compiles.table (module compiling here): every compile
     frames: pd.DataFrame  # goodput.host_frames
     goodput: pd.DataFrame  # goodput.ledger
-    desync: Desync | None = None  # steps.desync
+    desync: Desync | None = None  # peers.desync
     inside: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.attribution
     waits: pd.DataFrame = field(default_factory=pd.DataFrame)  # inside.waits
     op_diff: tuple[int, int, pd.DataFrame] | None = None  # inside.op_diff
     named: str | None = None  # the step asked for (--step), if one was
-    #: whether the step waits on other processes (steps.waits_on_peers); False: no
+    #: whether the step waits on other processes (peers.waits_on_peers); False: no
     #: straggler blame
     peers: bool | None = None
     slow: pd.DataFrame = field(default_factory=pd.DataFrame)  # stalls.slow_steps
@@ -56,7 +57,7 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     tl = steps.timeline(calls, compiles, profile.windows)
     name = steps.detect(tl, named)
     att = inside.attribution(profile)
-    within = (steps.desync(profile.calls), att, inside.waits(profile),
+    within = (peers_of.desync(profile.calls), att, inside.waits(profile),
               inside.op_diff(profile, att))
     if name is None:
         empty = pd.DataFrame()
@@ -66,7 +67,7 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
     led = steps.ledger(tl, name)
     blame = steps.stragglers(led)
     occ = phases.occurrences(profile.gaps, led)
-    peers = steps.waits_on_peers(profile.calls, profile.annotations, name)
+    peers = peers_of.waits_on_peers(profile.calls, profile.annotations, name)
     if peers is False:
         blame = steps.no_peers(blame)
     return ProfileSummary(profile, name, led, blame, steps.process_table(led, blame),

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.analysis.data.frames import param_columns
-from podscale.analysis.models.stats import labels, scaling
+from podscale.analysis.models.efficiency import scaling
+from podscale.analysis.models.stats import labels
 from podscale.analysis.render import modelplots, plots, sections
 from podscale.analysis.render.formats import (
     ceiling_table,

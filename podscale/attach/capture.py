@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from podscale.attach.jaxside import held, module_name, profiler, ready
 from podscale.attach.stepreduce import reduce_steps
 from podscale.attach.windows import StepChoice, Windows
 from podscale.core.profilerecord import window_label
@@ -87,7 +88,7 @@ class Capture:
             return
         if step is not None:
             self._learn(step, program)
-        _ready(self.last)  # the devices idle: the session holds steps k.. alone
+        ready(self.last)  # the devices idle: the session holds steps k.. alone
         self.last.clear()
         t0 = self.clock()  # from here podscale's cost (the device waits on it)
         with self.lock:
@@ -99,7 +100,7 @@ class Capture:
                 stamp(self.run_dir.name, self.process())
             except Exception as exc:  # noqa: BLE001 - the program's own session holds it
                 self.emit({"kind": "capture_skipped", "steps": [k, end],
-                           "reason": _held(exc)})
+                           "reason": held(exc)})
                 return
             self.until, self.began, self.name = end, k, step
             self.at_open = {c.name: c.calls for c in self.computations}
@@ -185,7 +186,7 @@ class Capture:
 
     def _stop(self, k: int | None, name: str | None) -> None:
         t0 = self.clock()
-        _ready(self.last)
+        ready(self.last)
         with self.lock:
             try:
                 profiler()[1]()
@@ -259,44 +260,3 @@ class Capture:
         return dest
 
 
-#: the profiler's start and stop as JAX defines them, taken before the program's are
-#: wrapped (:mod:`.entry`): podscale's own sessions use these
-_ORIGINAL: list[Callable[..., Any]] = []
-
-
-def profiler() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """JAX's own ``start_trace`` and ``stop_trace`` (not the program's wrapped ones)."""
-    if not _ORIGINAL:
-        import jax.profiler
-
-        _ORIGINAL[:] = [jax.profiler.start_trace, jax.profiler.stop_trace]
-    return _ORIGINAL[0], _ORIGINAL[1]
-
-
-def _held(exc: Exception) -> str:
-    text = str(exc)
-    if "already" in text:
-        return "the program holds the profiler (its own session was running)"
-    return f"the profiler would not start: {type(exc).__name__}: {text.splitlines()[0]}"
-
-
-def module_name(program: Callable[[], Any]) -> str | None:
-    """The XLA module name of a computation's compiled program (``program()``, answered
-    from JAX's caches), or None where the runtime does not say."""
-    from podscale.startup.jaxapi import module_name as of
-
-    try:
-        return of(program())
-    except Exception:  # noqa: BLE001 - the trace reduction falls back on the names
-        return None
-
-
-def _ready(out: Any) -> None:
-    """Wait for a step's outputs (one donated meanwhile is already consumed: skipped)."""
-    import jax
-
-    for leaf in jax.tree_util.tree_leaves(out):
-        try:
-            leaf.block_until_ready()
-        except Exception:  # noqa: BLE001 - deleted by donation, or not an array
-            continue

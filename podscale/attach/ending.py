@@ -12,6 +12,11 @@ from typing import Any
 
 from podscale.core import lines
 
+#: how long a process waits at the end for the others to finish their records
+END_WAIT_S = 60.0
+#: where each process says it is done, with its exit code
+DONE = "podscale/attach/done/"
+
 #: podscale's frames a program's traceback leaves out: the script's start and the
 #: wrappers every recorded call passes through (a failure in podscale's own code keeps its)
 PASS_THROUGH = {"run", "__call__", "call", "call_compiled", "make", "initialize"}
@@ -69,3 +74,25 @@ def note_sigint(signalled: threading.Event) -> None:
         signalled.set()
         signal.default_int_handler(signum, frame)
     signal.signal(signal.SIGINT, noted)
+
+
+def meet(client: Any, process: int | None, processes: int, code: int) -> None:
+    """Say this process is done (with its exit code) and wait, at most END_WAIT_S, for
+    every other to say so, or for one to say it failed: then nobody waits on for a peer
+    that will never come, and JAX's own shutdown at exit finds every process there."""
+    try:
+        client.key_value_set(f"{DONE}{process}", str(code))
+        if code:
+            if process == 0:  # the others read the failure from its service
+                from podscale.attach.hang import wait_for_the_others
+
+                wait_for_the_others(client, processes)
+            return
+        deadline = time.monotonic() + END_WAIT_S
+        while time.monotonic() < deadline:
+            done = client.key_value_dir_get(DONE)
+            if len(done) >= processes or any(v != "0" for _, v in done):
+                return
+            time.sleep(0.05)
+    except Exception:  # noqa: BLE001 - the service gone: the records are written
+        return

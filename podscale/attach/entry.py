@@ -214,7 +214,7 @@ def _install_profiler(log: CallLog) -> Callable[[], None]:
     returns the undo."""
     import jax.stages
 
-    from podscale.attach.capture import profiler
+    from podscale.attach.jaxside import profiler
     from podscale.startup.jaxapi import start_trace_owners
 
     start_trace = profiler()[0]  # JAX's own, kept for podscale's sessions
@@ -254,7 +254,7 @@ def _install_profiler(log: CallLog) -> Callable[[], None]:
 def _compiled_name(compiled: Any) -> str:
     """An AOT ``Compiled``'s name: its XLA module's, less JAX's ``jit_`` (``train_step``
     for ``jax.jit(train_step).lower(...).compile()``, as ``--step`` takes it)."""
-    from podscale.attach.capture import module_name
+    from podscale.attach.jaxside import module_name
 
     name = module_name(lambda: compiled) or "compiled"
     return name.removeprefix("jit_") or name

@@ -79,3 +79,18 @@ def devices() -> dict[str, Any]:
         return {}
     return {"local_devices": jax.local_device_count(), "platform": device.platform,
             "device_kind": device.device_kind, "peaks": device_peaks()}
+
+
+def env_process() -> int:
+    """This process's index as its launcher gave it (0 where none did)."""
+    from podscale.startup.faults import launcher_rank
+
+    return launcher_rank() or 0
+
+
+def no_cluster(exc: Exception) -> bool:
+    """Whether ``jax.distributed.initialize()``'s failure says it found no cluster (JAX's
+    words where its detection finds none, or a TPU VM's metadata server out of reach)."""
+    text = str(exc)
+    return "coordinator_address should be defined" in text or isinstance(exc, OSError) \
+        or "metadata" in text.lower()

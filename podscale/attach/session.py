@@ -14,38 +14,34 @@ import os
 import runpy
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from podscale.attach import SUPERVISED, calls, clock, entry, recorder
 from podscale.attach.capture import Capture
-from podscale.attach.ending import exit_code, note_sigint, print_as_python, unless_ending
-from podscale.attach.joining import alone, device_memory, devices, said_device_count
+from podscale.attach.ending import exit_code, meet, note_sigint, print_as_python, unless_ending
+from podscale.attach.joining import (
+    alone,
+    device_memory,
+    devices,
+    env_process,
+    no_cluster,
+    said_device_count,
+)
 from podscale.attach.sampler import Sampler
 from podscale.attach.windows import Windows
 from podscale.core import lines
 from podscale.core.profilerecord import SCHEMA
-from podscale.startup.jaxapi import DEGRADED, CoordinationClient
+from podscale.startup.jaxapi import DEGRADED
 
-#: how long a process waits at the end for the others to finish their records
-END_WAIT_S = 60.0
 #: how long a short script's end waits for its clock offset (process 0 answers the peers'
 #: round trips one peer after another)
 CLOCK_WAIT_S = 30.0
 #: how long the end waits for each background thread to leave the coordination service
 #: (a poll of it lasts clock.POLL_MS)
 STOP_WAIT_S = 5.0
-DONE = "podscale/attach/done/"
 ZERO_OFFSET = {"kind": "offset", "offset_us": 0, "rtt_us": 0}
-
-
-def _env_process() -> int:
-    """This process's index as its launcher gave it (0 where none did)."""
-    from podscale.startup.faults import launcher_rank
-
-    return launcher_rank() or 0
 
 
 class Session:
@@ -57,7 +53,7 @@ class Session:
         from podscale.startup.ledger import process_start
 
         self.clock = clock.Clock()
-        self.clock.skew_us = clock.planted().get(_env_process(), 0)
+        self.clock.skew_us = clock.planted().get(env_process(), 0)
         self.record = recorder.Recorder(run_dir)
         started = process_start()
         self.record.add({"kind": "start", "schema": SCHEMA, "attach": self.clock.now(),
@@ -113,7 +109,7 @@ class Session:
 
         size = launcher_size()
         if self.record.process is None and size is not None and size > 1:
-            self._refuse(f"process {_env_process()} never joined the job: the program "
+            self._refuse(f"process {env_process()} never joined the job: the program "
                          "computes without calling jax.distributed.initialize() first, so "
                          f"each of its {size} processes runs alone; run it as one process "
                          "(--hosts 1), or call jax.distributed.initialize() before any "
@@ -122,7 +118,7 @@ class Session:
     def _refuse(self, message: str) -> None:
         """End this process: the job cannot be measured (its record says why)."""
         if self.record.process is None:
-            self.record.joined(_env_process(), None)
+            self.record.joined(env_process(), None)
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": 2,
                          "error": message, "calls": self.log.seq})
         self.record.flush()
@@ -145,7 +141,7 @@ class Session:
             try:
                 original(*args, **kwargs)
             except (ValueError, OSError) as exc:  # no cluster around a call of no arguments
-                if join or args or kwargs or not _no_cluster(exc):
+                if join or args or kwargs or not no_cluster(exc):
                     raise
                 lines.say("podscale: no cluster environment found (mpirun, Slurm, TPU VM, "
                           "Kubernetes, or JAX_COORDINATOR_ADDRESS): the program runs as a "
@@ -164,7 +160,7 @@ class Session:
 
         size = launcher_size()
         if size is not None and size != self.processes:
-            self._refuse(f"process {_env_process()} joined a job of {self.processes} "
+            self._refuse(f"process {env_process()} joined a job of {self.processes} "
                          f"process(es) where its launcher started {size}: the processes "
                          "did not join one job (check the program's own "
                          "jax.distributed.initialize() arguments)")
@@ -188,7 +184,8 @@ class Session:
                     {"kind": "offset", "offset_us": off, "rtt_us": rtt}), self.stop)
             self.talking.append(self.measuring)
         if client is not None:  # hang timeout None: auto; 0: off (a peer's failure still)
-            from podscale.attach.hang import RollCall, main_thread_at
+            from podscale.attach.hang import RollCall
+            from podscale.attach.rollwords import main_thread_at
 
             self.rollcall = RollCall(
                 self.log, self.record, client, self.processes, self.hang_timeout,
@@ -249,7 +246,7 @@ class Session:
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
             self.record.add({"kind": "degraded", "hooks": dict(DEGRADED)})
         if self.record.process is None:  # a one-process script that never joined
-            self.record.joined(_env_process(), None)
+            self.record.joined(env_process(), None)
             self.record.add(ZERO_OFFSET)
             self.record.add({"kind": "devices", **devices()})
         self.record.add({"kind": "end", "end": self.clock.now(), "exit_code": code,
@@ -263,33 +260,12 @@ class Session:
                 from podscale.attach.hang import failed
 
                 failed(client, self.record.process or 0, code, error)
-            self._meet(client, code)
+            meet(client, self.record.process, self.processes, code)
         self.stop.set()
         for thread in self.talking:
             thread.join(timeout=STOP_WAIT_S)
         if self.drain is not None:
             self.drain.stop()
-
-    def _meet(self, client: CoordinationClient, code: int) -> None:
-        """Say this process is done (with its exit code) and wait, at most END_WAIT_S, for
-        every other to say so, or for one to say it failed: then nobody waits on for a peer
-        that will never come, and JAX's own shutdown at exit finds every process there."""
-        try:
-            client.key_value_set(f"{DONE}{self.record.process}", str(code))
-            if code:
-                if self.record.process == 0:  # the others read the failure from its service
-                    from podscale.attach.hang import wait_for_the_others
-
-                    wait_for_the_others(client, self.processes)
-                return
-            deadline = time.monotonic() + END_WAIT_S
-            while time.monotonic() < deadline:
-                done = client.key_value_dir_get(DONE)
-                if len(done) >= self.processes or any(v != "0" for _, v in done):
-                    return
-                time.sleep(0.05)
-        except Exception:  # noqa: BLE001 - the service gone: the records are written
-            return
 
 
 def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None = None,
@@ -307,9 +283,3 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     return session.run()
 
 
-def _no_cluster(exc: Exception) -> bool:
-    """Whether ``jax.distributed.initialize()``'s failure says it found no cluster (JAX's
-    words where its detection finds none, or a TPU VM's metadata server out of reach)."""
-    text = str(exc)
-    return "coordinator_address should be defined" in text or isinstance(exc, OSError) \
-        or "metadata" in text.lower()

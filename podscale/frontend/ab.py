@@ -23,7 +23,8 @@ from podscale.core.errors import UsageError
 ROUNDS = defaults.AB_ROUNDS
 
 if TYPE_CHECKING:
-    from podscale.frontend.actions import Prepared, Verdict
+    from podscale.frontend.actions import Prepared
+    from podscale.frontend.comparing import Verdict
 
 
 #: variables the worker sets itself on simulated CPU hosts (--platform cpu), and how
@@ -74,7 +75,8 @@ def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Pa
     """Run ``prepared`` as arms A and B (each process setting its arm's environment),
     launches alternating, then compare them under ``verdict``."""
     from podscale.analysis import load_run
-    from podscale.frontend.actions import write_compare, wrong_results
+    from podscale.frontend.actions import wrong_results
+    from podscale.frontend.comparing import write_compare
     from podscale.launch.runner import default_name, execute_arms
 
     cases, rounds = prepared.cases, prepared.rounds

@@ -1,22 +1,18 @@
 """What several commands do alike: prepare and execute a grid, print a run's table, write
-its report and comparisons, parse its traces. Each takes a loaded :class:`Run` where it
-reads results, so one command loads a run once."""
+its report (comparisons: :mod:`.comparing`; traces: :mod:`.tracing`). Each takes a loaded
+:class:`Run` where it reads results, so one command loads a run once."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from podscale.core import defaults
 from podscale.core.errors import UsageError, WrongResults
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from podscale.analysis.run import Run
     from podscale.core.grid import Grid
 
@@ -179,6 +175,8 @@ def run_grid(prepared: Prepared, out: Path, name: str | None = None, *, fmt: str
             print(f"# traces written under {trace_dir}; copy them here and run: podscale "
                   f"trace {run.path} --traces <copy>")
         else:
+            from podscale.frontend.tracing import trace
+
             trace(run.path, Path(trace_dir) if trace_dir else None)
     if report:
         write_report(run)
@@ -210,80 +208,6 @@ def show_profile(run_dir: Path, fmt: str = "text", step: str | None = None) -> N
             print(f"- {line}")
 
 
-def trace(run_dir: Path, traces: Path | None = None) -> None:
-    """Parse a run's profiler traces: per-step table, stragglers, merged timelines (one
-    per capture window of a profiled program)."""
-    from podscale.analysis.data.timeline import layout_archives
-    from podscale.analysis.data.traces import (
-        cut_short,
-        load_traces,
-        read_traces,
-        step_table,
-        stragglers,
-        write_merged,
-    )
-    from podscale.analysis.data.traces import summary as trace_summary
-    from podscale.analysis.render.profiletext import viewer
-    from podscale.core.manifest import run_kind
-
-    if not run_dir.is_dir():
-        raise UsageError(f"{run_dir}: no such run directory")
-    if not (run_dir / "run.json").is_file():
-        raise UsageError(f"{run_dir}: not a run directory (no run.json): name one of "
-                         "podscale run --profile, profile or attach")
-    if traces is not None and "://" not in str(traces) and not Path(traces).is_dir():
-        raise UsageError(f"--traces {traces}: no such folder")
-    if run_kind(run_dir) == "profile":
-        return _trace_profiled(run_dir)
-    read = read_traces(run_dir, traces)
-    loaded = load_traces(run_dir, read=read)
-    if not loaded:
-        raise UsageError(f"{run_dir}: no traces (run with --profile)")
-    table = step_table(loaded)
-    table.to_csv(run_dir / "traces" / "steps.csv", index=False)
-    lag = stragglers(table)
-    lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
-    print(trace_summary(table, lag))
-    for line in cut_short(table, _samples(run_dir)):
-        print(f"# note: {line}")
-    for path in write_merged(run_dir, loaded):
-        print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
-    for path in layout_archives(run_dir, read):
-        print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
-    print(f"# XProf: {viewer(run_dir / 'traces')}")
-
-
-def _trace_profiled(run_dir: Path) -> None:
-    """A profiled program's capture windows, each as one merged timeline."""
-    from podscale.analysis.data.timeline import window_archives
-    from podscale.analysis.profile.load import load_profile
-    from podscale.analysis.render.profiletext import viewer
-
-    profile = load_profile(run_dir)
-    if profile.windows.empty:
-        raise UsageError(f"{run_dir}: no capture window (profile with --profile-steps, "
-                         "--profile-every or --profile-anomalies)")
-    paths, left = window_archives(run_dir, profile.windows, profile.clock_residual_s)
-    for line in left:
-        print(f"# note: {line}")
-    for path in paths:
-        print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
-    print(f"# XProf: {viewer(run_dir / 'traces')}")
-
-
-def _samples(run_dir: Path) -> pd.DataFrame:
-    """The run's samples, or none where its records cannot be read (traces of a copy)."""
-    import pandas as pd
-
-    from podscale.analysis import load_run
-    from podscale.core.errors import PodscaleError
-
-    try:
-        return load_run(run_dir).samples
-    except (PodscaleError, OSError):
-        return pd.DataFrame(columns=["process", "case_id", "phase"])
-
-
 def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
                  asv: Path | None = None) -> int:
     """Write the HTML report and Markdown summary of a run and say where."""
@@ -307,68 +231,4 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
     print(f"# summary: {md_path}")
     return 0
 
-
-@dataclass(frozen=True)
-class Verdict:
-    """How ``compare`` and ``ab`` judge a change (``add_verdict_args``' options)."""
-
-    threshold: float = defaults.THRESHOLD
-    alpha: float = defaults.ALPHA
-    correction: str = "bh"
-    paired: bool = False
-    fail_on_regression: bool = False
-    #: the timing method judged (auto: the best both runs hold)
-    method: str = "auto"
-
-    def __post_init__(self) -> None:
-        if self.threshold < 0 or not 0 < self.alpha < 1:
-            raise UsageError("--threshold must be >= 0 and --alpha within (0, 1)")
-        from podscale.core.timing import METHODS
-
-        if self.method not in ("auto", *METHODS):
-            raise UsageError(f"bad --judge {self.method!r}: auto or one of "
-                             f"{', '.join(METHODS)}")
-
-    def compare(self, run_a: Run, run_b: Run, force: bool = False) -> tuple[Any, list[str]]:
-        """(table, notes) of :func:`podscale.analysis.verdicts.compare.compare` under this
-        verdict."""
-        from podscale.analysis.verdicts.compare import compare
-
-        return compare(run_a, run_b, threshold=self.threshold, alpha=self.alpha, force=force,
-                       correction=self.correction, paired=self.paired, method=self.method)
-
-
-def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
-                  out: Path | None = None) -> int:
-    """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
-    (1 if a case is slower and the verdict fails on regression)."""
-    from podscale.analysis.render.text import (
-        comparison_text,
-        fit_changes_text,
-        program_changes_text,
-    )
-    from podscale.analysis.verdicts import fitcompare, programs
-    from podscale.analysis.verdicts.compare import judged
-
-    run_a, run_b, _ = judged(run_a, run_b, verdict.method)
-    name_a, name_b = run_a.path.name, run_b.path.name
-    changed = programs.program_changes(run_a.summary(), run_b.summary())
-    attrs = dict(table.attrs)
-    table = table.merge(changed, on="case_id", how="left")
-    table.attrs.update(attrs)  # the test it ran (paired or not)
-    table["program_change"] = table["program_change"].fillna("")
-    text = comparison_text(table, notes, name_a, name_b, verdict.threshold,
-                           verdict.correction)
-    text += "\n" + program_changes_text(changed)
-    changes = fitcompare.compare_fits(run_a, run_b)
-    text += "\n" + fit_changes_text(changes)
-    print(text)
-    out = out or run_b.path / f"compare-{name_a}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out.with_suffix(".csv"), index=False)
-    changes.to_csv(out.with_name(out.name + "-fits.csv"), index=False)
-    out.with_suffix(".txt").write_text(text + "\n")
-    print(f"# written: {out.with_suffix('.csv')} and {out.name}-fits.csv")
-    slower = (table["verdict"] == "slower").any()
-    return 1 if slower and verdict.fail_on_regression else 0
 

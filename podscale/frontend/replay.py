@@ -92,7 +92,8 @@ def replay(prepared: Prepared, out: Path, name: str | None, predict: list[int]) 
     ``predict`` participants."""
     from podscale.analysis import load_run
     from podscale.analysis.verdicts.replay import results
-    from podscale.frontend.actions import show, trace, write_report, wrong_results
+    from podscale.frontend.actions import show, write_report, wrong_results
+    from podscale.frontend.tracing import trace
 
     check_predict(predict)
     cases = prepared.cases

@@ -8,7 +8,7 @@ from pathlib import Path
 from podscale.core.bounds import sum_bound
 from podscale.core.errors import WrongResults
 from podscale.launch.cluster import split_by_rank
-from podscale.launch.local import NOISE
+from podscale.launch.exits import NOISE
 
 
 def echo_outputs(run_dir: Path, headed: bool = False) -> int:

@@ -27,7 +27,8 @@ from podscale.core.case import Layout
 from podscale.core.environment import OWNED_ENV
 from podscale.core.errors import UsageError
 from podscale.core.lines import MPI_TAG, rejoin_mpirun
-from podscale.launch.local import _SOURCE_ROOT, NOISE, Worker, describe_exit, supervise, terminate
+from podscale.launch.exits import NOISE, describe_exit
+from podscale.launch.local import _SOURCE_ROOT, Worker, supervise, terminate
 from podscale.launch.options import LAUNCHERS, LaunchOptions
 
 _SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")

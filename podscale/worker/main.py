@@ -9,10 +9,8 @@ and podscale's core only (no pandas, scipy or plotting).
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -24,11 +22,11 @@ from podscale.core.errors import EXIT_DISK, DiskFull, UsageError
 from podscale.core.plan import LayoutPlan, Plan
 from podscale.core.records import CaseRecord, LedgerRecord, Sample, pack
 from podscale.core.registry import load_source
-from podscale.core.timing import chain, depth_for, measure
-from podscale.core.workload import Context, Workload
+from podscale.core.workload import Workload
 from podscale.startup import faults, jaxapi, ledger, runtime
 from podscale.worker.checks import run_checks
-from podscale.worker.compiling import Compiled, compile_case
+from podscale.worker.compiling import compile_case
+from podscale.worker.measuring import KeepLast, context, depth, measure_each, passes, say
 from podscale.worker.writers import GatheringWriter, RecordWriter
 
 if TYPE_CHECKING:
@@ -42,10 +40,6 @@ EXIT_USAGE = 2
 DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 
-def say(rt: Runtime, message: str) -> None:
-    lines.say(f"[podscale p{rt.process}] {message}", err=True)
-
-
 def check_layout(rt: Runtime, plan: Plan) -> str | None:
     """Why this job cannot run the plan's layouts, or None."""
     hosts, dph = plan.launched.hosts, plan.launched.devices_per_host
@@ -55,118 +49,6 @@ def check_layout(rt: Runtime, plan: Plan) -> str | None:
         return (f"the plan needs {dph} devices per process, process {rt.process} has "
                 f"{rt.local_device_count}")
     return None
-
-
-def case_devices(case: Case) -> list:
-    """The global devices a case runs on: the first ``devices_per_host`` local devices of
-    every process, so one set of processes can serve every smaller layout."""
-    import jax
-
-    by_process: dict[int, list] = {}
-    for d in sorted(jax.devices(), key=lambda d: (d.process_index, d.id)):
-        by_process.setdefault(d.process_index, []).append(d)
-    return [d for p in sorted(by_process) for d in by_process[p][: case.devices_per_host]]
-
-
-def context(case: Case, rt: Runtime) -> Context:
-    """The case's devices as a mesh with the layout's named axes (hosts first)."""
-    import numpy as np
-    from jax.sharding import Mesh
-
-    devices = case_devices(case)
-    shape = [size for _, size in case.layout.axes]
-    mesh = Mesh(np.array(devices, dtype=object).reshape(shape), case.layout.axis_names)
-    return Context(case, rt.process, rt.process_count, devices, mesh)
-
-
-def _measure(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
-             round_: int, iters: int) -> list[Sample]:
-    """Warm-up and ``each`` samples of one case (none of ``each`` where the case's timing
-    leaves it out); progress marked at every barrier (outside the clocked region)."""
-    say(rt, f"case {case.id}: measure")
-    rt.mark(index, case.id, "warmup")
-    calls = itertools.count()
-
-    def barrier() -> None:  # before timed iteration k (or once, before the loop)
-        rt.mark(index, case.id, "timed", next(calls))
-        with ledger.phase("barrier"):
-            rt.barrier(f"case {case.id}")
-
-    out = [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
-           for t in measure(step, clock=time.perf_counter, barrier=barrier,
-                            warmup=case.settings.warmup, iters=iters,
-                            sync_each=case.settings.sync == "each")]
-    for s in out:
-        ledger.add(s.phase, s.seconds)
-    return out
-
-
-def _passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any],
-            rt: Runtime, round_: int, depth: int) -> list[Sample]:
-    """The case's ``chain`` and ``device`` samples, where its timing names them: the
-    step launched back to back (``launch``: dispatch without waiting, at most ``depth``
-    in flight), every process starting together at a barrier."""
-    methods, length = case.settings.methods, case.settings.iters
-
-    def barrier(what: str) -> Callable[[], None]:
-        def meet() -> None:
-            rt.mark(index, case.id, what)
-            with ledger.phase("barrier"):
-                rt.barrier(f"{what} {case.id}")
-        return meet
-
-    out: list[Sample] = []
-    if "chain" in methods:
-        with ledger.phase("chain"):
-            out += [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
-                    for t in chain(launch, compiled.wait, clock=time.perf_counter,
-                                   barrier=barrier("chain"), length=length, depth=depth)]
-    if "device" in methods:
-        from podscale.worker.devicetime import device_pass
-
-        rt.mark(index, case.id, "device")
-        with ledger.phase("device"):
-            got = device_pass(case.id, rt.process, launch, compiled.wait, barrier("device"),
-                              length, (d.id for d in case_devices(case)), compiled.module,
-                              round_, depth)
-        if got.note:
-            say(rt, f"case {case.id}: {got.note}")
-        out += got.samples
-    return out
-
-
-#: calls a chain or device pass keeps in flight where XLA:CPU's collectives between
-#: processes (gloo) run on several devices per process: none beyond the one dispatched
-#: (each waited on before the next). Calls overlapping there stall now and then inside a
-#: dispatch, on every process: ``podscale run psum --hosts 2 --devices-per-host 2 --sizes
-#: 1M`` hung at 50 calls in flight, at 16, and at 2 over 400 iterations
-CPU_COLLECTIVE_DEPTH = 0
-
-
-def _depth(bytes_per_call: int, rt: runtime.Runtime) -> int:
-    """How many calls a chain or device pass keeps in flight (:func:`depth_for`), at most
-    :data:`CPU_COLLECTIVE_DEPTH` on simulated hosts of several CPU devices each."""
-    import jax
-
-    depth = depth_for(bytes_per_call)
-    if rt.process_count > 1 and rt.local_device_count > 1 and jax.default_backend() == "cpu":
-        return min(depth, CPU_COLLECTIVE_DEPTH)
-    return depth
-
-
-class _KeepLast:
-    """The step, keeping the outputs of its ``calls``-th call (the last timed iteration):
-    the float check compares those, so checking runs no extra collective."""
-
-    def __init__(self, step: Callable[[], Any], calls: int) -> None:
-        self.step, self.left, self.kept = step, calls, None
-
-    def __call__(self) -> Any:
-        out = self.step()
-        self.left -= 1
-        if not self.left:
-            self.kept = out
-        return out
 
 
 def _same_program(rt: Runtime, index: int, case: Case, program: dict | None) -> None:
@@ -222,11 +104,11 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
     launch = faults.wrap_launch(fault, rt.process, index, compiled.launch, compiled.wait,
                                 case.workload)
     each = case.settings.iters if "each" in case.settings.methods else 0
-    last = _KeepLast(step, case.settings.warmup + each)
+    last = KeepLast(step, case.settings.warmup + each)
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
-               *_measure(case, index, last, rt, round_, each),
-               *_passes(case, index, compiled, launch, rt, round_,
-                        _depth(wl.work(case).bytes_per_device, rt))]
+               *measure_each(case, index, last, rt, round_, each),
+               *passes(case, index, compiled, launch, rt, round_,
+                        depth(wl.work(case).bytes_per_device, rt))]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)

@@ -9,7 +9,8 @@ import argparse
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.gridargs import add_grid_args, add_verdict_args
+from podscale.frontend.commands.gridargs import add_grid_args
+from podscale.frontend.commands.verdictargs import add_verdict_args
 
 
 def register(sub: Subparsers) -> None:
@@ -29,7 +30,8 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.frontend.ab import ROUNDS, ab, parse_env
-    from podscale.frontend.commands.gridargs import prepared_of, verdict_of
+    from podscale.frontend.commands.gridargs import prepared_of
+    from podscale.frontend.commands.verdictargs import verdict_of
 
     verdict = verdict_of(args)
     env_a, env_b = parse_env(args.env_a, "--env-a"), parse_env(args.env_b, "--env-b")

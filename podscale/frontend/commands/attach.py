@@ -76,10 +76,10 @@ def _leave(code: int) -> int:
 def _kept(run_dir: Path, spec: dict, body: Callable[[], int]) -> int:
     """Under a cluster launcher: rank 0 (by the launcher's variables) keeps the manifest,
     ``failed`` when the script's exit code is not 0."""
-    from podscale.attach.session import _env_process
+    from podscale.attach.joining import env_process
     from podscale.core.records import Manifest, lifecycle
 
-    if _env_process() != 0:
+    if env_process() != 0:
         return body()
     from podscale.core.errors import WorkerFailed
 

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.gridargs import add_verdict_args
+from podscale.frontend.commands.verdictargs import add_verdict_args
 
 
 def register(sub: Subparsers) -> None:
@@ -25,8 +25,8 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.analysis import load_run
-    from podscale.frontend.actions import write_compare
-    from podscale.frontend.commands.gridargs import verdict_of
+    from podscale.frontend.commands.verdictargs import verdict_of
+    from podscale.frontend.comparing import write_compare
 
     verdict = verdict_of(args)
     from podscale.core.manifest import run_kind

@@ -25,7 +25,7 @@ from podscale.core.grid import Grid
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
-    from podscale.frontend.actions import Prepared, Verdict
+    from podscale.frontend.actions import Prepared
 
 #: the default study's grid, shipped with the built-in workloads
 STUDY_FILE = Path(str(resources.files("podscale.suites").joinpath("study.toml")))
@@ -261,33 +261,6 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
                         "hosts have); cpu: simulate --devices-per-host CPU devices per "
                         "process with gloo; tpu, gpu: those chips, refused where there are "
                         "none (default: auto)")
-
-
-def add_verdict_args(p: argparse.ArgumentParser) -> None:
-    """How ``compare`` and ``ab`` judge a change."""
-    p.add_argument("--threshold", type=float, default=defaults.THRESHOLD,
-                   help="relative change that counts")
-    p.add_argument("--alpha", type=float, default=defaults.ALPHA, help="significance level")
-    p.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
-                   help="adjust p-values for the many cases tested at once: "
-                        "Benjamini-Hochberg (bh), Holm, or none")
-    p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when any case is slower")
-    p.add_argument("--paired", action="store_true",
-                   help="runs of one podscale ab: a paired t-test, round i of A with round "
-                        "i of B (default: Welch's t-test over the rounds)")
-    p.add_argument("--judge", dest="judge", default="auto", metavar="METHOD",
-                   help="the timing method judged: each, chain or device; auto: device, "
-                        "else chain, else each, the best both runs hold (chain on CPU) "
-                        "(default: auto)")
-
-
-def verdict_of(args: argparse.Namespace) -> Verdict:
-    """:func:`add_verdict_args`' options as a :class:`Verdict` (validated)."""
-    from podscale.frontend.actions import Verdict
-
-    return Verdict(args.threshold, args.alpha, args.correction, args.paired,
-                   args.fail_on_regression, args.judge)
 
 
 def add_format(p: argparse.ArgumentParser) -> None:

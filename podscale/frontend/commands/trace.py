@@ -20,7 +20,7 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.frontend.actions import trace
+    from podscale.frontend.tracing import trace
 
     trace(args.run_dir, args.traces)
     return 0

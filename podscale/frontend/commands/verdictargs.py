@@ -1,0 +1,39 @@
+"""How ``compare`` and ``ab`` judge a change, declared (``add_verdict_args``) and read back
+as a :class:`~podscale.frontend.comparing.Verdict`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from podscale.core import defaults
+
+if TYPE_CHECKING:
+    from podscale.frontend.comparing import Verdict
+
+
+def add_verdict_args(p: argparse.ArgumentParser) -> None:
+    """How ``compare`` and ``ab`` judge a change."""
+    p.add_argument("--threshold", type=float, default=defaults.THRESHOLD,
+                   help="relative change that counts")
+    p.add_argument("--alpha", type=float, default=defaults.ALPHA, help="significance level")
+    p.add_argument("--correction", choices=["bh", "holm", "none"], default="bh",
+                   help="adjust p-values for the many cases tested at once: "
+                        "Benjamini-Hochberg (bh), Holm, or none")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any case is slower")
+    p.add_argument("--paired", action="store_true",
+                   help="runs of one podscale ab: a paired t-test, round i of A with round "
+                        "i of B (default: Welch's t-test over the rounds)")
+    p.add_argument("--judge", dest="judge", default="auto", metavar="METHOD",
+                   help="the timing method judged: each, chain or device; auto: device, "
+                        "else chain, else each, the best both runs hold (chain on CPU) "
+                        "(default: auto)")
+
+
+def verdict_of(args: argparse.Namespace) -> Verdict:
+    """:func:`add_verdict_args`' options as a :class:`Verdict` (validated)."""
+    from podscale.frontend.comparing import Verdict
+
+    return Verdict(args.threshold, args.alpha, args.correction, args.paired,
+                   args.fail_on_regression, args.judge)
