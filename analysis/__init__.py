@@ -17,7 +17,11 @@ def __getattr__(name: str) -> object:
     if name == "summarize_profile":
         from podscale.analysis.profile.summary import summarize_profile
         return summarize_profile
+    if name == "profile_findings":  # the Findings of summarize_profile's summary
+        from podscale.analysis.verdicts.profilefindings import findings
+        return findings
     raise AttributeError(f"module 'podscale.analysis' has no attribute {name!r}")
 
 
-__all__ = ["Run", "load", "load_profile", "load_run", "summarize", "summarize_profile"]
+__all__ = ["Run", "load", "load_profile", "load_run", "profile_findings", "summarize",
+           "summarize_profile"]

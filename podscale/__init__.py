@@ -10,7 +10,8 @@ The public API, imported lazily (a worker that imports ``podscale`` pays for non
   the worker and programs that need whole arrays);
 - reading results (:mod:`podscale.analysis`): ``Run``, ``load_run``, ``summarize``; a
   profiled program's run: ``load_profile`` (its records as frames) and
-  ``summarize_profile`` (its step table, goodput ledger and Findings).
+  ``summarize_profile`` (its step table, goodput ledger), ``profile_findings`` (that
+  summary's Findings, as ``podscale profile`` says them).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ _PROTOCOL = ("AXES", "GROUP", "PMAP_AXIS", "SIZE", "UNIT_ROUNDOFF", "Collective"
              "Work", "Workload", "cast", "dense_pattern", "exact", "exact_pattern", "gamma",
              "gather_elements", "gather_processes", "integral", "normals", "parse_group",
              "reduce_pattern", "seed_for", "spacing", "sum_bound")
-_ANALYSIS = ("Run", "load_profile", "load_run", "summarize", "summarize_profile")
+_ANALYSIS = ("Run", "load_profile", "load_run", "profile_findings", "summarize",
+             "summarize_profile")
 __all__ = ["__version__", *_PROTOCOL, *_ANALYSIS]
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
         Run,
         load_profile,
         load_run,
+        profile_findings,
         summarize,
         summarize_profile,
     )

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from podscale import profile_findings as findings
 from podscale.analysis.profile.load import load_profile
 from podscale.analysis.profile.summary import summarize_profile
-from podscale.analysis.verdicts.profilefindings import findings
 from tests.conftest import ROOT, only_run, podscale
 
 APART = ROOT / "tests" / "programs" / "apart.py"

@@ -13,7 +13,7 @@ from podscale.core.case import layout_key
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
     "hosts": "hosts", "devices_per_host": "dev/host", "mesh": "mesh", "iters": "iters",
-    "sync": "sync", "method": "by", "time_s": "time (us)", "host_s": "host (us)",
+    "sync": "sync", "method": "method", "time_s": "time (us)", "host_s": "host (us)",
     "iqr_s": "IQR (us)",
     "p90_s": "p90 (us)", "cv": "CV", "rank_min_s": "rank min (us)", "rank_avg_s": "rank avg (us)",
     "rank_max_s": "rank max (us)", "gbps": "GB/s", "gflops": "GFLOP/s", "algbw": "algbw",
@@ -45,7 +45,7 @@ def fits_table(table: pd.DataFrame) -> pd.DataFrame:
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
              "beta": f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",
-             "basis": r.basis, "by": getattr(r, "method", "each"),
+             "basis": r.basis, "method": getattr(r, "method", "each"),
              "host": _us(getattr(r, "host_us", float("nan"))),
              "S_half": bytes_h(r.s_half_bytes),
              "n½ (peak)": _half(getattr(r, "n_half_peak_bytes", float("nan"))),

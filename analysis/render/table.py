@@ -51,7 +51,7 @@ def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
     if (df["bytes_per_device"] > 0).any():
         out.append(("bytes_per_device", "S", "(B)", _int))
     if "method" in df and df["method"].nunique() > 1:
-        out.append(("method", "by", "", str))
+        out.append(("method", "method", "", str))
     out.append(("time_s", "time", "(us)", _num(1e6)))
     if "host_s" in df and df["host_s"].notna().any():
         out.append(("host_shown", "host", "(us)", str))
@@ -141,7 +141,7 @@ def _method_lines(summary: pd.DataFrame) -> list[str]:
             "chain": "back-to-back calls, one wait (nccl-tests)",
             "each": "one call, waited on"}
     by = f"by {methods[0]}: {what.get(methods[0], '')}" if len(methods) == 1 else \
-        "by the method in column 'by' (device, else chain, else each)"
+        "by the method in column 'method' (device, else chain, else each)"
     out = [f"# time {by}"]
     if "host_s" in summary and summary["host_s"].notna().any():
         out.append("# host: each - device, the per-call cost beyond the device's work" + (

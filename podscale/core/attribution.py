@@ -1,5 +1,5 @@
 """Where one execution of a step's XLA program spent its time on one device, from the ops
-its trace holds (definitions after HolisticTraceAnnotation's temporal breakdown and
+its trace holds (definitions after HolisticTraceAnalysis's temporal breakdown and
 nsys-jax's exposed/hidden communication; ``docs/profiling-programs.md`` states them):
 
 - **span**: first op start to last op end; **busy**: the union of every op's interval;
