@@ -37,6 +37,43 @@ def test_no_other_module_names_a_jax_internal():
     assert INTERNALS.search((ROOT / "podscale/startup/jaxapi.py").read_text())
 
 
+#: XProf's names only podscale/core/xprof.py may spell (in a string, not a docstring)
+XPROF = re.compile(r"XLA Modules|XLA Ops|hlo_module|hlo_op|device_ordinal|"
+                   r"profile_start_time|plugins/profile|xplane\.pb")
+
+
+def xprof_literals(roots: list) -> list[str]:
+    """Every string literal naming one of XProf's lines, stats or session layout, outside
+    docstrings and podscale/core/xprof.py."""
+    import ast
+
+    found = []
+    for root in roots:
+        for p in sorted(root.rglob("*.py")):
+            if p.name == "xprof.py" and p.parent.name == "core":
+                continue
+            tree = ast.parse(p.read_text())
+            docs = {id(n.body[0].value) for n in ast.walk(tree)
+                    if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                      ast.AsyncFunctionDef)) and n.body
+                    and isinstance(n.body[0], ast.Expr)
+                    and isinstance(n.body[0].value, ast.Constant)}
+            found += [f"{p}:{n.lineno}: {n.value!r}" for n in ast.walk(tree)
+                      if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      and id(n) not in docs and XPROF.search(n.value)]
+    return found
+
+
+def test_one_door_to_xplane(tmp_path):
+    """XProf's line and stat names and the session layout are spelt once
+    (podscale/core/xprof.py), for both readers (JAX's ProfileData, XProf's trace viewer
+    JSON); the check finds a planted one."""
+    assert xprof_literals([ROOT / d for d in ("podscale", "analysis", "suites", "tools")]) == []
+    (tmp_path / "m.py").write_text('"""names "XLA Ops" in its docstring: fine"""\n'
+                                   'LINE = "XLA Ops"\n')
+    assert len(xprof_literals([tmp_path])) == 1
+
+
 def test_the_jax_floor_is_the_jax_tested():
     """pyproject admits one JAX minor release, the one CI installs and these canaries
     passed on: a newer one is admitted by raising both bounds once they pass on it."""

@@ -201,10 +201,12 @@ def _summary(figures: list[dict], meta: dict, out: Path, profiled: str = "") -> 
 def _trace(step, out: Path) -> int:
     import jax
 
+    from podscale.core import xprof
+
     with jax.profiler.trace(str(out / "trace")):
         for _ in range(3):
             step()
-    return len(list((out / "trace").rglob("*.xplane.pb")))
+    return len(xprof.session_files(out / "trace"))
 
 
 def _profile(out: Path, quick: bool) -> str:

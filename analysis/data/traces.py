@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from podscale.core import xprof
 from podscale.core.attribution import COLLECTIVE, attribute
 from podscale.core.attribution import union as _union
 from podscale.core.records import SYNC_MARK
@@ -82,11 +83,11 @@ def events(trace: dict) -> pd.DataFrame:
 
 
 def _is_op(args: dict, name: str) -> bool:
-    return ("hlo_module" in args or "hlo_op" in args) and not name.startswith("end:")
+    return (xprof.HLO_MODULE in args or xprof.HLO_OP in args) and not name.startswith("end:")
 
 
 def _device_key(args: dict, pid: object) -> str:
-    ordinal = args.get("device_ordinal")
+    ordinal = args.get(xprof.DEVICE_ORDINAL)
     return f"ordinal {ordinal}" if ordinal is not None else f"track {pid}"
 
 
@@ -146,8 +147,8 @@ def _xplanes(traces: Path, sync: dict) -> list[tuple[str, int, Path]]:
     ``<host>.xplane.pb`` as JAX does (``--trace-dir``), mapped through the sidecars."""
     hosts = {(lay, info.get("host")): p for (lay, p), info in sync.items()}
     out = []
-    for path in sorted(Path(traces).glob("*/plugins/profile/*/*.xplane.pb")):
-        layout, stem = path.parents[3].name, path.name.removesuffix(".xplane.pb")
+    for path in sorted(Path(traces).glob("*/" + xprof.SESSION_GLOB)):
+        layout, stem = path.parents[3].name, path.name.removesuffix(xprof.SUFFIX)
         if stem.startswith("process-") and stem[8:].isdigit():
             out.append((layout, int(stem[8:]), path))
         elif (layout, stem) in hosts:

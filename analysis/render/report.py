@@ -23,6 +23,7 @@ from podscale.analysis.render.formats import (
 )
 from podscale.analysis.render.sections import Doc, Section
 from podscale.analysis.run import Run, as_run
+from podscale.core import xprof
 from podscale.core.manifest import Manifest
 
 
@@ -47,7 +48,7 @@ def environment_table(manifest: Manifest, envs: pd.DataFrame,
 
 def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     steps, lag = run_dir / "traces" / "steps.csv", run_dir / "traces" / "stragglers.csv"
-    if not steps.exists() and any(run_dir.glob("traces/*/plugins/profile/*/*.xplane.pb")):
+    if not steps.exists() and any(run_dir.glob("traces/*/" + xprof.SESSION_GLOB)):
         from podscale.analysis.data.traces import load_traces, step_table, stragglers
 
         table = step_table(load_traces(run_dir))

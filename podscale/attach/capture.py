@@ -24,6 +24,7 @@ from typing import Any
 from podscale.attach.jaxside import held, module_name, profiler, ready
 from podscale.attach.stepreduce import reduce_steps
 from podscale.attach.windows import StepChoice, Windows
+from podscale.core import xprof
 from podscale.core.profilerecord import window_label
 from podscale.startup.artifacts import stamp
 from podscale.startup.runtime import first_line
@@ -249,12 +250,12 @@ class Capture:
         return dest, rows, ops, [[t0, t1], [t2, t3]], origin
 
     def _keep(self, session_name: str) -> Path | None:
-        found = list(self._tmp().glob("plugins/profile/*/*.xplane.pb"))
+        found = xprof.session_files(self._tmp())
         if not found:
             return None
-        session = self.run_dir / "traces" / "plugins" / "profile" / session_name
+        session = xprof.session_dir(self.run_dir / "traces", session_name)
         session.mkdir(parents=True, exist_ok=True)
-        dest = session / f"process-{self.process()}.xplane.pb"
+        dest = xprof.process_file(session, self.process())
         shutil.move(str(found[0]), dest)
         shutil.rmtree(self._tmp(), ignore_errors=True)
         return dest

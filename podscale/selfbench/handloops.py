@@ -15,11 +15,13 @@ Each takes a jitted function and its placed arguments and returns seconds, one p
 
 from __future__ import annotations
 
-import glob
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from podscale.core import xprof
 
 
 def each(fn: Callable[..., Any], args: tuple, iters: int, warmup: int = 3) -> list[float]:
@@ -61,17 +63,18 @@ def device(fn: Callable[..., Any], args: tuple, iters: int, module: str) -> list
             if cpu:
                 y.block_until_ready()
         y.block_until_ready()
-    (path,) = glob.glob(f"{where}/plugins/profile/*/*.xplane.pb")
+    (path,) = xprof.session_files(Path(where))
     spans: list[float] = []
     runs: dict[int, list[tuple[float, float]]] = {}
-    for plane in ProfileData.from_file(path).planes:
+    for plane in ProfileData.from_file(str(path)).planes:
         for line in plane.lines:
             for ev in line.events:
-                if line.name == "XLA Modules" and ev.name.split("(")[0] == module:
+                if line.name == xprof.MODULES_LINE and ev.name.split("(")[0] == module:
                     spans.append(ev.duration_ns / 1e9)
                 stats = dict(ev.stats)
-                if cpu and stats.get("hlo_module") == module and not ev.name.startswith("end:"):
-                    runs.setdefault(stats.get("run_id", 0), []).append(
+                if cpu and stats.get(xprof.HLO_MODULE) == module and \
+                        not ev.name.startswith("end:"):
+                    runs.setdefault(stats.get(xprof.RUN_ID, 0), []).append(
                         (ev.start_ns, ev.start_ns + ev.duration_ns))
     for ops in runs.values():  # the union of one execution's op intervals
         total, end = 0.0, float("-inf")

@@ -146,9 +146,15 @@ def module_name(compiled: Any) -> str | None:
         _degrade("module_name", "runtime_executable() moved: module names read from the "
                  "program's text")
     try:
-        found = re.match(r"HloModule ([^\s,]+)", compiled.as_text())
+        return text_module_name(compiled.as_text())
     except Exception:  # noqa: BLE001
         return None
+
+
+def text_module_name(hlo_text: str) -> str | None:
+    """An HLO module's name from its text (``HloModule jit_step, ...`` -> ``jit_step``):
+    the name its executions carry in a trace."""
+    found = re.match(r"\s*HloModule ([^\s,]+)", hlo_text)
     return found.group(1) if found else None
 
 

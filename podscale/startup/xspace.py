@@ -9,6 +9,8 @@ from bisect import bisect_left
 from pathlib import Path
 from typing import NamedTuple
 
+from podscale.core import xprof
+
 #: an op event: (start ns, end ns, name)
 Op = tuple[int, int, str]
 
@@ -54,15 +56,15 @@ def executions(xplane: Path | str) -> tuple[list[Execution], int | None]:
     runs: dict[tuple[str, int, int], list[Op]] = {}
     began: int | None = None
     for plane in ProfileData.from_file(str(xplane)).planes:
-        start = dict(plane.stats).get("profile_start_time")
+        start = dict(plane.stats).get(xprof.PROFILE_START)
         if start is not None:
             began = int(start)
         lines = {line.name: list(line.events) for line in plane.lines}
-        if "XLA Modules" in lines:
+        if xprof.MODULES_LINE in lines:
             ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
-                         for e in lines.get("XLA Ops", []))
+                         for e in lines.get(xprof.OPS_LINE, []))
             starts = [o[0] for o in ops]
-            for ev in lines["XLA Modules"]:
+            for ev in lines[xprof.MODULES_LINE]:
                 a, b = int(ev.start_ns), int(ev.start_ns + ev.duration_ns)
                 inside = ops[bisect_left(starts, a):bisect_left(starts, b)]
                 found.append(Execution(ev.name.split("(")[0], plane.name, a, b,
@@ -71,11 +73,12 @@ def executions(xplane: Path | str) -> tuple[list[Execution], int | None]:
         for events in lines.values():
             for ev in events:
                 stats = dict(ev.stats)
-                if stats.get("hlo_module") is None or ev.name.startswith("end:"):
+                if stats.get(xprof.HLO_MODULE) is None or ev.name.startswith("end:"):
                     continue
                 start = int(ev.start_ns)
-                runs.setdefault((str(stats["hlo_module"]), int(stats.get("device_ordinal", 0)),
-                                 int(stats.get("run_id", 0))), []).append(
+                runs.setdefault((str(stats[xprof.HLO_MODULE]),
+                                 int(stats.get(xprof.DEVICE_ORDINAL, 0)),
+                                 int(stats.get(xprof.RUN_ID, 0))), []).append(
                     (start, start + int(ev.duration_ns), ev.name))
     if not found:
         for (m, d, _), ops in runs.items():

@@ -58,7 +58,7 @@ def compile_step(step: Step, hlo_to: Path | None = None,
         save_hlo(compiled if step.aot else
                  step.fn.lower(*step.args).compile(),  # type: ignore[attr-defined]
                  hlo_to, **(hlo_info or {}))
-    from podscale.worker.devicetime import module_name
+    from podscale.startup.jaxapi import text_module_name
     from podscale.worker.program import program
 
     text = compiled.as_text() if step.aot else None
@@ -77,7 +77,7 @@ def compile_step(step: Step, hlo_to: Path | None = None,
         return wait(compiled(*other))
 
     return Compiled(lambda: call(*args), seconds, kind, fp, call, lambda: compiled(*args),
-                    wait, module_name(text) if text is not None else None)
+                    wait, text_module_name(text) if text is not None else None)
 
 
 def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from podscale.core import xprof
 from podscale.core.records import Sample
 from podscale.core.timing import back_to_back
 from podscale.startup.xspace import Execution, executions
@@ -29,15 +30,6 @@ class DeviceTimes(NamedTuple):
 
     samples: list[Sample]
     note: str | None
-
-
-def module_name(hlo_text: str) -> str | None:
-    """An optimized HLO module's name (``HloModule jit_step, ...`` -> ``jit_step``): the
-    name its executions carry in a trace."""
-    first = hlo_text.lstrip().split("\n", 1)[0]
-    if not first.startswith("HloModule "):
-        return None
-    return first.split()[1].rstrip(",")
 
 
 def pick(found: Iterable[Execution], module: str | None, devices: dict[int, int],
@@ -105,7 +97,7 @@ def _trace(launch: Callable[[], Any], wait: Callable[[Any], Any],
             wait(launch())
     finally:
         jax.profiler.stop_trace()
-    return next(iter(into.glob("plugins/profile/*/*.xplane.pb")), None)
+    return next(iter(xprof.session_files(into)), None)
 
 
 def device_pass(case_id: str, process: int, launch: Callable[[], Any],

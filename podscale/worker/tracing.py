@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podscale.core import xprof
 from podscale.core.records import SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
 from podscale.startup.artifacts import stamp
@@ -99,11 +100,11 @@ def traced_pass(
         {"process": rt.process, "host": host, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3}
     ))
     if trace_root:
-        return f"{target}/plugins/profile/{run_dir.name}/{host}.xplane.pb"
-    (xspace,) = tmp.glob("plugins/profile/*/*.xplane.pb")
-    session = base / "plugins" / "profile" / run_dir.name
+        return f"{target}/{'/'.join(xprof.SESSIONS)}/{run_dir.name}/{host}{xprof.SUFFIX}"
+    (xspace,) = xprof.session_files(tmp)
+    session = xprof.session_dir(base, run_dir.name)
     session.mkdir(parents=True, exist_ok=True)
-    dest = session / f"process-{rt.process}.xplane.pb"
+    dest = xprof.process_file(session, rt.process)
     shutil.move(str(xspace), dest)
     shutil.rmtree(tmp, ignore_errors=True)
     return str(dest)
