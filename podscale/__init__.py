@@ -20,7 +20,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.5.0.dev0"  # the one place: pyproject.toml reads it; CHANGELOG.md agrees
+from podscale.core.version import __version__  # the one place (pyproject reads it there)
 
 # From a checkout that is not installed (``tools/accel_check.py`` on a bare accelerator
 # machine): ``podscale.analysis`` and ``podscale.suites`` live at the repository's top.

@@ -32,7 +32,7 @@ def _version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         if dist == "podscale":  # a checkout run without an install: its own version
-            from podscale import __version__
+            from podscale.core.version import __version__
 
             return __version__
         return None

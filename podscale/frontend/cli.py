@@ -68,7 +68,7 @@ def _dash_hint(message: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from podscale import __version__
+    from podscale.core.version import __version__
 
     parser = Parser(prog="podscale", description="Benchmarking and profiling for JAX "
                                                  "multi-controller programs.")

@@ -18,7 +18,7 @@ def stamp(run: str, process: int) -> None:
     import jax
     import jaxlib
 
-    from podscale import __version__
+    from podscale.core.version import __version__
 
     try:
         with jax.profiler.TraceAnnotation(STAMP_MARK, jax=jax.__version__,
