@@ -35,3 +35,72 @@ def test_the_form_is_read_from_the_start_line():
     with pytest.raises(UsageError, match="written as podscale.profile/9, which this "
                                          "podscale does not read"):
         schema_of([{**start, "schema": "podscale.profile/9"}], "f")
+
+
+def test_a_line_is_made_only_as_its_kind_declares():
+    """``record``: every required field, none undeclared (a writer's typo or a field the
+    reader would not know is refused where it is written)."""
+    from podscale.core.profilerecord import record
+
+    assert record("offset", offset_us=1, rtt_us=2) == {"kind": "offset", "offset_us": 1,
+                                                       "rtt_us": 2}
+    assert record("silent", **{"from": 1}, to=2)["from"] == 1
+    with pytest.raises(ValueError, match="a 'offset' line declares no rtt"):
+        record("offset", offset_us=1, rtt_us=2, rtt=3)
+    with pytest.raises(ValueError, match="a 'end' line without exit_code"):
+        record("end", end=1)
+    with pytest.raises(ValueError, match="unknown kind of profile line 'mystery'"):
+        record("mystery")
+
+
+def kind_literals(roots: list) -> list[str]:
+    """Every dict literal that spells a record line's kind (``{"kind": "..."}``)."""
+    import ast
+
+    return [f"{p}:{n.lineno}" for root in roots for p in sorted(root.rglob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text()))
+            if isinstance(n, ast.Dict) and n.keys and isinstance(n.keys[0], ast.Constant)
+            and n.keys[0].value == "kind"]
+
+
+def test_lines_are_written_only_through_their_declaration(tmp_path):
+    """No record line spelt as a dict literal where profiled processes write and the
+    reader reads (the check finds a planted one)."""
+    from tests.conftest import ROOT
+
+    assert kind_literals([ROOT / "podscale" / "attach", ROOT / "analysis" / "profile"]) == []
+    (tmp_path / "m.py").write_text('LINE = {"kind": "silent", "from": 0, "to": 1}\n')
+    assert len(kind_literals([tmp_path])) == 1
+
+
+@pytest.mark.parametrize("form", ["podscale.profile/0", SCHEMA])
+def test_every_form_reads(form, tmp_path):
+    """A record of each form this podscale reads (/0: no schema on start, and a field
+    no declaration has; the current form) loads into the same frames."""
+    import json
+
+    from podscale.analysis.profile.load import load_profile
+    from podscale.core.profilerecord import path_of, record
+    from podscale.core.records import Manifest, write_manifest
+
+    write_manifest(tmp_path, Manifest("r", "2026-01-01T00:00:00", ["t"],
+                                      {"mode": "profile"}, ["h2xd1"], {"hostname": "t"},
+                                      status="complete"))
+    for p in (0, 1):
+        start = record("start", attach=0, pid=10 + p, host="h")
+        if form != "podscale.profile/0":
+            start["schema"] = form
+        lines = [start, record("join", start=1, end=2, process=p, processes=2,
+                               platform="cpu", device_kind="cpu", local_devices=1),
+                 record("offset", offset_us=0, rtt_us=0),
+                 record("computation", id=1, name="step", wrapper="jit"),
+                 record("calls", rows=[[1, s, 10 + 100 * s, 20 + 100 * s, 90 + 100 * s]
+                                       for s in range(5)]),
+                 {**record("silent", **{"from": 5, "to": 6}), "older": True},
+                 record("end", end=600, exit_code=0)]
+        path_of(tmp_path, p).parent.mkdir(exist_ok=True)
+        path_of(tmp_path, p).write_text("".join(json.dumps(o) + "\n" for o in lines))
+    prof = load_profile(tmp_path)
+    assert list(prof.processes["pid"]) == [10, 11] and set(prof.processes["platform"]) == {"cpu"}
+    assert len(prof.calls) == 10 and set(prof.calls["name"]) == {"step"}
+    assert list(prof.processes["exit_code"]) == [0, 0]

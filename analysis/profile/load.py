@@ -17,7 +17,7 @@ import pandas as pd
 from podscale.analysis.profile.rows import calls as call_rows
 from podscale.analysis.profile.rows import computations, frame, programs
 from podscale.core.errors import UsageError
-from podscale.core.profilerecord import checked, schema_of
+from podscale.core.profilerecord import KINDS, checked, record_files, schema_of
 from podscale.core.records import Manifest, read_manifest
 
 CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us", "ops",
@@ -96,63 +96,55 @@ def _read(path: Path) -> tuple[list[dict], int]:
     return out, cut
 
 
-#: the rows a process's record gives, by kind (:func:`_process`)
-ROWS = ("computation", "call", "compile", "compiled", "gaps", "capture", "window", "step",
-        "capture_ops", "collectives", "skipped", "silent", "cache", "program")
+#: the row tables a process's record gives: those the kinds declare, and those the kinds
+#: with a reader of their own (:data:`SPECIAL`) fill
+ROWS = tuple(dict.fromkeys([*(k.rows for k in KINDS.values() if k.rows), "capture", "window",
+                            "step", "capture_ops", "collectives", "skipped", "silent"]))
+#: process marks every process has, set or not
+MARKS = ("offset_us", "rtt_us", "other_threads", "peaks", "device_memory", "degraded")
 
 
-def _devices(o: dict) -> dict:
-    """A record's word on its process's devices (a ``join``, or a never-joined program's
-    ``devices``)."""
-    return {"platform": o.get("platform", ""), "device_kind": o.get("device_kind", ""),
-            "local_devices": o.get("local_devices"), "peaks": o.get("peaks")}
+def _hang(o: dict, marks: dict, rows: dict[str, list]) -> None:
+    """Ended by the roll-call: its verdict is the process's end."""
+    marks.update(end=o.get("end"), exit_code=o.get("exit_code"), error=f"hang: {o['verdict']}")
+
+
+def _skipped(o: dict, marks: dict, rows: dict[str, list]) -> None:
+    rows["skipped"].append({"steps": o.get("steps"), "trigger": o.get("trigger"),
+                            "reason": o.get("reason") or
+                            f"the capture failed: {o.get('error')}"})
+
+
+#: the kinds the declaration cannot read alone: a reader each
+SPECIAL = {
+    "hang": _hang,
+    "capture": lambda o, marks, rows: _capture(o, rows),
+    "capture_skipped": _skipped,
+    "capture_failed": _skipped,
+    "silent": lambda o, marks, rows: rows["silent"].append({"start": o["from"],
+                                                           "end": o["to"]}),
+    "step": lambda o, marks, rows: rows["step"].append(
+        {**o, "first": o["seqs"][0], "end": o["seqs"][1]}),
+}
 
 
 def _process(objs: list[dict], process: int) -> tuple[dict, dict[str, list]]:
-    """One process's marks (local clock) and its rows by kind."""
-    marks: dict = {"process": process, "offset_us": None, "rtt_us": None,
-                   "other_threads": None, "peaks": None, "device_memory": None,
-                   "degraded": None}
+    """One process's marks (local clock) and its rows by kind, as each kind declares
+    (:data:`podscale.core.profilerecord.KINDS`: the marks it sets, the table it adds to)."""
+    marks: dict = {"process": process, **dict.fromkeys(MARKS)}
     rows: dict[str, list] = {k: [] for k in ROWS}
     for o in objs:
-        kind = str(o["kind"])
-        if kind == "start":
-            marks.update(attach=o["attach"], process_start=o.get("process_start"),
-                         pid=o.get("pid"), host=o.get("host"))
-        elif kind == "join":
-            marks.update(join_start=o["start"], join_end=o["end"],
-                         processes=o.get("processes"), **_devices(o))
-        elif kind == "devices":  # a one-process program that never joined: its devices
-            marks.update(_devices(o))
-        elif kind == "memory":
-            marks.update(device_memory=o.get("devices"))
-        elif kind == "degraded":  # JAX hooks this release lacks: what the record lacks
-            marks.update(degraded=o["hooks"])
-        elif kind == "offset":
-            marks.update(offset_us=o["offset_us"], rtt_us=o["rtt_us"])
-        elif kind == "threads":  # calls from threads other than the main one: counted
-            marks.update(other_threads=o["calls"])
-        elif kind == "end":
-            marks.update(end=o["end"], exit_code=o["exit_code"], error=o.get("error"))
-        elif kind == "hang":  # ended by the roll-call: its verdict is the process's end
-            marks.update(end=o.get("end"), exit_code=o.get("exit_code"),
-                         error=f"hang: {o['verdict']}")
-        elif kind in ("gaps", "calls"):
-            rows["call" if kind == "calls" else "gaps"].extend(o["rows"])
-        elif kind == "capture":
-            _capture(o, rows)
-        elif kind in ("capture_skipped", "capture_failed"):
-            rows["skipped"].append({"steps": o.get("steps"), "trigger": o.get("trigger"),
-                                    "reason": o.get("reason") or
-                                    f"the capture failed: {o.get('error')}"})
-        elif kind == "cache":
-            rows["cache"].append(o)
-        elif kind == "silent":
-            rows["silent"].append({"start": o["from"], "end": o["to"]})
-        elif kind == "step":
-            rows["step"].append({**o, "first": o["seqs"][0], "end": o["seqs"][1]})
-        else:  # computation, compile, compiled, program: a row each
-            rows[kind].append(o)
+        kind = KINDS[str(o["kind"])]
+        marks.update({mark: o.get(name) for name, mark in kind.marks})
+        if kind.name in SPECIAL:
+            SPECIAL[kind.name](o, marks, rows)
+        elif kind.spread:
+            rows[str(kind.rows)].extend(o["rows"])
+        elif kind.rows:
+            rows[kind.rows].append(o)
+    for name in ("platform", "device_kind"):  # said, but empty: a backend that said none
+        if name in marks and marks[name] is None:
+            marks[name] = ""
     return marks, rows
 
 
@@ -182,8 +174,7 @@ def load_profile(run_dir: Path | str) -> Profile:
     """Read every process's record of a profiled run (``podscale profile`` or ``attach``)."""
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    files = sorted((run_dir / "profile").glob("process-*.jsonl"),
-                   key=lambda p: int(p.stem.split("-")[1]))
+    files = record_files(run_dir)
     if not files:
         raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
     marks, kinds = _read_all(files)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podscale.attach.programs import describe
+from podscale.core.profilerecord import record
 from podscale.startup.jaxapi import cache_size, tracing
 
 #: a call whose output could not be waited on (deleted by donation before the watcher
@@ -111,7 +112,7 @@ class CallLog:
         with self._lock:
             comp = Computation(len(self.computations), name, wrapper)
             self.computations.append(comp)
-        self.emit({"kind": "computation", "id": comp.id, "name": name, "wrapper": wrapper})
+        self.emit(record("computation", id=comp.id, name=name, wrapper=wrapper))
         return comp
 
     def call(self, comp: Computation, inner: Callable[..., Any], args: tuple,
@@ -155,8 +156,8 @@ class CallLog:
             leaves = _leaves(args, kwargs)
             comp.program, comp.shapes = facts["program"], _short(leaves)
             launch[2:] = [comp.program, comp.shapes]
-            self.emit({"kind": "compiled", "id": comp.id, "seq": seq, "call": comp.calls - 1,
-                       "shapes": comp.shapes, "leaves": leaves, **facts})
+            self.emit(record("compiled", id=comp.id, seq=seq, call=comp.calls - 1,
+                             shapes=comp.shapes, leaves=leaves, **facts))
             if self.capture is not None and comp.calls == 1:  # its program's work, once
                 comp.weight = self.capture.choice.weigh(facts)
         self.last_call = self.calling
@@ -175,8 +176,7 @@ class CallLog:
         try:
             fn(*args)
         except Exception as exc:  # noqa: BLE001
-            self.emit({"kind": "capture_failed", "steps": None,
-                       "error": f"{type(exc).__name__}: {exc}"})
+            self.emit(record("capture_failed", steps=None, error=f"{type(exc).__name__}: {exc}"))
 
     def _watch(self) -> None:
         while True:
@@ -208,7 +208,7 @@ class CallLog:
         with self._lock:
             rows, self._rows = self._rows, []
         if rows:
-            self.emit({"kind": "calls", "rows": rows})
+            self.emit(record("calls", rows=rows))
 
     def device_busy(self) -> bool:
         """Whether a call is running (dispatching, or its outputs not ready yet)."""
@@ -221,7 +221,7 @@ class CallLog:
         self.emit_ready()
         with self._lock:
             if self.other_threads:
-                self.emit({"kind": "threads", "calls": dict(self.other_threads)})
+                self.emit(record("threads", calls=dict(self.other_threads)))
 
 
 def label(call: tuple[str, int] | None) -> str | None:

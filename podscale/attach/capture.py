@@ -25,7 +25,7 @@ from podscale.attach.jaxside import held, module_name, profiler, ready
 from podscale.attach.stepreduce import reduce_steps
 from podscale.attach.windows import StepChoice, Windows
 from podscale.core import xprof
-from podscale.core.profilerecord import window_label
+from podscale.core.profilerecord import record, window_label
 from podscale.startup.artifacts import stamp
 from podscale.startup.runtime import first_line
 
@@ -84,8 +84,8 @@ class Capture:
     def _open(self, k: int, end: int, step: str | None,
               program: Callable[[], Any] | None) -> None:
         if self.busy:
-            self.emit({"kind": "capture_skipped", "steps": [k, end],
-                       "reason": "an anomaly's capture held the profiler"})
+            self.emit(record("capture_skipped", steps=[k, end],
+                             reason="an anomaly's capture held the profiler"))
             return
         if step is not None:
             self._learn(step, program)
@@ -100,8 +100,7 @@ class Capture:
                 profiler()[0](str(self._tmp()))
                 stamp(self.run_dir.name, self.process())
             except Exception as exc:  # noqa: BLE001 - the program's own session holds it
-                self.emit({"kind": "capture_skipped", "steps": [k, end],
-                           "reason": held(exc)})
+                self.emit(record("capture_skipped", steps=[k, end], reason=held(exc)))
                 return
             self.until, self.began, self.name = end, k, step
             self.at_open = {c.name: c.calls for c in self.computations}
@@ -121,9 +120,9 @@ class Capture:
         """The program starts its own profiler session: podscale's open one stops first
         (kept, cut short, and said), so that the program's starts as it would alone."""
         if self.until is not None:
-            self.emit({"kind": "capture_skipped", "steps": [self.began, self.until],
-                       "reason": "the program started its own profiler session: podscale's "
-                                 "capture stopped there (cut short)"})
+            self.emit(record("capture_skipped", steps=[self.began, self.until],
+                             reason="the program started its own profiler session: "
+                                    "podscale's capture stopped there (cut short)"))
             self._stop(self.seen, self._step_now())
         elif self.busy:  # an anomaly's wall-time capture: stopped, its thread told
             with self.lock:
@@ -154,9 +153,9 @@ class Capture:
             return
         asked = f"--profile-steps {w.start}:{w.stop}" if w.start is not None else \
             f"--profile-every {w.every}"
-        self.emit({"kind": "capture_skipped",
-                   "steps": [w.start, w.stop] if w.start is not None else None,
-                   "reason": f"{asked} never opened: the step ran {self.seen} time(s)"})
+        self.emit(record("capture_skipped",
+                         steps=[w.start, w.stop] if w.start is not None else None,
+                         reason=f"{asked} never opened: the step ran {self.seen} time(s)"))
 
     def _save_program(self, name: str, program: Callable[[], Any]) -> None:
         """The step's optimized HLO and device order (as ``podscale replay`` saves a
@@ -173,10 +172,10 @@ class Capture:
             path = self.run_dir / "hlo" / layout.key / file_name(name)
             save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices],
                      hosts=layout.hosts, devices_per_host=layout.devices_per_host)
-            self.emit({"kind": "program", "name": name, "file": f"{path}.hlo.txt"})
+            self.emit(record("program", name=name, file=f"{path}.hlo.txt"))
         except Exception as exc:  # noqa: BLE001 - the program runs on regardless
-            self.emit({"kind": "program", "name": name, "error": f"{type(exc).__name__}: "
-                       f"{str(exc).splitlines()[0] if str(exc) else ''}"})
+            self.emit(record("program", name=name, error=f"{type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}"))
 
     def _step_now(self) -> str | None:
         best = self.choice.best(self.computations)
@@ -192,8 +191,8 @@ class Capture:
             try:
                 profiler()[1]()
             except Exception as exc:  # noqa: BLE001 - its trace not written (a full disk)
-                self.emit({"kind": "capture_failed", "steps": [self.began, self.until],
-                           "error": f"{type(exc).__name__}: {first_line(exc)}"})
+                self.emit(record("capture_failed", steps=[self.began, self.until],
+                                 error=f"{type(exc).__name__}: {first_line(exc)}"))
                 self.until = None
                 self.last.clear()
                 shutil.rmtree(self._tmp(), ignore_errors=True)
@@ -208,11 +207,10 @@ class Capture:
                                             self.modules.get(name or ""), window) \
             if dest else ([], {}, None)
         want = (window[1] - window[0]) if window[1] is not None else None
-        self.emit({"kind": "capture", "steps": list(window), "file": str(dest),
-                   "rows": reduced, "ops": ops, "origin_us": origin, "start": self.opened,
-                   "stop": [t0, self.clock()],
-                   "reduce_s": round(time.perf_counter() - started, 4),
-                   "cut": want is not None and len(reduced) < want})
+        self.emit(record("capture", steps=list(window), file=str(dest), rows=reduced, ops=ops,
+                         origin_us=origin, start=self.opened, stop=[t0, self.clock()],
+                         reduce_s=round(time.perf_counter() - started, 4),
+                         cut=want is not None and len(reduced) < want))
         self.until = None
         self.last.clear()
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from podscale.attach.calls import CallLog, Computation
+from podscale.core.profilerecord import record
 
 if TYPE_CHECKING:
     from podscale.attach.events import Events
@@ -138,9 +139,8 @@ def _annotations(log: CallLog, base: type) -> type:
 
         def __exit__(self, *exc: Any) -> Any:
             out = super().__exit__(*exc)
-            log.emit({"kind": "step", "name": self._step[0], "num": self._step[1],
-                      "seqs": [self._began[0], log.seq], "enter": self._began[1],
-                      "exit": log.clock()})
+            log.emit(record("step", name=self._step[0], num=self._step[1],
+                            seqs=[self._began[0], log.seq], enter=self._began[1], exit=log.clock()))
             return out
 
     RecordedStep.__name__ = RecordedStep.__qualname__ = "StepTraceAnnotation"

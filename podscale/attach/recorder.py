@@ -17,15 +17,12 @@ from pathlib import Path
 
 from podscale.core import lines
 from podscale.core.profilerecord import line as checked_line
+from podscale.core.profilerecord import path_of
 from podscale.startup.jaxapi import CoordinationClient
 
 BATCH_BYTES = 1000
 PREFIX = "podscale/attach/batch/"
 DRAIN_S = 2.0
-
-
-def path_of(run_dir: Path, process: int) -> Path:
-    return run_dir / "profile" / f"process-{process}.jsonl"
 
 
 class Recorder:

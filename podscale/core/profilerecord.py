@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from podscale.core.errors import UsageError
@@ -26,45 +27,110 @@ SCHEMA = "podscale.profile/1"
 #: an unversioned record (before 0.5.0)
 UNVERSIONED = "podscale.profile/0"
 READABLE = (UNVERSIONED, SCHEMA)
+#: the folder of the records under a run directory
+FOLDER = "profile"
+
+
+#: the device facts a ``join`` or ``devices`` line carries (:func:`podscale.attach.joining.devices`)
+DEVICE_FIELDS = ("platform", "device_kind", "local_devices", "peaks")
+_DEVICE_MARKS = tuple((f, f) for f in DEVICE_FIELDS)
 
 
 @dataclass(frozen=True)
 class Kind:
     """A kind of line: its name, the fields every line of it holds (those the reader
-    cannot do without: a line of an older podscale may lack the others), and what it
-    says."""
+    cannot do without: a line of an older podscale may lack the others), the fields it
+    may hold besides, and what it says. How the reader takes it: ``marks`` (field, the
+    process mark it sets), ``rows`` (the table a line adds itself to, as a row), or with
+    ``spread`` its ``rows`` field's rows, each one row; a kind with neither has a reader
+    of its own (:mod:`podscale.analysis.profile.load`)."""
 
     name: str
     required: tuple[str, ...]
     says: str
+    optional: tuple[str, ...] = ()
+    marks: tuple[tuple[str, str], ...] = ()
+    rows: str | None = None
+    spread: bool = False
+
+    def line(self, **fields: Any) -> dict[str, Any]:
+        """A line of this kind: every required field given, no field it does not
+        declare (ValueError naming what is wrong)."""
+        unknown = sorted(set(fields) - set(self.required) - set(self.optional))
+        if unknown:
+            raise ValueError(f"a {self.name!r} line declares no {', '.join(unknown)}")
+        _check(self.name, fields)
+        return {"kind": self.name, **fields}
 
 
 #: every kind of line a profiled process writes
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("start", ("attach",), "the process attached (its clock's origin), pid, host"),
+    Kind("start", ("attach",), "the process attached (its clock's origin), pid, host",
+         ("schema", "process_start", "pid", "host", "script", "argv"),
+         marks=(("attach", "attach"), ("process_start", "process_start"), ("pid", "pid"),
+                ("host", "host"))),
     Kind("join", ("start", "end"),
-         "the program joined the job (jax.distributed.initialize), with its devices"),
-    Kind("offset", ("offset_us", "rtt_us"), "the clock's offset from process 0's"),
-    Kind("devices", (), "a one-process program that never joined: its devices"),
-    Kind("memory", ("devices",), "each device's memory in use and its peak"),
-    Kind("degraded", ("hooks",), "JAX hooks this release lacked: what each cost"),
-    Kind("computation", ("id", "name", "wrapper"), "a computation the program defined"),
-    Kind("calls", ("rows",), "calls of computations: [id, seq, dispatch, returned, ready]"),
-    Kind("threads", ("calls",), "calls made from threads other than the main one, counted"),
-    Kind("compile", ("end",), "one of JAX's compile duration events"),
-    Kind("cache", ("hit", "end"), "the persistent compilation cache's answer"),
-    Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts"),
+         "the program joined the job (jax.distributed.initialize), with its devices",
+         ("process", "processes", *DEVICE_FIELDS),
+         marks=(("start", "join_start"), ("end", "join_end"), ("processes", "processes"),
+                *_DEVICE_MARKS)),
+    Kind("offset", ("offset_us", "rtt_us"), "the clock's offset from process 0's",
+         marks=(("offset_us", "offset_us"), ("rtt_us", "rtt_us"))),
+    Kind("devices", (), "a one-process program that never joined: its devices",
+         DEVICE_FIELDS, marks=_DEVICE_MARKS),
+    Kind("memory", ("devices",), "each device's memory in use and its peak",
+         marks=(("devices", "device_memory"),)),
+    Kind("degraded", ("hooks",), "JAX hooks this release lacked: what each cost",
+         marks=(("hooks", "degraded"),)),
+    Kind("computation", ("id", "name", "wrapper"), "a computation the program defined",
+         rows="computation"),
+    Kind("calls", ("rows",), "calls of computations: [id, seq, dispatch, returned, ready]",
+         rows="call", spread=True),
+    Kind("threads", ("calls",), "calls made from threads other than the main one, counted",
+         marks=(("calls", "other_threads"),)),
+    Kind("compile", ("end",), "one of JAX's compile duration events",
+         ("event", "fun", "seconds", "seq", "ahead"), rows="compile"),
+    Kind("cache", ("hit", "end"), "the persistent compilation cache's answer", ("seq",),
+         rows="cache"),
+    Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts",
+         ("shapes", "leaves", "program", "peers", "flops", "bytes", "memory"),
+         rows="compiled"),
     Kind("step", ("name", "num", "seqs", "enter", "exit"),
          "one of the program's own StepTraceAnnotations"),
-    Kind("program", ("name",), "the step's optimized program saved (file), or why not"),
-    Kind("capture", ("steps", "file", "rows", "cut"), "a captured window, reduced"),
-    Kind("capture_skipped", ("reason",), "a capture that did not happen, and why"),
-    Kind("capture_failed", ("error",), "a capture that failed"),
-    Kind("gaps", ("rows",), "sampled host time between calls: [seq, frame, seconds]"),
+    Kind("program", ("name",), "the step's optimized program saved (file), or why not",
+         ("file", "error"), rows="program"),
+    Kind("capture", ("steps", "file", "rows", "cut"), "a captured window, reduced",
+         ("ops", "origin_us", "start", "stop", "reduce_s", "trigger", "wall")),
+    Kind("capture_skipped", ("reason",), "a capture that did not happen, and why",
+         ("steps", "trigger")),
+    Kind("capture_failed", ("error",), "a capture that failed", ("steps", "trigger")),
+    Kind("gaps", ("rows",), "sampled host time between calls: [seq, frame, seconds]",
+         rows="gaps", spread=True),
     Kind("silent", ("from", "to"), "a span in which the process stood still"),
-    Kind("hang", ("verdict",), "the roll-call ended the job here"),
-    Kind("end", ("end", "exit_code"), "the process ended"),
+    Kind("hang", ("verdict",), "the roll-call ended the job here", ("end", "exit_code")),
+    Kind("end", ("end", "exit_code"), "the process ended", ("error", "calls"),
+         marks=(("end", "end"), ("exit_code", "exit_code"), ("error", "error"))),
 )}
+
+
+def record(kind: str, **fields: Any) -> dict[str, Any]:
+    """A line of kind ``kind`` as its declaration allows (:meth:`Kind.line`): the one way
+    podscale writes one (``record("silent", **{"from": a, "to": b})`` for a keyword)."""
+    known = KINDS.get(kind)
+    if known is None:
+        raise ValueError(f"unknown kind of profile line {kind!r}")
+    return known.line(**fields)
+
+
+def path_of(run_dir: Path, process: int) -> Path:
+    """Process ``process``'s record under ``run_dir``."""
+    return run_dir / FOLDER / f"process-{process}.jsonl"
+
+
+def record_files(run_dir: Path) -> list[Path]:
+    """Every process's record under ``run_dir``, by process."""
+    return sorted(Path(run_dir, FOLDER).glob("process-*.jsonl"),
+                  key=lambda p: int(p.stem.split("-")[1]))
 
 
 @dataclass(frozen=True)

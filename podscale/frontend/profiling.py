@@ -172,7 +172,9 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
             "case_timeout": launch.case_timeout, "platform": launch.platform}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
-    watched = [run_dir / "profile" / f"process-{i}.jsonl" for i in range(hosts)]
+    from podscale.core.profilerecord import path_of
+
+    watched = [path_of(run_dir, i) for i in range(hosts)]
     try:
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
             run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
