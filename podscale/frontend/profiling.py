@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from podscale.attach import SUPERVISED
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
+from podscale.core.profilerecord import path_of
 from podscale.launch.options import DEFAULT, LaunchOptions
 
 if TYPE_CHECKING:
@@ -172,8 +173,6 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
             "case_timeout": launch.case_timeout, "platform": launch.platform}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
-    from podscale.core.profilerecord import path_of
-
     watched = [path_of(run_dir, i) for i in range(hosts)]
     try:
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
