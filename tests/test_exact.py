@@ -244,12 +244,13 @@ def test_dot_exact_check_compares_every_row_for_equality(dtype, width, exactly):
 
 @pytest.mark.parametrize("k,bits", [(256, 12), (4096, 9), (16384, None)])
 def test_matmul_float32_inputs_reveal_a_lowered_precision(k, bits):
-    """A float32 matmul's inputs carry a fraction bfloat16 drops: the product JAX computes
-    from A rounded to bfloat16 (what a TPU does at precision=default) is counted
-    ``lowered`` in every sampled element, passes at default and is wrong at highest; the
-    float32 product is exact (0 lowered, 0 wrong) at every precision; a K too long for
-    exact sums keeps integer inputs (no probe)."""
-    import jax.numpy as jnp
+    """A float32 matmul's inputs carry a fraction bfloat16 drops: the product of A rounded
+    to bfloat16 (what a TPU does at precision=default; the worker's path with it planted
+    is tests/test_workloads.py's) is counted ``lowered`` in every sampled element, passes
+    at default and is wrong at highest; the float32 product is exact (0 lowered, 0 wrong)
+    at every precision; a K too long for exact sums keeps integer inputs (no probe). No
+    JAX in this process: a later test's fork would meet JAX's threads."""
+    import ml_dtypes
 
     from podscale.core.case import Layout, Settings
     from podscale.core.workload import Context
@@ -264,9 +265,10 @@ def test_matmul_float32_inputs_reveal_a_lowered_precision(k, bits):
     assert fraction_bits(case("default")) == bits
     ctx = Context(case("default"), 0, 1, [None], None)
     a, b = wl.inputs(ctx)
-    full = np.asarray(jnp.matmul(a, b, precision="highest", preferred_element_type=jnp.float32))
-    low = np.asarray(jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
-                                preferred_element_type=jnp.float32))
+    # integers and 2**-f: every sum exact, in float64 as in a float32 accumulator
+    full = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    rounded = a.astype(ml_dtypes.bfloat16).astype(np.float64)
+    low = np.matmul(rounded, b.astype(np.float64)).astype(np.float32)
     for precision in ("default", "high", "highest"):
         ctx = Context(case(precision), 0, 1, [None], None)
         expected = wl.reference(ctx, (a, b))
