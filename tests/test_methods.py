@@ -394,3 +394,18 @@ def test_timing_names_the_methods_that_run(tmp_path, timing, phases):
     method = {"chain": "chain", "device": "device", "each,device": "each"}[timing]
     assert row.method == method and row.time_s > 0  # CPU: device only where alone
     assert f"# time by {method}" in res.stdout and row.timing == timing
+
+
+def test_a_planted_device_slowdown_is_seen_by_device_time(tmp_path):
+    """PODSCALE_FAULT heavier (the step program also reads its inputs again, after the
+    step, outputs unchanged) on the second of two like cases: its device time grows (the
+    host-side stretch never shows there), its outputs stay right; the first is left."""
+    res = podscale("run", "stream", "--hosts", "1", "--devices-per-host", "1", "--sizes",
+                   "4M,4160K", "--variants", "shard_map", "--rounds", "2", "--iters", "6",
+                   "--timing", "each,device", "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "heavier=1@*:1"})
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    s = load_run(only_run(tmp_path)).summary().sort_values("size")
+    plain, heavier = s.iloc[0], s.iloc[1]
+    assert heavier.device_s > 1.5 * plain.device_s, (plain.device_s, heavier.device_s)
+    assert int(s["wrong"].sum()) == 0

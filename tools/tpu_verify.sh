@@ -5,9 +5,10 @@
 # no cluster. Part B: ab (A/A and a planted 2% slowdown), seed, replay, profile of a flax loop,
 # asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Part D:
 # matmul's precision on the chip, the dispatch-bound mark, asv with JAX on PYTHONPATH only
-# (passed as asv's ASV_PYTHONPATH). Outputs under OUT (default /tmp/tpu-verify): each
+# (passed as asv's ASV_PYTHONPATH). Part E: ab of a planted 2% device slowdown (heavier).
+# Outputs under OUT (default /tmp/tpu-verify): each
 # command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B|C|D [OUT]
+#   bash tools/tpu_verify.sh A|B|C|D|E [OUT]
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +37,12 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = E ]; then
+  TAILN=14 ps ab_heavier ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
+    --out runs --name heavier --env-b PODSCALE_FAULT=heavier=0.02@*:*
+  TAILN=14 ps ab_heavier_each ab stream --hosts 1 --sizes 64M --variants shard_map \
+    --rounds 8 --out runs --name heavier-each --judge each \
+    --env-b PODSCALE_FAULT=heavier=0.02@*:*
 elif [ "$part" = D ]; then
   TAILN=12 ps precision run matmul --hosts 1 --dtypes float32 --sizes 4096 --rounds 1 \
     -p precision=default,high,highest --out runs

@@ -15,6 +15,10 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
   1: the first warm-up iteration), host-side, before dispatching: a process stuck inside a
   step, which the watchdog must name among peers waiting at the collective;
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
+- ``heavier[=FRACTION]`` — process PROCESS's step program also reads FRACTION (default
+  0.02) of each of its inputs on the device, its outputs unchanged: a slowdown device
+  time sees, in proportion for a memory-bound step (``stream``) on one device; jit and
+  shard_map steps only (a pmap's program is left alone);
 - ``lower`` — process PROCESS's float32 inputs are rounded to bfloat16 before they are
   placed (after the reference is computed from them): what a device that multiplies
   float32 in bfloat16 computes;
@@ -37,9 +41,9 @@ import numpy as np
 from podscale.core import envnames
 
 KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "stall", "corrupt", "drop",
-         "late", "lower")
+         "late", "lower", "heavier")
 #: act on steps, inputs, outputs or the join, not at case start
-STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late", "lower")
+STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late", "lower", "heavier")
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,33 @@ def wrap_launch(fault: Fault | None, process: int, index: int, launch: Callable[
     if fault.kind == "stretch":
         return _stretched(launch, 1.5 if fault.arg is None else fault.arg, wait)
     return _slowed(fault, launch)
+
+
+def heavier(fault: Fault | None, process: int, index: int, fn: Callable[..., Any],
+            aot: bool, workload: str = "") -> Callable[..., Any]:
+    """``fn`` reading, besides, a share of each input on the device, where planted."""
+    if fault is None or fault.kind != "heavier" or not aot or \
+            not fault.applies(process, index, workload):
+        return fn
+    import jax
+    import jax.numpy as jnp
+
+    share = 0.02 if fault.arg is None else fault.arg
+
+    def more(*args: Any) -> Any:
+        out = fn(*args)
+        # 1, from the step's output: the extra reads follow the step and are reads of
+        # their own (never one computation with the step's, nor fused into it)
+        after = 1 + 0 * jax.tree_util.tree_leaves(out)[0].reshape(-1)[0].astype(jnp.float32)
+        extra = jnp.float32(0)
+        for x in jax.tree_util.tree_leaves(args):
+            if getattr(x, "size", 0):
+                flat = x.reshape(-1)
+                extra += jnp.sum(flat[:max(1, int(share * flat.size))] * after,
+                                 dtype=jnp.float32)
+        return jax.tree_util.tree_map(lambda o: o + (extra * 0).astype(o.dtype), out)
+
+    return jax.jit(more)
 
 
 def lower(fault: Fault | None, process: int, index: int, local: tuple[np.ndarray, ...],

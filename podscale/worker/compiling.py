@@ -13,9 +13,11 @@ from podscale.core import lines
 from podscale.core.case import Case
 from podscale.core.records import SkipRecord
 from podscale.core.workload import Context, Step, Workload
+from podscale.startup import faults
 from podscale.startup.artifacts import file_name, save_hlo
 
 if TYPE_CHECKING:
+    from podscale.startup.faults import Fault
     from podscale.startup.runtime import Runtime
     from podscale.worker.writers import Writer
 
@@ -82,11 +84,14 @@ def compile_step(step: Step, hlo_to: Path | None = None,
 
 def compile_workload(wl: Workload, ctx: Context, args: tuple, hlo_to: Path | None = None,
                      on_dispatch: Callable[[bool], None] | None = None,
-                     hlo_info: dict[str, Any] | None = None) -> Compiled:
-    """The workload's program compiled on its placed ``args`` (:func:`compile_step`)."""
+                     hlo_info: dict[str, Any] | None = None,
+                     fault: Fault | None = None, index: int = 0) -> Compiled:
+    """The workload's program compiled on its placed ``args`` (:func:`compile_step`); a
+    planted ``heavier`` fault (case ``index``) makes it read more."""
     program = wl.program(ctx)
-    return compile_step(Step(program.fn, tuple(args), program.aot), hlo_to, on_dispatch,
-                        hlo_info)
+    fn = faults.heavier(fault, ctx.process, index, program.fn, program.aot,
+                        ctx.case.workload)
+    return compile_step(Step(fn, tuple(args), program.aot), hlo_to, on_dispatch, hlo_info)
 
 
 def hlo_name(case: Case) -> str:
@@ -104,15 +109,16 @@ def unimplemented(exc: Exception) -> str | None:
 
 
 def compile_case(case: Case, wl: Workload, ctx: Context, args: tuple, rt: Runtime,
-                 writer: Writer,
-                 hlo_dir: Path | None) -> Compiled | None:
+                 writer: Writer, hlo_dir: Path | None, fault: Fault | None = None,
+                 index: int = 0) -> Compiled | None:
     """Compile the case's program on its placed ``args`` (process 0 saves its HLO to
     ``hlo_dir``); None, after a skip record, when the backend does not implement it."""
     try:
         where = hlo_dir / hlo_name(case) if hlo_dir is not None and rt.process == 0 \
             else None
         return compile_workload(wl, ctx, args, where, rt.dispatched, hlo_info={
-            "case_id": case.id, "case_devices": [d.id for d in ctx.devices]})
+            "case_id": case.id, "case_devices": [d.id for d in ctx.devices]},
+            fault=fault, index=index)
     except Exception as exc:
         reason = unimplemented(exc)
         if reason is None:

@@ -95,7 +95,7 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
         rt.barrier(f"compile {case.id}")  # every process starts compiling together
     rt.mark(index, case.id, "compile")
     with ledger.phase("compile"):
-        compiled = compile_case(case, wl, ctx, args, rt, writer, hlo_dir)
+        compiled = compile_case(case, wl, ctx, args, rt, writer, hlo_dir, fault, index)
     if compiled is None:
         return None
     with ledger.phase("barrier"):
