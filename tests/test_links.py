@@ -49,9 +49,11 @@ def test_slow_process_and_slow_link_are_named():
 
 def test_a_slow_process_among_32_is_named(tmp_path):
     """32 real processes, process 19 planted 20 ms slower in every step: 31 cases (not
-    992 pairs), and the terminal and the report name process 19."""
+    992 pairs), and the terminal and the report name process 19 (from calls waited on:
+    the link matrix reads each process's own time per call, ``each``)."""
     res = podscale("run", "links", "--hosts", "32", "--devices-per-host", "1", "--sizes",
-                   "1K", "--iters", "3", "--warmup", "1", "--rounds", "1", "--out",
+                   "1K", "--iters", "3", "--warmup", "1", "--rounds", "1", "--timing", "each",
+                   "--out",
                    str(tmp_path), env={**os.environ, "PODSCALE_FAULT": "slow=0.02@19:*"},
                    timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
