@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podscale.core.steprule import repeated_work, weight
+
 MIN_CALLS = 3
 #: the first steps hold each computation's compiles: the job's step time leaves them out
 WARMUP = 2
@@ -124,10 +126,9 @@ def other_computations(tl: pd.DataFrame, step: str) -> pd.DataFrame:
 
 def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
     """The step's name (``named`` if it was called), or None when nothing recurs: the
-    recurring computation with the most repeated work, (calls - 1) x its program's flops +
-    bytes (the rule capture windows decide by, ``podscale.attach.windows``), so that two
-    computations of a few microseconds each are not told apart by the machine's load;
-    busy time breaks ties and decides where XLA said nothing of the programs."""
+    recurring computation with the most repeated work (:mod:`podscale.core.steprule`, the
+    rule capture windows decide by); busy time breaks ties and decides where XLA said
+    nothing of the programs."""
     if tl.empty:
         return None
     if named is not None:
@@ -137,12 +138,12 @@ def detect(tl: pd.DataFrame, named: str | None = None) -> str | None:
     if not len(recurring):
         return None
     busy = tl.groupby("name")["busy"].sum().loc[recurring]
-    work = pd.Series(1.0, index=busy.index)
+    heaviest: dict[str, float] = {}
     if {"flops", "bytes"} <= set(tl.columns):
-        each = pd.to_numeric(tl["flops"], errors="coerce").fillna(0) + \
-            pd.to_numeric(tl["bytes"], errors="coerce").fillna(0)
-        work = each.groupby(tl["name"]).max().reindex(busy.index).fillna(0).clip(lower=1)
-    score = pd.DataFrame({"work": (counts.loc[recurring] - 1) * work, "busy": busy})
+        for name, f, b in zip(tl["name"], tl["flops"], tl["bytes"]):
+            heaviest[name] = max(heaviest.get(name, 1.0), weight(f, b))
+    score = pd.DataFrame({"work": [repeated_work(int(counts[n]), heaviest.get(n, 1.0))
+                                   for n in busy.index], "busy": busy})
     return str(score.sort_values(["work", "busy"], ascending=False, kind="stable").index[0])
 
 
@@ -288,5 +289,3 @@ def _beyond_chance(late: int, all_late: int, processes: int) -> bool:
     from scipy.stats import binomtest
 
     return binomtest(late, all_late, 1 / processes, alternative="greater").pvalue < CHANCE_P
-
-

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from podscale.core.steprule import repeated_work, weight
+
 
 @dataclass(frozen=True)
 class Windows:
@@ -92,8 +94,8 @@ class StepChoice:
         1; 1 where ``--step`` names the step or XLA says nothing (calls alone decide)."""
         if self.name is not None:
             return 1.0
-        return max(1.0, float(facts.get("flops") or 0) + float(facts.get("bytes") or 0))
+        return weight(facts.get("flops"), facts.get("bytes"))
 
 
 def _score(comp: Any) -> float:
-    return max(comp.calls - 1, 0) * comp.weight
+    return repeated_work(comp.calls, comp.weight)
