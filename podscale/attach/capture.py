@@ -248,14 +248,4 @@ class Capture:
         return dest, rows, ops, [[t0, t1], [t2, t3]], origin
 
     def _keep(self, session_name: str) -> Path | None:
-        found = xprof.session_files(self._tmp())
-        if not found:
-            return None
-        session = xprof.session_dir(self.run_dir / "traces", session_name)
-        session.mkdir(parents=True, exist_ok=True)
-        dest = xprof.process_file(session, self.process())
-        shutil.move(str(found[0]), dest)
-        shutil.rmtree(self._tmp(), ignore_errors=True)
-        return dest
-
-
+        return xprof.keep(self._tmp(), self.run_dir / "traces", session_name, self.process())

@@ -6,6 +6,7 @@ API, and no JAX is imported here."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 #: a device plane's line of XLA program executions (TPU, GPU), and of their ops
@@ -38,3 +39,18 @@ def process_file(session: Path, process: int | str) -> Path:
     """Process ``process``'s file in a session folder (podscale's naming; JAX's own is
     ``<host>.xplane.pb``)."""
     return session / f"process-{process}{SUFFIX}"
+
+
+def keep(tmp: Path, root: Path, name: str, process: int) -> Path | None:
+    """The file a profiler session wrote under ``tmp``, moved to process ``process``'s file
+    of session ``name`` under trace root ``root`` (``tmp`` removed); None where the session
+    wrote none (``tmp`` left as it is)."""
+    found = session_files(tmp)
+    if not found:
+        return None
+    session = session_dir(root, name)
+    session.mkdir(parents=True, exist_ok=True)
+    dest = process_file(session, process)
+    shutil.move(str(found[0]), dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return dest

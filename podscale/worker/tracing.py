@@ -101,10 +101,7 @@ def traced_pass(
     ))
     if trace_root:
         return f"{target}/{'/'.join(xprof.SESSIONS)}/{run_dir.name}/{host}{xprof.SUFFIX}"
-    (xspace,) = xprof.session_files(tmp)
-    session = xprof.session_dir(base, run_dir.name)
-    session.mkdir(parents=True, exist_ok=True)
-    dest = xprof.process_file(session, rt.process)
-    shutil.move(str(xspace), dest)
-    shutil.rmtree(tmp, ignore_errors=True)
+    dest = xprof.keep(tmp, base, run_dir.name, rt.process)
+    if dest is None:
+        raise RuntimeError(f"the profiler wrote no trace under {tmp}")
     return str(dest)
