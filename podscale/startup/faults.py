@@ -216,8 +216,10 @@ def heavier(fault: Fault | None, process: int, index: int, fn: Callable[..., Any
     def more(*args: Any) -> Any:
         out = fn(*args)
         # 1, from the step's output: the extra reads follow the step and are reads of
-        # their own (never one computation with the step's, nor fused into it)
-        after = 1 + 0 * jax.tree_util.tree_leaves(out)[0].reshape(-1)[0].astype(jnp.float32)
+        # their own (never one computation with the step's, nor fused into it); one
+        # element by index, not through a reshape (a tiled layout would copy the output)
+        first = jax.tree_util.tree_leaves(out)[0]
+        after = 1 + 0 * first[(0,) * first.ndim].astype(jnp.float32)
         extra = jnp.float32(0)
         for x in jax.tree_util.tree_leaves(args):
             if getattr(x, "size", 0) and getattr(x, "ndim", 0):  # a share of the last axis:
