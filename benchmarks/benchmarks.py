@@ -55,7 +55,6 @@ else:
     os.environ.setdefault("JAX_PLATFORMS", RUNTIME)
 
 
-
 def _chip_count() -> int:
     """This machine's chips (asv skips a case that wants more before it starts JAX: a
     chip's runtime takes seconds to start in every benchmark process); ``MAX_DEVICES``

@@ -285,5 +285,3 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
     out.attrs["params"] = params
     out.attrs["units"] = cases.attrs.get("units", {})
     return out
-
-

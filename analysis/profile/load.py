@@ -254,5 +254,3 @@ def _read_all(files: list[Path]) -> tuple[list[dict], dict[str, list[tuple[int, 
         for kind, got in rows.items():
             kinds[kind].append((process, got))
     return marks, kinds
-
-

@@ -258,5 +258,3 @@ def wait_for_the_others(client: CoordinationClient, processes: int,
         except Exception:  # noqa: BLE001 - the service is gone
             return
         time.sleep(0.05)
-
-

@@ -281,5 +281,3 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     session = Session(run_dir, script, args, windows, step, hang_timeout)
     session.install()
     return session.run()
-
-

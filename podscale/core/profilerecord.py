@@ -116,10 +116,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 def record(kind: str, **fields: Any) -> dict[str, Any]:
     """A line of kind ``kind`` as its declaration allows (:meth:`Kind.line`): the one way
     podscale writes one (``record("silent", **{"from": a, "to": b})`` for a keyword)."""
-    known = KINDS.get(kind)
-    if known is None:
-        raise ValueError(f"unknown kind of profile line {kind!r}")
-    return known.line(**fields)
+    return _kind(kind).line(**fields)
 
 
 def path_of(run_dir: Path, process: int) -> Path:
@@ -152,11 +149,15 @@ class Line:
         return {"kind": self.kind, **self.fields}
 
 
-def _check(kind: str, fields: Mapping[str, Any]) -> None:
+def _kind(kind: str) -> Kind:
     known = KINDS.get(kind)
     if known is None:
         raise ValueError(f"unknown kind of profile line {kind!r}")
-    missing = [f for f in known.required if f not in fields]
+    return known
+
+
+def _check(kind: str, fields: Mapping[str, Any]) -> None:
+    missing = [f for f in _kind(kind).required if f not in fields]
     if missing:
         raise ValueError(f"a {kind!r} line without {', '.join(missing)}")
 

@@ -230,5 +230,3 @@ def write_report(run: Run | Path, out: Path | None = None, across: str = "max",
     print(f"# report: {html_path}")
     print(f"# summary: {md_path}")
     return 0
-
-

@@ -16,6 +16,7 @@ from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
 from podscale.core.profilerecord import path_of
 from podscale.launch.options import DEFAULT, LaunchOptions
+from podscale.launch.room import PROGRAM_BYTES, check_room, full_disk
 
 if TYPE_CHECKING:
     from podscale.attach.windows import Windows
@@ -163,8 +164,6 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                                                   launch.chips.count // hosts or 1))])
     if launch.note:
         print(f"# note: {launch.note}", file=sys.stderr)
-    from podscale.launch.room import PROGRAM_BYTES, check_room
-
     check_room(out, hosts * PROGRAM_BYTES, f"{hosts} profiled process(es) (their records "
                "and traces)")
     run_dir = new_run_dir(out, name or run_name(script))
@@ -186,8 +185,6 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
         print(f"podscale: {exc}", file=sys.stderr)
         return run_dir, exc.code
-    from podscale.launch.room import full_disk
-
     full = full_disk(run_dir)
     if full is not None:  # the program ended well; podscale's records stop where it filled
         raise WorkerFailed(f"{script.name} on {layout.key}: {full}: the profile records "

@@ -108,7 +108,7 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
                *measure_each(case, index, last, rt, round_, each),
                *passes(case, index, compiled, launch, rt, round_,
-                        depth(wl.work(case).bytes_per_device, rt))]
+                       depth(wl.work(case).bytes_per_device, rt))]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)
