@@ -15,8 +15,9 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
   1: the first warm-up iteration), host-side, before dispatching: a process stuck inside a
   step, which the watchdog must name among peers waiting at the collective;
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
-- ``heavier[=FRACTION]`` — process PROCESS's step program also reads FRACTION (default
-  0.02) of each of its inputs' last axis on the device after the step, its outputs
+- ``heavier[=SHARE]`` — process PROCESS's step program also reads SHARE (default 0.02;
+  above 1, each input whole that many times, then the fraction) of each of its inputs'
+  last axis on the device after the step, one read after another, its outputs
   unchanged: a slowdown device time sees (the host-side ``stretch`` is not one). Not in
   proportion: the extra reduction has a cost of its own (on a TPU v5e, 0.02 of a 256 MiB
   stream read added ~55 µs to 356 µs); jit and shard_map steps only (a pmap's program is
@@ -212,21 +213,23 @@ def heavier(fault: Fault | None, process: int, index: int, fn: Callable[..., Any
     import jax.numpy as jnp
 
     share = 0.02 if fault.arg is None else fault.arg
+    # whole reads of each input for the integer part of ``share``, then its fraction
+    reads = [1.0] * int(share) + ([share % 1] if share % 1 else [])
 
     def more(*args: Any) -> Any:
         out = fn(*args)
-        # 1, from the step's output: the extra reads follow the step and are reads of
-        # their own (never one computation with the step's, nor fused into it); one
-        # element by index, not through a reshape (a tiled layout would copy the output)
+        # each read starts from the last one's result, the first from the step's output:
+        # the reads follow the step and each other, none merged with another or fused
+        # into the step; one element by index, a share of the last axis, never a reshape
+        # (a chip's tiled layout copies a reshaped array)
         first = jax.tree_util.tree_leaves(out)[0]
-        after = 1 + 0 * first[(0,) * first.ndim].astype(jnp.float32)
-        extra = jnp.float32(0)
+        link = first[(0,) * first.ndim].astype(jnp.float32)
         for x in jax.tree_util.tree_leaves(args):
-            if getattr(x, "size", 0) and getattr(x, "ndim", 0):  # a share of the last axis:
-                # no reshape (a chip's tiled layout would copy the whole array for one)
-                part = x[..., :max(1, int(share * x.shape[-1]))]
-                extra += jnp.sum(part * after, dtype=jnp.float32)
-        return jax.tree_util.tree_map(lambda o: o + (extra * 0).astype(o.dtype), out)
+            if getattr(x, "size", 0) and getattr(x, "ndim", 0):
+                for r in reads:
+                    part = x[..., :max(1, int(r * x.shape[-1]))]
+                    link = jnp.sum(part * (1 + 0 * link), dtype=jnp.float32)
+        return jax.tree_util.tree_map(lambda o: o + (link * 0).astype(o.dtype), out)
 
     return jax.jit(more)
 
