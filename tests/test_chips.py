@@ -193,3 +193,28 @@ def test_history_keeps_machines_and_software_apart():
     a = hardware(cpu, {"cpu_model": "AMD EPYC 7B13", "cpu_governor": "performance"})
     assert a == "cpu:cpu x2 [AMD EPYC 7B13, performance]"
     assert hardware(cpu, {"cpu_model": "Intel Xeon"}) != a
+
+
+def test_bench_self_measures_the_chips_in_the_stages_that_can(monkeypatch, tmp_path):
+    """``bench-self --platform``: a platform the machine lacks is one line before anything
+    starts; with chips (planted), the chip-capable stages get them and say so, the rest
+    simulate hosts and say that (the stages' own work is replaced: no chip is here)."""
+    from podscale.selfbench import stages
+
+    env = {**os.environ, "PODSCALE_ACCELERATORS": "tpu:TPU v5 lite:4"}
+    res = podscale("bench-self", "--platform", "gpu", "--out", str(tmp_path / "b.json"),
+                   env=env)
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        "podscale: error: --platform gpu: this machine has 4 TPU v5 lite chips (--platform auto "
+        "takes what it has; cpu simulates hosts)"] and not list(tmp_path.iterdir())
+    given = {}
+    for name in ("methods", "scale"):
+        key, what, _ = stages.RUNNERS[name]
+        monkeypatch.setitem(stages.RUNNERS, name, (key, what, lambda w, log, n, chips=None,
+                                                   name=name: given.setdefault(name, chips)))
+    lines: list[str] = []
+    out = stages.run_all(None, log=lines.append, only=("methods", "scale"), chips=V5E_4)
+    assert given == {"methods": V5E_4, "scale": None}
+    assert lines[0].endswith("on 4 TPU v5 lite chips ...") and \
+        lines[1].endswith("(simulated hosts on the CPU) ...")
+    assert out["platform"] == {"chips": "4 TPU v5 lite chips", "on_chips": ["methods", "study"]}

@@ -5,7 +5,8 @@
 # no cluster. Part B: ab (A/A and a planted 2% slowdown), seed, replay, profile of a flax loop,
 # asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Part D:
 # matmul's precision on the chip, the dispatch-bound mark, asv with JAX on PYTHONPATH only
-# (passed as asv's ASV_PYTHONPATH). Part E: ab of a planted 2% device slowdown (heavier).
+# (passed as asv's ASV_PYTHONPATH). Part E: ab A/A and of a planted 2% device slowdown
+# (heavier), bench-self's methods stage on the chip.
 # Outputs under OUT (default /tmp/tpu-verify): each
 # command's output in a .txt.
 #   bash tools/tpu_verify.sh A|B|C|D|E [OUT]
@@ -38,11 +39,14 @@ if [ "$part" = A ]; then
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
 elif [ "$part" = E ]; then
+  TAILN=14 ps ab_aa ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
+    --out runs --name aa
   TAILN=14 ps ab_heavier ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
     --out runs --name heavier --env-b PODSCALE_FAULT=heavier=0.02@*:*
-  TAILN=14 ps ab_heavier_each ab stream --hosts 1 --sizes 64M --variants shard_map \
-    --rounds 8 --out runs --name heavier-each --judge each \
+  TAILN=14 ps ab_heavier_matmul ab matmul --hosts 1 --sizes 8192 --dtypes bfloat16 \
+    --variants shard_map --rounds 8 --out runs --name heavier-matmul \
     --env-b PODSCALE_FAULT=heavier=0.02@*:*
+  TAILN=12 ps bench_self bench-self --only methods --out "$out/bench-self.json"
 elif [ "$part" = D ]; then
   TAILN=12 ps precision run matmul --hosts 1 --dtypes float32 --sizes 4096 --rounds 1 \
     -p precision=default,high,highest --out runs

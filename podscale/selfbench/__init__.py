@@ -26,8 +26,11 @@ STAGE_NAMES = ("harness", "methods", "turnaround", "memory", "scale", "footprint
                "report", "history", "links", "verdicts", "attach", "asv", "asv-detect")
 
 
-def main(out: Path | None, max_processes: int, only: str | None) -> int:
-    """Run the chosen stages and write their figures as JSON."""
+def main(out: Path | None, max_processes: int, only: str | None,
+         platform: str = "auto") -> int:
+    """Run the chosen stages and write their figures as JSON; ``platform`` (``--platform``)
+    chooses whether the stages that can measure this machine's chips do."""
+    from podscale.launch.chips import choose
     from podscale.selfbench.stages import run_all
 
     names = ",".join(STAGE_NAMES) if only is None else only
@@ -38,7 +41,10 @@ def main(out: Path | None, max_processes: int, only: str | None) -> int:
         raise UsageError(f"{what} (known: {', '.join(STAGE_NAMES)})")
     if max_processes < 1:
         raise UsageError(f"--max-processes must be >= 1, got {max_processes}")
+    choice = choose(platform, "local")  # before any process starts
+    if choice.note:
+        print(f"# note: {choice.note}")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     run_all(out or defaults.OUT / f"bench-self-{stamp}.json", max_processes=max_processes,
-            only=chosen)
+            only=chosen, chips=choice.chips)
     return 0

@@ -85,14 +85,16 @@ def _ratios(rows: list[dict]) -> dict:
     return out
 
 
-def study_ledger(out: Path, log: Log = print) -> dict:
-    """Run the default study through the CLI and say where its wall time went."""
+def study_ledger(out: Path, log: Log = print, platform: str = "cpu") -> dict:
+    """Run the default study through the CLI on ``platform`` (cpu: simulated hosts; tpu,
+    gpu: this machine's chips) and say where its wall time went."""
     from podscale.analysis import load_run
     from podscale.analysis.models.ledger import launches, phase_totals
 
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "podscale", "study", "--out", str(out),
-                           "--name", "study"], capture_output=True, text=True)
+                           "--name", "study", "--platform", platform],
+                          capture_output=True, text=True)
     wall = time.monotonic() - start
     if done.returncode:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:]

@@ -22,8 +22,8 @@ GRID = ["--devices-per-host", "1", "--sizes", "1K", "--iters", "3", "--warmup", 
 def _wall(workload: str, p: int, out: Path) -> float:
     start = time.monotonic()
     res = subprocess.run([sys.executable, "-m", "podscale", "run", workload, "--hosts",
-                          str(p), *GRID, "--out", str(out / f"{workload}-{p}")],
-                         capture_output=True, text=True)
+                          str(p), *GRID, "--platform", "cpu", "--out",
+                          str(out / f"{workload}-{p}")], capture_output=True, text=True)
     if res.returncode:
         raise PodscaleError(f"{workload} on {p} processes failed: {res.stderr[-300:]}")
     return time.monotonic() - start

@@ -1,11 +1,12 @@
 """bench-self ``methods``: podscale's own ``chain`` and ``device`` against hand-written
 loops of the same method (:mod:`podscale.selfbench.handloops`) calling the same compiled
-program on the same buffers, in one process (CPU, one device), in interleaved rounds (the
-order alternating): what podscale's loop costs, apart from the program. Per round
-and method the ratio of podscale's median over the hand loop's; the median and range of
-the ratios. Target: within 3% (a ratio within 0.97-1.03).
+program on the same buffers, in one process (one CPU device, or one of this machine's
+chips: ``bench-self --platform``), in interleaved rounds (the order alternating): what
+podscale's loop costs, apart from the program. Per round and method the ratio of
+podscale's median over the hand loop's; the median and range of the ratios. Target:
+within 3% (a ratio within 0.97-1.03).
 
-    python -m podscale.selfbench.methodstage ROUNDS ITERS   # one JSON line (the stage)
+    python -m podscale.selfbench.methodstage ROUNDS ITERS [chip]   # one JSON line
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core import envnames
 from podscale.core.errors import PodscaleError
 from podscale.selfbench import Log
 
-#: (workload, parameters): a memory-bound read and a compute-bound product
+if TYPE_CHECKING:
+    from podscale.launch.chips import Chips
+
+#: (workload, parameters): a memory-bound read and a compute-bound product, on the CPU
 CASES = (("stream", {"size": 1 << 24, "op": "read"}), ("matmul", {"size": 512}))
+#: the same on a chip: a 512 MiB read (beyond any on-chip memory) and a product at the
+#: compute ceiling (the study's sizes)
+CHIP_CASES = (("stream", {"size": 1 << 27, "op": "read"}), ("matmul", {"size": 8192}))
 TARGET = 0.03
 
 
@@ -65,8 +72,9 @@ def _one_round(case: Any, compiled: Any, hand: Any, args: tuple, module: str,
     return out
 
 
-def main(rounds: int, iters: int) -> dict:
-    """In this process (the CPU, one device): per case, per round, both sides' medians."""
+def main(rounds: int, iters: int, chip: bool = False) -> dict:
+    """In this process (one device: the CPU's, or a chip's): per case, per round, both
+    sides' medians."""
     from podscale.core.registry import load_source
     from podscale.core.timing import depth_for
     from podscale.startup import runtime
@@ -75,7 +83,7 @@ def main(rounds: int, iters: int) -> dict:
 
     rt = runtime.start()
     result = {}
-    for workload, params in CASES:
+    for workload, params in CHIP_CASES if chip else CASES:
         case = _case(workload, params, iters)
         wl = load_source(case.source)
         ctx = context(case, rt)
@@ -90,17 +98,20 @@ def main(rounds: int, iters: int) -> dict:
     return result
 
 
-def methods_overhead(rounds: int = 9, iters: int = 20, log: Log = print) -> dict:
-    """The stage: :func:`main` in a process of its own (JAX on the CPU); per case and
-    method the ratios' median and range, against the target."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+def methods_overhead(rounds: int = 9, iters: int = 20, log: Log = print,
+                     chips: Chips | None = None) -> dict:
+    """The stage: :func:`main` in a process of its own (JAX on the CPU, or on one of
+    ``chips``); per case and method the ratios' median and range, against the target."""
+    env = {**os.environ, "JAX_PLATFORMS": chips.runtime if chips else "cpu"}
     env.pop(envnames.CPU_DEVICES, None)
     res = subprocess.run([sys.executable, "-m", "podscale.selfbench.methodstage", str(rounds),
-                          str(iters)], capture_output=True, text=True, env=env, timeout=900)
+                          str(iters), *(["chip"] if chips else [])], capture_output=True,
+                         text=True, env=env, timeout=900)
     if res.returncode:
         raise PodscaleError(f"methods stage failed: {res.stderr.strip().splitlines()[-1:]}")
     raw = json.loads(res.stdout.strip().splitlines()[-1])
-    out: dict = {"rounds": rounds, "iters": iters, "target": TARGET, "cases": {}}
+    out: dict = {"rounds": rounds, "iters": iters, "target": TARGET, "cases": {},
+                 "platform": chips.describe() if chips else "cpu"}
     for case_id, methods in raw.items():
         out["cases"][case_id] = {}
         for m, d in methods.items():
@@ -117,4 +128,5 @@ def methods_overhead(rounds: int = 9, iters: int = 20, log: Log = print) -> dict
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]))), flush=True)
+    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["chip"])),
+          flush=True)

@@ -28,7 +28,9 @@
   the same with a 1.5x psum slowdown planted in the second commit (target: >= 90% of the
   psum benchmarks flagged).
 
-``--only STAGE,...`` runs some of them (:data:`podscale.selfbench.STAGE_NAMES`).
+``--only STAGE,...`` runs some of them (:data:`podscale.selfbench.STAGE_NAMES`). On a
+machine with accelerator chips (``--platform``), ``methods`` and ``study`` measure one of
+them; the rest simulate hosts on the CPU, as each stage's heading says.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podscale.core.errors import PodscaleError
 from podscale.launch.admission import PROCESS_MB, available_mb
@@ -49,6 +52,9 @@ from podscale.selfbench.baseline import one_case as _one
 from podscale.selfbench.historystage import history_stage
 from podscale.selfbench.memorystage import memory_ceiling
 from podscale.selfbench.turnaround import measured_seconds, turnaround
+
+if TYPE_CHECKING:
+    from podscale.launch.chips import Chips
 
 
 def scale(out: Path, counts: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)) -> dict:
@@ -158,10 +164,10 @@ def _footprint(work: Path, log: Log, _: int) -> dict:
     return f
 
 
-def _study(work: Path, log: Log, _: int) -> dict:
+def _study(work: Path, log: Log, _: int, chips: Chips | None = None) -> dict:
     from podscale.selfbench.footprint import study_ledger
 
-    return study_ledger(work, log=log)
+    return study_ledger(work, log=log, platform=chips.platform if chips else "cpu")
 
 
 def _links(work: Path, log: Log, _: int) -> dict:
@@ -185,10 +191,10 @@ def _attach(work: Path, log: Log) -> dict:
     return attach_overhead(work, log=log)
 
 
-def _methods(log: Log) -> dict:
+def _methods(log: Log, chips: Chips | None) -> dict:
     from podscale.selfbench.methodstage import methods_overhead
 
-    return methods_overhead(log=log)
+    return methods_overhead(log=log, chips=chips)
 
 
 def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
@@ -205,13 +211,16 @@ def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
     return a
 
 
+#: the stages that measure this machine's chips where it has them (``chips=``)
+ON_CHIPS = ("methods", "study")
+
 #: stage -> (key in the result, what it measures, the function)
-RUNNERS: dict[str, tuple[str, str, Callable[[Path, Log, int], dict]]] = {
+RUNNERS: dict[str, tuple[str, str, Callable[..., dict]]] = {
     "harness": ("harness", "harness overhead: podscale vs a minimal hand-written script, dot "
                            "and psum 4K on 2 processes x 2 devices, 5 rounds", _harness),
     "methods": ("methods", "timing methods: podscale's chain and device vs hand-written "
                            "loops of each, stream read and bf16 matmul, 9 interleaved rounds",
-                lambda w, log, n: _methods(log)),
+                lambda w, log, n, chips=None: _methods(log, chips)),
     "turnaround": ("turnaround", "sweep turnaround (dot+psum, 4 sizes x devices 1,2,4 x "
                                  "hosts 1,2,4)", _turnaround),
     "memory": ("memory", "memory ceiling: stream (read) and dot with buffers >= 4x LLC, per "
@@ -241,17 +250,22 @@ RUNNERS: dict[str, tuple[str, str, Callable[[Path, Log, int], dict]]] = {
 
 
 def run_all(out: Path | None, log: Log = print, max_processes: int = 32,
-            only: tuple[str, ...] = STAGES) -> dict:
-    """Run the chosen stages in their order, logging each, and write the figures."""
-    result: dict = {}
+            only: tuple[str, ...] = STAGES, chips: Chips | None = None) -> dict:
+    """Run the chosen stages in their order, logging each, and write the figures;
+    ``chips``: this machine's, measured by the stages that can (:data:`ON_CHIPS`)."""
+    result: dict = {"platform": {"chips": chips.describe() if chips else None,
+                                 "on_chips": [s for s in ON_CHIPS if chips]}}
     chosen = [s for s in STAGES if s in only]
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         for i, name in enumerate(chosen):
             key, what, fn = RUNNERS[name]
+            where = (f" on {chips.describe()}" if name in ON_CHIPS else
+                     " (simulated hosts on the CPU)") if chips else ""
             log(f"# [stage {i + 1}/{len(chosen)}, elapsed {time.monotonic() - started:.0f}s] "
-                f"{what} ...")
-            result[key] = fn(Path(tmp), log, max_processes)
+                f"{what}{where} ...")
+            more = {"chips": chips} if chips and name in ON_CHIPS else {}
+            result[key] = fn(Path(tmp), log, max_processes, **more)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))

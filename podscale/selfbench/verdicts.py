@@ -31,7 +31,8 @@ from podscale.selfbench import Log
 if TYPE_CHECKING:
     import pandas as pd
 
-GRID = ["dot,psum", "--hosts", "1,2", "--devices-per-host", "1,2", "--sizes", "4K,64K,1M"]
+GRID = ["dot,psum", "--hosts", "1,2", "--devices-per-host", "1,2", "--sizes", "4K,64K,1M",
+        "--platform", "cpu"]  # hosts simulated on the CPU, wherever it runs
 SLOWED = "psum"
 FAULT = f"stretch=1.5@*:{SLOWED}"
 TARGETS = {"aa_flagged": 0.05, "detected": 0.90}

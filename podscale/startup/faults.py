@@ -17,10 +17,10 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
 - ``corrupt`` — process PROCESS's outputs are changed before the correctness check;
 - ``heavier[=SHARE]`` — process PROCESS's step program also reads SHARE (default 0.02;
   above 1, each input whole that many times, then the fraction) of each of its inputs'
-  last axis on the device after the step, one read after another, its outputs
-  unchanged: a slowdown device time sees (the host-side ``stretch`` is not one). Not in
-  proportion: the extra reduction has a cost of its own (on a TPU v5e, 0.02 of a 256 MiB
-  stream read added ~55 µs to 356 µs); jit and shard_map steps only (a pmap's program is
+  rows (the second-last axis; a vector's elements) on the device after the step, one
+  read after another, its outputs unchanged: a slowdown device time sees (the host-side
+  ``stretch`` is not one), about in proportion for a memory-bound step (the extra
+  reduction has a launch of its own); jit and shard_map steps only (a pmap's program is
   left alone);
 - ``lower`` — process PROCESS's float32 inputs are rounded to bfloat16 before they are
   placed (after the reference is computed from them): what a device that multiplies
@@ -220,14 +220,17 @@ def heavier(fault: Fault | None, process: int, index: int, fn: Callable[..., Any
         out = fn(*args)
         # each read starts from the last one's result, the first from the step's output:
         # the reads follow the step and each other, none merged with another or fused
-        # into the step; one element by index, a share of the last axis, never a reshape
-        # (a chip's tiled layout copies a reshaped array)
+        # into the step; one element by index, a share of whole rows (the second-last
+        # axis), never a reshape nor a share of each row: a chip's tiled layout copies a
+        # reshaped array, and reads a row's tile whole however little of it is taken
         first = jax.tree_util.tree_leaves(out)[0]
         link = first[(0,) * first.ndim].astype(jnp.float32)
         for x in jax.tree_util.tree_leaves(args):
             if getattr(x, "size", 0) and getattr(x, "ndim", 0):
+                axis = x.ndim - 2 if x.ndim > 1 else 0
                 for r in reads:
-                    part = x[..., :max(1, int(r * x.shape[-1]))]
+                    part = jax.lax.slice_in_dim(x, 0, max(1, int(r * x.shape[axis])),
+                                                axis=axis)
                     link = jnp.sum(part * (1 + 0 * link), dtype=jnp.float32)
         return jax.tree_util.tree_map(lambda o: o + (link * 0).astype(o.dtype), out)
 

@@ -20,10 +20,14 @@ def register(sub: Subparsers) -> None:
                    help="the scale stage doubles the process count up to this")
     p.add_argument("--only", default=None, metavar="STAGE,...",
                    help=f"run only these stages (default: all of {', '.join(STAGE_NAMES)})")
+    p.add_argument("--platform", choices=["auto", "cpu", "tpu", "gpu"], default="auto",
+                   help="auto (default): the stages that can (methods, study) measure this "
+                        "machine's accelerator chips where it has them; cpu: none does. The "
+                        "rest always simulate hosts on the CPU")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from podscale.selfbench import main
 
-    return main(args.out, args.max_processes, args.only)
+    return main(args.out, args.max_processes, args.only, args.platform)
