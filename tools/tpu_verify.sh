@@ -6,10 +6,11 @@
 # asv. Part C: capture windows from step 0 and 1, attach outside any cluster, asv. Part D:
 # matmul's precision on the chip, the dispatch-bound mark, asv with JAX on PYTHONPATH only
 # (passed as asv's ASV_PYTHONPATH). Part E: ab A/A and of a planted 2% device slowdown
-# (heavier), bench-self's methods stage on the chip.
+# (heavier). Part F: the same judged at a 1% threshold, bench-self's methods stage on
+# the chip.
 # Outputs under OUT (default /tmp/tpu-verify): each
 # command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B|C|D|E [OUT]
+#   bash tools/tpu_verify.sh A|B|C|D|E|F [OUT]
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +39,13 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = F ]; then
+  TAILN=10 ps ab_heavier_1pct ab stream --hosts 1 --sizes 64M --variants shard_map \
+    --rounds 4 --threshold 0.01 --out runs --name heavier1 \
+    --env-b PODSCALE_FAULT=heavier=0.02@*:*
+  TAILN=12 ps bench_self bench-self --only methods --out "$out/bench-self.json"
+  (cd "$out/runs" && tar czf "$out/runs.tgz" --exclude=traces --exclude=hlo --exclude=cache \
+    ./* 2>/dev/null)
 elif [ "$part" = E ]; then
   TAILN=14 ps ab_aa ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
     --out runs --name aa
