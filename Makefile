@@ -2,6 +2,9 @@
 # write its report) and `make test` (set up, run the tests; .ci/run calls this).
 VENV ?= .venv
 BIN := $(VENV)/bin
+# pytest-xdist workers: a test module runs whole on one of them (tests/conftest.py); two
+# fit this 2-core, 24 GiB machine beside the largest test's 32 processes
+TEST_WORKERS ?= 2
 
 .PHONY: setup study test quick docs system-deps
 
@@ -28,7 +31,7 @@ system-deps:
 	fi
 
 test: setup system-deps
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The tests that start no worker processes: seconds, for development.
 quick: setup

@@ -56,20 +56,33 @@ def _starts_processes(fn, names: dict, depth: int = 2) -> bool:
                                                depth - 1) for f in called)
 
 
+#: per test, what in it starts processes: the test itself (its node id) and each fixture of
+#: ours that does, once per its scope (a module's fixture once per module, a session's once)
+LAUNCHES = pytest.StashKey[frozenset]()
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Mark a test ``slow`` when it starts real processes: its own source, or that of any
     fixture it uses (directly or through others), calls the CLI or a launcher; unless its
     module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
-    (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked."""
+    (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked.
+    Under pytest-xdist (``--dist loadgroup``) a module runs whole on one worker, so its
+    shared launches are made once; the cluster modules share one Slurm and Open MPI."""
     for item in items:
+        group = "cluster" if item.get_closest_marker("cluster") else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        names = vars(item.module)
+        starters = {(d.scope, d.func) for ds in defs.values() for d in ds  # ours, not pytest's
+                    if d.func.__module__.startswith("tests") and d.argname[0] != "_"
+                    and _starts_processes(d.func, names)}
+        once = {"module": item.module.__name__, "session": "session"}
+        item.stash[LAUNCHES] = frozenset(
+            {f"{once.get(scope, item.nodeid)}:{f.__qualname__}" for scope, f in starters}
+            | ({item.nodeid} if _starts_processes(item.function, names) else set()))
         if item.get_closest_marker("cluster") or item.get_closest_marker("asv"):
             continue
-        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        fixtures = [d.func for ds in defs.values() for d in ds  # ours, not pytest's
-                    if d.func.__module__.startswith("tests") and d.argname[0] != "_"]
-        names = vars(item.module)
-        if _starts_processes(item.function, names) or any(
-                _starts_processes(f, names) for f in fixtures):
+        if item.stash[LAUNCHES]:
             item.add_marker(pytest.mark.slow)
 
 

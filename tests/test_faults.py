@@ -22,18 +22,19 @@ RUN = ["run", "--rounds", "1", "dot", "--hosts", "2", "--devices-per-host", "1",
        "4K,8K,16K", "--variants", "pmap,shard_map", "--iters", "3", "--warmup", "1"]
 
 
-def _as_a_terminal_job() -> None:
-    """SIGINT as a terminal's foreground job has it: a suite started in the background by
-    a non-interactive shell passes SIGINT on ignored, and Python then never sees Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+#: SIGINT as a terminal's foreground job has it, then podscale: a suite started in the
+#: background by a non-interactive shell passes SIGINT on ignored, and Python then never
+#: sees Ctrl-C. Set in the child before it execs podscale, not in a ``preexec_fn`` (a fork
+#: of this process, which may hold JAX's threads: JAX warns, and the warning fails a test)
+AS_A_TERMINAL_JOB = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                     "os.execv(sys.executable, [sys.executable, '-m', 'podscale', *sys.argv[1:]])")
 
 
 def start(out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "podscale", *RUN, "--out", str(out), *extra],
+        [sys.executable, "-c", AS_A_TERMINAL_JOB, *RUN, "--out", str(out), *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **(env or {})}, start_new_session=True,
-        preexec_fn=_as_a_terminal_job,
     )
 
 

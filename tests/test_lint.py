@@ -5,6 +5,7 @@ import ast
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,3 +198,62 @@ def test_docs_build_strict(tmp_path):
                           str(tmp_path / "site")], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+
+#: launches per test module (tests, and shared fixtures once; "session": the session's
+#: fixtures) as of the budget's last raise; ``make test``'s time is mostly these
+LAUNCH_BUDGET: dict[str, int] = {
+    "session": 2, "test_apart": 5, "test_asv": 4, "test_chips": 5, "test_cli": 83,
+    "test_cluster": 17, "test_collectives": 6, "test_disk": 6, "test_edges": 3, "test_ending": 5,
+    "test_faults": 12, "test_fits": 1, "test_history": 2, "test_ledger": 2, "test_links": 1,
+    "test_lint": 4, "test_load": 2, "test_messages": 5, "test_methods": 12,
+    "test_multiprocess": 5, "test_package": 2, "test_pods": 4, "test_profile": 28,
+    "test_programs": 1, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
+    "test_selfbench": 3, "test_tools": 1, "test_traces": 2, "test_training": 7, "test_windows": 3,
+    "test_workloads": 7,
+}
+
+
+def _launches(items) -> Counter:
+    """Launches per module: each test and fixture that starts processes (its stashed
+    keys), a module's fixture once per module and the session's once."""
+    from tests.conftest import LAUNCHES
+
+    keys = {(i.module.__name__.rsplit(".", 1)[-1], k) for i in items for k in i.stash[LAUNCHES]}
+    per = Counter(m for m, k in keys if not k.startswith("session:"))
+    per["session"] = len({k for _, k in keys if k.startswith("session:")})
+    return per
+
+
+def _over(per: Counter) -> dict[str, str]:
+    return {m: f"{n} > {LAUNCH_BUDGET.get(m, 0)}" for m, n in sorted(per.items())
+            if n > LAUNCH_BUDGET.get(m, 0)}
+
+
+def _whole_suite(request) -> list:
+    items = request.session.items
+    if len({i.module.__name__ for i in items}) < len(list((ROOT / "tests").glob("test_*.py"))):
+        pytest.skip("counts the whole suite's launches: run with every module collected")
+    return items
+
+
+def test_launches_within_budget(request):
+    """What the suite starts, per module, held to a budget, so that a module's new launch
+    is a decision: share one (a module- or session-scoped fixture several tests read) or
+    raise :data:`LAUNCH_BUDGET`. The slowest tests are in the CI log (``--durations``)."""
+    per = _launches(_whole_suite(request))
+    assert not _over(per), f"launches beyond the budget (share one, or raise it): {_over(per)}"
+
+
+def test_launch_budget_can_fail(request):
+    """A planted module's launch is over budget; a module fixture several tests read is
+    one launch however many read it."""
+    from tests.conftest import LAUNCHES
+
+    items = _whole_suite(request)
+    assert _over(_launches(items) + Counter({"test_planted": 1})) == {"test_planted": "1 > 0"}
+    shared = Counter(k for i in items for k in i.stash[LAUNCHES] if k.startswith("tests."))
+    key, readers = shared.most_common(1)[0]
+    assert readers > 1 and _launches([i for i in items if key in i.stash[LAUNCHES]])[
+        key.split(":")[0].rsplit(".", 1)[-1]] <= readers
