@@ -196,3 +196,48 @@ def test_a_desync_is_only_where_the_differing_program_waits_on_peers():
     assert desync(calls(False)) is None
     found = desync(calls(True))
     assert found is not None and found.launch == 0 and "float32[16]" in found.text()
+
+
+def test_the_batch_is_an_input_the_step_does_not_return():
+    """A weight larger than the batch comes back updated: the batch is what does not
+    (tokens from an integer [batch, sequence]); a step returning all it takes names none."""
+    from podscale.analysis.profile.figures import _samples
+
+    weight, batch = "float32[64, 1]", "float32[16, 1]"
+    assert _samples([weight, batch]) == (64, "samples", weight)  # no outputs known: a guess
+    assert _samples([weight, batch, weight], [weight, weight, "float32[]"]) == (
+        16, "samples", batch)
+    ids = "int32[4, 129]"
+    assert _samples(["float32[512, 512]", ids, "int32[4, 129]"],
+                    ["float32[512, 512]"]) == (4 * 129, "tokens", ids)
+    assert _samples([weight], [weight, "float32[]"]) is None
+
+
+def test_periodic_work_set_up_and_hiccups_are_told_apart():
+    """4 saves of 20 ms every 5 steps (each under 2 median steps of 50 ms) are periodic;
+    set-up before step 0 and work after the last step are booked as such; two 11 ms
+    hiccups at no period are not work at all."""
+    import pandas as pd
+
+    from podscale.analysis.profile.phases import findings, table
+
+    led = pd.DataFrame({"process": 0, "step": range(50), "period": 0.05})
+    occ = pd.DataFrame(
+        [(p, "save (ckpt.py:3)", s, 0.02) for p in (0, 1) for s in (5, 10, 15, 20)]
+        + [(0, "build_model (train.py:9)", -1, 0.5), (0, "write_metrics (train.py:40)", 49, 0.2),
+           (0, "gc (gc.py:1)", 7, 0.011), (0, "gc (gc.py:1)", 23, 0.011)],
+        columns=["process", "what", "step", "seconds"])
+    t = table(occ, led).set_index("what")
+    assert set(t.index) == {"save (ckpt.py:3)", "build_model (train.py:9)",
+                            "write_metrics (train.py:40)"}, t
+    save = t.loc["save (ckpt.py:3)"]
+    assert (save["kind"], save["count"], save["steps"], save["every"]) == (
+        "periodic", 4, [5, 10, 15, 20], 5)
+    assert t.loc["build_model (train.py:9)", "kind"] == "set-up"
+    assert t.loc["write_metrics (train.py:40)", "kind"] == "after the last step"
+    said = findings(t.reset_index(), 2, 49)
+    assert "save (ckpt.py:3) (a checkpoint save): 4 time(s) on every process, after step(s) " \
+           "5, 10, 15, 20 (every 5 steps), 20.0 ms each, blocking the device" in said, said
+    assert "build_model (train.py:9): before step 0 on process 0 (set-up, not periodic), " \
+           "500 ms" in said, said
+    assert not any("gc" in line for line in said)

@@ -79,6 +79,21 @@ def test_a_capture_inside_the_programs_step_is_the_profilers(stalled):
         assert g.loc[p, "anomalous"] < 3.5  # the 3 s stop at most
 
 
+def test_an_annotated_steps_figures_are_its_working_programs(stalled):
+    """The step the program marks runs local_step, then apply_update: the figures are
+    local_step's (the most FLOPs), the other named; its batch is local_step's."""
+    from podscale.analysis.profile.figures import figures
+
+    f = figures(stalled)
+    assert f["program"] == "local_step" and f["programs"] == ["local_step", "apply_update"]
+    assert f["from"].startswith("the leading dimension of local_step's input float32[") and \
+        f["from"].endswith(", 32], an input it does not return"), f
+    assert f["flops"] > 2 * 256 ** 3  # --work 2: two 256x256 products
+    assert any(line.startswith("train: ") and "figures of local_step, the program doing the "
+               "step's work (the most FLOPs of its 2 programs; also apply_update)" in line
+               for line in findings(stalled)), findings(stalled)
+
+
 def test_start_up_skew_is_no_time_lost(stalled):
     first = stalled.blame.set_index("step").loc[0]
     assert first["apart"] == "compile" and first["lost"] == 0 and not first["late"]
@@ -104,15 +119,16 @@ def test_a_program_running_its_own_profiler_is_never_disturbed(tmp_path, window,
 
 
 def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
-    """One process of 2 devices, 512 rows a step (256 per device), load_batch sleeping
-    10 ms a step: throughput is the planted batch over the step time, MFU the cost
-    analysis' FLOPs over the time over the given peak, the step host-bound with
-    load_batch named."""
+    """One process of 2 devices, 512 rows a step (256 per device), a weight of 32 x 1024
+    (larger than the batch, its leading dimension 32), load_batch sleeping 10 ms a step:
+    throughput is the planted batch over the step time (the weight comes back updated:
+    not the batch), MFU the cost analysis' FLOPs over the time over the given peak, the
+    step host-bound with load_batch named."""
     from podscale.analysis.profile.figures import figures
 
     res = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--out",
                    str(tmp_path), "--peak-tflops", "0.05", str(PROGRAMS / "train.py"),
-                   "--steps", "30", "--loader", "0:0.01")
+                   "--steps", "30", "--loader", "0:0.01", "--width", "1024")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
     s = summarize_profile(only_run(tmp_path))
     f = figures(s)
@@ -125,8 +141,9 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     said = findings(s)
     assert any(line.startswith("local_step is host-bound: the device is busy") and
                "load_batch (train.py:" in line for line in said), said
-    assert any(line.startswith("local_step: ") and "512 samples a step" in line and
-               "(--peak-tflops)" in line for line in said), said
+    assert any(line.startswith("local_step: ") and "512 samples a step: the leading dimension "
+               "of local_step's input float32[512, 32], an input it does not return" in line
+               and "(--peak-tflops)" in line for line in said), said
     assert not any(line.startswith("defect:") for line in said)
     # a peak far below the chip's (--peak-tflops 1e-12): an MFU over 100% is a defect
     from podscale.analysis.profile.figures import findings as said_of
@@ -137,10 +154,11 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
 
 def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
     """local_step compiled ahead of time (for its memory statistics, as MaxText does) and
-    again at its first call; a 0.3 s checkpoint after every 15th step of 50."""
+    again at its first call; a 0.3 s checkpoint after every 15th step of 50; an eval
+    computation first called (compiled) before step 25: each slow step gets its cause."""
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path),
                    str(PROGRAMS / "train.py"), "--steps", "50", "--aot",
-                   "--save-every", "15:0.3")
+                   "--save-every", "15:0.3", "--late-eval", "25")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
     s = summarize_profile(only_run(tmp_path))
     c = s.compiles
@@ -162,13 +180,21 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
                    for line in said), said  # said as events, not averaged per step
     host = s.slow[s.slow["cause"] == "host"]
     assert sorted(host["step"]) == [16, 31, 46], s.slow
+    saves = [line for line in said if line.startswith(("step 16 ", "step 31 ", "step 46 "))]
+    assert len(saves) == 3 and all("'s host in save_checkpoint" in line for line in saves), said
+    late = s.slow.set_index("step").loc[25]
+    assert late["cause"] == "compile" and late["late_s"] > 0.5 * (late["seconds"] -
+                                                                  late["median"]), s.slow
+    assert any(line.startswith("step 25 took ") and "compiled for" in line for line in said)
+    assert not (s.slow["cause"] == "device").any(), s.slow  # none blamed on the device
 
 
 def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     """As MaxText's CPU mode reads a Kubernetes Indexed Job's JOB_COMPLETION_INDEX:
     --rank-env k8s gives each process its index there, the program's plain initialize()
-    joins podscale's coordinator with the same rank; no launcher's own detection
-    variables are set (JAX would take that launcher for the job's)."""
+    joins podscale's coordinator with the same rank; a program that joins as MaxText's
+    hardware=cpu does (every variable of an xpk pod) joins its own; no launcher's own
+    detection variables are set (JAX would take that launcher for the job's)."""
     import os
 
     from podscale.launch.local import RANK_ENVS
@@ -180,6 +206,17 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     assert "rank 1 of 2 from JOB_COMPLETION_INDEX" in res.stdout
     assert res.stdout.count("--xla_force_host_platform_device_count=8 has no effect") == 1
+    # as MaxText's hardware=cpu joins: its rank from JOB_INDEX, PROCESSES_IN_JOB and
+    # JOB_COMPLETION_INDEX, JAX_PROCESS_COUNT processes, its own coordinator's port
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    res = podscale("profile", "--hosts", "2", "--rank-env", "k8s", "--out",
+                   str(tmp_path / "maxtext"), str(PROGRAMS / "ranked.py"), "maxtext", port)
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert "rank 1 of 2 from maxtext" in res.stdout
     for kind, env in RANK_ENVS.items():
         names = set(env(1, 2))
         assert not names & {"SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri",

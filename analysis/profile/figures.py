@@ -3,15 +3,20 @@ how busy the device is.
 
 - **Step time**: the job's median step time (the last process's ready to ready), the
   warm-up steps left out (:func:`.steps.job_periods`, as :func:`.compare.job_steps`).
+- **The step's program**: the figures below are those of the program doing the step's
+  work, named: of the programs a step runs (a step the program marks with an annotation
+  may run several: a data generator, an update), the most FLOPs a step (XLA's count times
+  its calls a step), else the most busy time.
 - **Throughput**: what one step processes over the step time: ``--tokens-per-step``
-  where given, else from the step's inputs (their global shapes, as the step computation
-  received them; named in the sentence): the largest integer input is the data (token
-  ids [batch, sequence]: tokens; labels [batch]: samples), else the leading dimension of
-  the largest input (samples).
-- **FLOP/s and MFU**: the step program's FLOPs per device (XLA's cost analysis of the
+  where given, else from that program's inputs less those it returns (parameters and
+  optimizer state come back updated; the batch does not; their global shapes, named in
+  the sentence): the largest integer input is the data (token ids [batch, sequence]:
+  tokens; labels [batch]: samples), else the leading dimension of the largest input
+  (samples); where it returns every input, no throughput, and ``--tokens-per-step`` named.
+- **FLOP/s and MFU**: that program's FLOPs per device a step (XLA's cost analysis of the
   compiled program: an SPMD program's is one device's share) over the step time, against
   the device's peak: read from the device (TPU), ``--peak-tflops``, else none.
-- **Memory**: the step program's memory analysis per device (arguments, outputs,
+- **Memory**: that program's memory analysis per device (arguments, outputs,
   temporaries) and, where the platform reports it, each device's peak in use.
 - **Device busy share**: the step's device time over the step time: from the captured
   steps' traces where a window captured some (the device's own time), else its busy time
@@ -38,28 +43,71 @@ if TYPE_CHECKING:
 HOST_BOUND = 0.5
 
 
-def _step_program(profile: Profile, led: pd.DataFrame) -> pd.Series | None:
-    """The compiled record of the step's last program (process 0's, else the first)."""
-    comp, calls = profile.compiled, profile.calls
+def step_calls(profile: Profile, step: str, process: int) -> pd.DataFrame:
+    """``process``'s calls inside the steps: those inside each of the program's ``step``
+    annotations, else the calls of the computation ``step``."""
+    calls, marks = profile.calls, profile.annotations
+    mine = calls[calls["process"] == process]
+    marks = marks[(marks["process"] == process) & (marks["name"] == step)] \
+        if len(marks) else marks
+    if len(marks):
+        inside = np.zeros(len(mine), bool)
+        for m in marks.itertuples(index=False):
+            inside |= mine["seq"].between(m.first, m.end - 1).to_numpy()
+        return mine[inside]
+    return mine[mine["name"] == step]
+
+
+def step_programs(profile: Profile, step: str, led: pd.DataFrame) -> pd.DataFrame:
+    """The programs a step runs (process 0's, else the first's): each computation's last
+    compiled record, with ``name``, ``per_step`` (its calls a step) and ``busy_s`` (its
+    ready minus dispatch a step), the one doing the step's work first: the most FLOPs a
+    step, else the most busy time (a step of one program: one row)."""
+    comp = profile.compiled
     if comp.empty or led.empty:
-        return None
+        return comp.iloc[0:0]
     p = int(led["process"].min())
-    seqs = set(led.loc[led["process"] == p, "seq"])
-    ids = set(calls.loc[(calls["process"] == p) & calls["seq"].isin(seqs), "computation"])
-    mine = comp[(comp["process"] == p) & comp["id"].isin(ids)]
-    return mine.iloc[-1] if len(mine) else None
+    calls = step_calls(profile, step, p)
+    steps = max(1, int(led.loc[led["process"] == p, "step"].nunique()))
+    mine = comp[(comp["process"] == p) & comp["id"].isin(set(calls["computation"]))]
+    last = mine.sort_values("seq").groupby("id").tail(1).set_index("id", drop=False)
+    if last.empty:
+        return last
+    by = calls.groupby("computation")
+    last = last.assign(
+        name=[str(by.get_group(i)["name"].iloc[0]) for i in last.index],
+        per_step=[len(by.get_group(i)) / steps for i in last.index],
+        busy_s=[float((by.get_group(i)["ready"] - by.get_group(i)["dispatch"]).sum()) / steps
+                for i in last.index])
+    work = pd.to_numeric(last["flops"], errors="coerce").fillna(0) * last["per_step"]
+    order = sorted(last.index, key=lambda i: (-work[i], -last.loc[i, "busy_s"]))
+    return last.loc[order].assign(step_flops=work[order].to_numpy())
 
 
-def _samples(leaves: object) -> tuple[int, str, str] | None:
-    """What one step processes, from its input leaves: the largest integer leaf of rank
-    >= 1 is the data (labels, token ids: parameters and optimizer state are floats), its
-    elements tokens where it has two dimensions or more, else its length samples;
-    with none, the leading dimension of the largest leaf of rank >= 2 (samples). The
-    count, the unit and the leaf."""
-    parsed = []
+def _parsed(leaves: object) -> list[tuple[int, list[int], str]]:
+    out = []
     for leaf in leaves if isinstance(leaves, list) else []:
         dims = [int(d) for d in leaf[leaf.find("[") + 1:-1].split(",") if d.strip()]
-        parsed.append((int(np.prod(dims)) if dims else 1, dims, leaf))
+        out.append((int(np.prod(dims)) if dims else 1, dims, leaf))
+    return out
+
+
+def _samples(leaves: object, outputs: object = None) -> tuple[int, str, str] | None:
+    """What one step processes, from its input leaves less those the step returns (its
+    parameters and optimizer state come back updated; the batch does not): the largest
+    integer leaf of rank >= 1 is the data (labels, token ids), its elements tokens where
+    it has two dimensions or more, else its length samples; with none, the leading
+    dimension of the largest leaf of rank >= 2 (samples). The count, the unit and the
+    leaf; None where no input tells (every one returned)."""
+    parsed, returned = _parsed(leaves), [p[2] for p in _parsed(outputs)]
+    if isinstance(outputs, list):
+        kept = []
+        for p in parsed:  # an input the step returns, matched one for one, is state
+            if p[2] in returned:
+                returned.remove(p[2])
+            else:
+                kept.append(p)
+        parsed = kept
     ints = [p for p in parsed if p[1] and p[2].startswith(("int", "uint"))]
     if ints:
         size, dims, leaf = max(ints, key=lambda p: p[0])
@@ -77,25 +125,35 @@ def figures(s: ProfileSummary) -> dict:
     out: dict = {k: None for k in ("step_s", "samples", "from", "per_s", "unit", "flops",
                                    "tflops", "peak_tflops", "peak_from", "mfu", "memory",
                                    "device_peak_bytes", "busy_share", "busy_from",
-                                   "dispatch_s", "leaves", "host_bound")}
+                                   "dispatch_s", "leaves", "host_bound", "program",
+                                   "programs", "chosen_by", "no_samples")}
     if led.empty:
         return out
     job = job_periods(led)
     step_s = float(job.median()) if len(job) else float("nan")
     out["step_s"] = step_s
     spec = profile.manifest.spec
-    rec = _step_program(profile, led)
+    progs = step_programs(profile, s.step or "", led)
+    rec = progs.iloc[0] if len(progs) else None
+    if rec is not None:
+        out.update(program=str(rec["name"]), programs=[str(n) for n in progs["name"]],
+                   chosen_by="FLOPs" if rec["step_flops"] > 0 else "busy time")
+    outputs = rec.get("outputs") if rec is not None else None
     if spec.get("tokens_per_step"):
         out.update(samples=int(spec["tokens_per_step"]), unit="tokens",
                    **{"from": "--tokens-per-step"})
-    elif rec is not None and (found := _samples(rec.get("leaves"))) is not None:
+    elif rec is not None and (found := _samples(rec.get("leaves"), outputs)) is not None:
         how = "the elements" if found[1] == "tokens" else "the leading dimension"
+        new = ", an input it does not return" if isinstance(outputs, list) else ""
         out.update(samples=found[0], unit=found[1],
-                   **{"from": f"{how} of its input {found[2]}"})
+                   **{"from": f"{how} of {out['program']}'s input {found[2]}{new}"})
+    elif rec is not None and isinstance(rec.get("leaves"), list) and rec.get("leaves"):
+        out["no_samples"] = f"{out['program']} returns every input it takes (no batch " \
+                            "among them): --tokens-per-step gives the throughput"
     if out["samples"] and step_s > 0:
         out["per_s"] = out["samples"] / step_s
     if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):
-        out["flops"] = float(rec["flops"])
+        out["flops"] = float(rec["step_flops"])
         out["tflops"] = out["flops"] / step_s / 1e12 if step_s > 0 else None
     peaks = profile.processes["peaks"].dropna() if "peaks" in profile.processes else []
     read = next((p.get("bf16_tflops") for p in peaks if isinstance(p, dict)
@@ -151,6 +209,13 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
             " (no peak known for MFU: --peak-tflops)"
         parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step: "
                      f"{f['tflops']:.3g} TFLOP/s{mfu}")
+    if f["no_samples"]:
+        parts.append(f["no_samples"])
+    if f["programs"] and (len(f["programs"]) > 1 or f["program"] != step):
+        others = [n for n in f["programs"] if n != f["program"]]
+        parts.append(f"figures of {f['program']}, the program doing the step's work"
+                     + (f" (the most {f['chosen_by']} of its {len(f['programs'])} programs; also "
+                        f"{', '.join(others)})" if others else ""))
     out.append(f"{step}: " + "; ".join(parts))
     if f["mfu"] is not None and f["mfu"] > 1:  # no program runs above its chip's peak
         out.insert(0, f"defect: {step}'s MFU of {100 * f['mfu']:.3g}% exceeds 100%: the peak "

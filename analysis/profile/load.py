@@ -186,7 +186,7 @@ def load_profile(run_dir: Path | str) -> Profile:
         return (us - int(offset[process]) - origin) / 1e6
 
     compiled = frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers",
-                                          "leaves", "flops", "bytes", "memory"])
+                                          "leaves", "outputs", "flops", "bytes", "memory"])
     for col in ("attach", "process_start", "join_start", "join_end", "end"):
         if col in processes:
             processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")

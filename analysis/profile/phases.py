@@ -1,25 +1,33 @@
-"""Periodic work between steps as events: checkpoint saves, evals, logging.
+"""Work between steps as events: checkpoint saves, evals, logging, set-up.
 
 Host time between steps is sampled and attributed to the program's innermost frame
 (:mod:`.goodput`'s host frames, while the device waits for the host). An **occurrence**
-is one gap between two steps in which a frame took at least :data:`MIN_S` and
-:data:`MIN_STEPS` median steps: a checkpoint save every 15 steps is three occurrences of
-0.3 s after steps 15, 30 and 45, not "18 ms per step". Every occurrence is **blocking**
-(the device waited for it: work overlapped with device time is never sampled). Other
-computations called between steps (an eval step) are occurrences of their own, with their
-busy time. Known library helpers are named for what they are (:data:`KNOWN`).
+is one gap between two steps in which a frame took at least :data:`MIN_S`. Each frame's
+occurrences are then told apart (:func:`kind_of`): before step 0 they are **set-up**,
+after the last step **after the last step**; within the steps, a frame seen in three or
+more gaps at one period (a checkpoint save every 15 steps: three occurrences of 0.3 s after
+steps 15, 30 and 45, not "18 ms per step") is **periodic** however short; one seen once,
+or at no period, is an **event** where it took at least :data:`MIN_STEPS` median steps,
+else a **hiccup** (not said); one seen in most gaps is per-step host work (the host frames
+say it). Every occurrence is **blocking** (the device waited for it: work overlapped with
+device time is never sampled). Other computations called between steps (an eval step) are
+occurrences of their own, with their busy time. Known library helpers are named for what
+they are (:data:`KNOWN`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from podscale.analysis.profile.steps import step_at
 
-#: an occurrence takes at least this long ...
+#: an occurrence takes at least this long
 MIN_S = 0.01
-#: ... and this many median steps
+#: an event at no period takes at least this many median steps (else: a hiccup)
 MIN_STEPS = 2.0
+#: a frame in at least this share of the gaps is per-step host work, not an event
+EVERY_STEP = 0.5
 #: frames and computations of libraries, and what they are
 KNOWN = {
     "_identity_fn": "JAX's multi-host sync (multihost_utils.sync_global_devices, "
@@ -32,31 +40,56 @@ COLUMNS = ["process", "what", "step", "seconds"]
 
 
 def occurrences(gaps: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
-    """Each long gap between steps in one frame: process, what (the frame), step (after
-    which step), seconds."""
+    """Each gap between steps in which one frame took at least :data:`MIN_S`: process,
+    what (the frame), step (after which step; -1: before step 0), seconds."""
     if gaps.empty or led.empty:
         return pd.DataFrame(columns=COLUMNS)
-    med = float(led["period"].median())
     per = gaps.groupby(["process", "seq", "frame"])["seconds"].sum().reset_index()
-    long = per[per["seconds"] >= max(MIN_S, MIN_STEPS * med)]
-    rows = [{"process": int(r.process), "what": str(r.frame),
-             "step": step_at(led, int(r.process), int(r.seq)), "seconds": float(r.seconds)}
-            for r in long.itertuples(index=False)]
+    long = per[per["seconds"] >= MIN_S]
+    rows = []
+    for r in long.itertuples(index=False):
+        at = step_at(led, int(r.process), int(r.seq))
+        rows.append({"process": int(r.process), "what": str(r.frame),
+                     "step": -1 if at is None else int(at), "seconds": float(r.seconds)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def table(occ: pd.DataFrame) -> pd.DataFrame:
-    """Per frame: on which processes, occurrences (per process, the most), after which
-    steps (process 0's, else the first's), the median, least and most seconds."""
-    cols = ["what", "processes", "count", "steps", "median", "least", "most"]
+def kind_of(steps: list[int], seconds: float, median_s: float, total: int) -> str:
+    """What one frame's occurrences within the steps (after steps ``steps`` of
+    ``total``, ``seconds`` the median of them) are: periodic, event, hiccup or every
+    step (module doc)."""
+    at = sorted(set(steps))
+    if len(at) >= max(2, EVERY_STEP * max(total - 1, 1)):
+        return "every step"
+    if len(at) >= 3 and len(set(np.diff(at))) == 1:
+        return "periodic"
+    return "event" if seconds >= MIN_STEPS * median_s else "hiccup"
+
+
+def table(occ: pd.DataFrame, led: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per frame and kind (set-up, periodic, event, after the last step; hiccups and
+    per-step work left out): on which processes, occurrences (per process, the most),
+    after which steps (process 0's, else the first's), every how many steps (periodic),
+    the median, least and most seconds."""
+    cols = ["what", "kind", "processes", "count", "steps", "every", "median", "least",
+            "most"]
     if occ.empty:
         return pd.DataFrame(columns=cols)
+    total = int(led["step"].max()) + 1 if led is not None and len(led) else \
+        int(occ["step"].max()) + 2
+    med = float(led["period"].median()) if led is not None and len(led) else 0.0
+    where = np.where(occ["step"] < 0, "set-up",
+                     np.where(occ["step"] >= total - 1, "after the last step", ""))
     rows = []
-    for what, g in occ.groupby("what", sort=False):
+    for (what, place), g in occ.assign(place=where).groupby(["what", "place"], sort=False):
         first = g[g["process"] == g["process"].min()]
-        rows.append({"what": what, "processes": sorted(set(g["process"])),
-                     "count": int(g.groupby("process").size().max()),
-                     "steps": first["step"].tolist(),
+        steps = [int(v) for v in first["step"]]
+        kind = place or kind_of(steps, float(g["seconds"].median()), med, total)
+        if kind in ("hiccup", "every step"):
+            continue
+        rows.append({"what": what, "kind": kind, "processes": sorted(set(g["process"])),
+                     "count": int(g.groupby("process").size().max()), "steps": steps,
+                     "every": int(steps[1] - steps[0]) if kind == "periodic" else None,
                      "median": float(g["seconds"].median()),
                      "least": float(g["seconds"].min()), "most": float(g["seconds"].max())})
     return pd.DataFrame(rows, columns=cols).sort_values("median", ascending=False,
@@ -86,7 +119,7 @@ def after_steps(steps: list, last: int | None = None) -> str:
 
 
 def findings(t: pd.DataFrame, total: int, last: int | None = None) -> list[str]:
-    """One sentence per periodic phase (``last``: the program's last step)."""
+    """One sentence per frame and kind (``last``: the program's last step)."""
     from podscale.analysis.units import time_h
 
     out = []
@@ -96,7 +129,13 @@ def findings(t: pd.DataFrame, total: int, last: int | None = None) -> list[str]:
             "process " + ", ".join(map(str, r.processes))
         spread = f" ({time_h(r.least)}-{time_h(r.most)})" if r.most > 1.2 * r.least else ""
         label = known(r.what)
-        out.append(f"{r.what}{f' ({label})' if label else ''}: {r.count} time(s) on {who}, "
-                   f"{steps}, {time_h(r.median)} each{spread}, blocking the "
-                   "device")
+        name = f"{r.what}{f' ({label})' if label else ''}"
+        if r.kind in ("set-up", "after the last step"):
+            booked = "set-up" if r.kind == "set-up" else "after the steps"
+            out.append(f"{name}: {steps} on {who} ({booked}, not periodic), "
+                       f"{time_h(r.median)}{spread}")
+            continue
+        every = f" (every {int(r.every)} steps)" if r.kind == "periodic" and r.every else ""
+        out.append(f"{name}: {r.count} time(s) on {who}, {steps}{every}, "
+                   f"{time_h(r.median)} each{spread}, blocking the device")
     return out

@@ -1,20 +1,25 @@
-"""Slow steps of a profiled job, each named with its cause where the records show one.
+"""Slow steps of a profiled job, each named with the cause its records show.
 
 A **slow step** is one whose job step time (the last process's ready time of the step less
 that of the step before) is anomalous against the run's steps by the rule the anomaly
 captures use (``podscale.attach.anomaly.anomalous``: above median + 3·MAD and 4x the
 median), at least ``MIN_EXCESS_S`` over the median, less the steps kept apart from the
-straggler blame (a process compiled, or podscale started or stopped a capture: said
-apart). Its **cause**, in order:
+straggler blame (a process compiled the step, or podscale started or stopped a capture:
+said apart). What each process did from the previous step's ready to this one's is
+broken down (:func:`between`): JAX compiling (any computation's), the other
+computations' device time (an eval), podscale's captures, the host's own work (a
+checkpoint save: :mod:`.phases`) and the step's own device time. Its **cause**, the first
+that explains at least half the excess over the median:
 
 - a process that **stood still** during it (its heartbeat came late: stopped, swapped out,
   a thread holding the interpreter; the record's ``silent`` spans), the one silent longest
   within the step;
-- else a process whose **host** kept the device waiting before the step (its host gap:
-  a checkpoint save, :mod:`.phases`), with what it did;
+- else the largest part of a process's time before the step: **compile**, **other**
+  computations (named), **capture** or **host** (with the periodic work it did);
 - else, where processes wait on each other, the process that **arrived last** (the
   straggler table's), with how late;
-- else the step itself was slow on the device (its own busy time).
+- else the step's own time on the **device**, where it grew by that much;
+- else **unexplained**: no record holds the time.
 """
 
 from __future__ import annotations
@@ -26,24 +31,63 @@ from podscale.analysis.profile.steps import apart_steps, job_periods, job_ready
 from podscale.analysis.units import time_h
 from podscale.core.defaults import ANOMALY_RATIO as MIN_RATIO
 
-COLUMNS = ["step", "seconds", "median", "cause", "process", "silent_s", "late_s", "what"]
+COLUMNS = ["step", "seconds", "median", "cause", "process", "silent_s", "late_s", "what",
+           "parts"]
 #: a slow step is also at least this much over the median (scheduling noise on short
 #: steps is none)
 MIN_EXCESS_S = 0.01
+#: the parts of a process's time before a step, as :func:`between` gives them
+PARTS = ("compile", "other", "capture", "host")
 
 
-def _anomalous(periods: pd.Series) -> pd.Series:
-    """Which of the job's step times are anomalous against all of them."""
-    med = float(periods.median())
-    mad = float((periods - med).abs().median())
-    return (periods > MIN_RATIO * med) & (periods > med + 3 * mad)
+def between(tl: pd.DataFrame, led: pd.DataFrame, step: str) -> pd.DataFrame:
+    """Per process and step: what the process did from the previous step's ready to this
+    step's ready, in seconds: ``compile`` (every call's), ``other`` (the device time of
+    the other computations' calls, ``others`` naming the longest), ``capture``
+    (podscale's), ``host`` (the device waiting on the host, less those) and ``device``
+    (the step's own time on the device)."""
+    rows = []
+    for p, mine in tl.groupby("process"):
+        ends = np.sort(led.loc[led["process"] == p, "seq"].to_numpy())
+        at = np.searchsorted(ends, mine["seq"].to_numpy(), side="left")
+        c = mine.assign(step=at)[at < len(ends)]
+        own = c["name"] == step
+        other = c[~own]
+        c = c.assign(host=(c["idle"] - c["compile"] - c["profiler"]).clip(lower=0),
+                     cap=c["profiler"] + c["profiler_busy"],
+                     other=np.where(own, 0.0, c["busy"]),
+                     device=np.where(own, c["busy"] - c["profiler_busy"], 0.0))
+        g = c.groupby("step")
+        top = other.groupby(["step", "name"])["busy"].sum().reset_index() \
+            .sort_values("busy").groupby("step")["name"].last()
+        part = pd.DataFrame({"compile": g["compile"].sum(), "other": g["other"].sum(),
+                             "capture": g["cap"].sum(), "host": g["host"].sum(),
+                             "device": g["device"].sum()})
+        rows.append(part.assign(process=p, others=top.reindex(part.index).fillna("")))
+    return pd.concat(rows).rename_axis("step").reset_index() if rows else pd.DataFrame()
+
+
+def _part_cause(parts: pd.DataFrame, excess: float) -> dict | None:
+    """The largest part of one process's time before the step, where it explains at
+    least half the excess: the cause, the process, its seconds and what."""
+    if parts.empty:
+        return None
+    best = max(((k, int(parts.loc[parts[k].idxmax(), "process"]), float(parts[k].max()))
+                for k in PARTS), key=lambda t: t[2])
+    if best[2] <= 0.5 * excess:
+        return None
+    what = str(parts.loc[parts["process"] == best[1], "others"].iloc[0]) \
+        if best[0] == "other" else ""
+    return {"cause": best[0], "process": best[1], "late_s": best[2], "what": what}
 
 
 def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
-               peers: bool | None, occurrences: pd.DataFrame | None = None) -> pd.DataFrame:
+               peers: bool | None, occurrences: pd.DataFrame | None = None,
+               parts: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per slow step: its number, job step time and the run's median, the cause
-    (``stood still``, ``arrived last`` or ``device``), the process and how long it was
-    silent within the step or how late it arrived."""
+    (module doc), the process, how long it was silent within the step or how long the
+    cause took, what (a computation, the periodic work), and every part (:func:`between`:
+    the slowest process's, seconds by part)."""
     if led.empty:
         return pd.DataFrame(columns=COLUMNS)
     ready = job_ready(led)
@@ -56,30 +100,54 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
     med = float(periods.median())
     slow = periods[_anomalous(periods) & ~periods.index.isin(list(apart))
                    & (periods - med >= MIN_EXCESS_S)]
-    gap = led.pivot_table(index="step", columns="process", values="host_gap", aggfunc="sum")
+    parts = parts if parts is not None else pd.DataFrame(columns=["step", "process", *PARTS])
+    usual = parts.groupby("process")["device"].median() if len(parts) else pd.Series()
     rows = []
     for step, seconds in slow.items():
         begin, end = float(ready[step - 1]), float(ready[step])
         within = (np.fmin(silent["end"], end) - np.fmax(silent["start"], begin)).clip(lower=0) \
             if len(silent) else pd.Series(dtype=float)
-        row = {"step": int(step), "seconds": float(seconds), "median": med, "cause": "device",
-               "process": None, "silent_s": 0.0, "late_s": 0.0, "what": ""}
-        host = gap.loc[step] if step in gap.index else pd.Series(dtype=float)
-        if len(within) and within.max() > 0.5 * (seconds - med):
+        excess = seconds - med
+        here = parts[parts["step"] == step]
+        row = {"step": int(step), "seconds": float(seconds), "median": med,
+               "cause": "unexplained", "process": None, "silent_s": 0.0, "late_s": 0.0,
+               "what": "", "parts": {}}
+        grew = (here["device"] - here["process"].map(usual)).clip(lower=0) if len(here) \
+            else pd.Series(dtype=float)
+        if len(here):
+            named = here.loc[here["other"].idxmax(), "others"]
+            row["parts"] = {**{(f"other ({named})" if k == "other" and named else k):
+                               float(here[k].max()) for k in PARTS},
+                            "device": float(grew.max())}
+        found = _part_cause(here, excess)
+        if len(within) and within.max() > 0.5 * excess:
             i = within.idxmax()
             row.update(cause="stood still", process=int(silent.loc[i, "process"]),
                        silent_s=float(within[i]))
-        elif len(host) and host.max() > 0.5 * (seconds - med):
-            who = int(host.idxmax())
-            row.update(cause="host", process=who, late_s=float(host.max()),
-                       what=_doing(occurrences, who, int(step) - 1))
-        elif peers is not False and step in by_step.index:
+        elif found is not None:
+            row.update(found)
+            if found["cause"] == "host":
+                row["what"] = _doing(occurrences, found["process"], int(step) - 1)
+        elif peers is not False and step in by_step.index and \
+                float(by_step.loc[step, "lost"]) + float(by_step.loc[step].get("skew", 0.0)) \
+                > 0.5 * excess:
             b = by_step.loc[step]
-            late = float(b["lost"]) + float(b.get("skew", 0.0))
-            if late > 0.5 * (seconds - med):
-                row.update(cause="arrived last", process=int(b["last"]), late_s=late)
+            row.update(cause="arrived last", process=int(b["last"]),
+                       late_s=float(b["lost"]) + float(b.get("skew", 0.0)))
+        elif len(grew) and grew.max() > 0.5 * excess:
+            row.update(cause="device", process=int(here.loc[grew.idxmax(), "process"]),
+                       late_s=float(here.loc[grew.idxmax(), "device"]))
+        elif not len(here):
+            row["cause"] = "device"  # no breakdown: as before, the step itself
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _anomalous(periods: pd.Series) -> pd.Series:
+    """Which of the job's step times are anomalous against all of them."""
+    med = float(periods.median())
+    mad = float((periods - med).abs().median())
+    return (periods > MIN_RATIO * med) & (periods > med + 3 * mad)
 
 
 def _doing(occurrences: pd.DataFrame | None, process: int, after: int) -> str:
@@ -97,19 +165,36 @@ def findings(slow: pd.DataFrame) -> list[str]:
     for r in slow.head(5).itertuples(index=False):
         head = f"step {r.step} took {fmt(r.seconds)}, {r.seconds / r.median:.0f}x the " \
                f"median {fmt(r.median)}"
+        who = f"process {int(r.process)}" if r.process is not None and r.process == \
+            r.process else ""
         if r.cause == "stood still":
-            out.append(f"{head}: process {int(r.process)} stood still for {fmt(r.silent_s)} in it "
+            out.append(f"{head}: {who} stood still for {fmt(r.silent_s)} in it "
                        "(its heartbeat stopped: stopped, swapped out, or a thread holding "
                        "the interpreter)")
         elif r.cause == "host":
             doing = f" in {r.what}" if r.what else ""
-            out.append(f"{head}: the device waited {fmt(r.late_s)} for process "
-                       f"{int(r.process)}'s host{doing} before it")
+            out.append(f"{head}: the device waited {fmt(r.late_s)} for {who}'s "
+                       f"host{doing} before it")
+        elif r.cause == "compile":
+            out.append(f"{head}: {who} compiled for {fmt(r.late_s)} before it")
+        elif r.cause == "other":
+            out.append(f"{head}: {who} ran {r.what or 'other computations'} for "
+                       f"{fmt(r.late_s)} before it")
+        elif r.cause == "capture":
+            out.append(f"{head}: podscale's capture took {fmt(r.late_s)} of {who}'s time")
         elif r.cause == "arrived last":
-            out.append(f"{head}: process {int(r.process)} arrived last, {fmt(r.late_s)} after "
-                       "the others")
+            out.append(f"{head}: {who} arrived last, {fmt(r.late_s)} after the others")
+        elif r.cause == "device":
+            mine = f" ({who}'s step: {fmt(r.late_s)})" if who else ""
+            out.append(f"{head}: on the device{mine}")
         else:
-            out.append(f"{head}: on the device (no process stood still or arrived late)")
+            out.append(f"{head}: no record explains it (no compile, other computation, "
+                       "capture, host work, stall or late arrival; the step's own device "
+                       "time did not grow)")
+        also = [f"{k} {fmt(v)}" for k, v in (r.parts or {}).items()
+                if k.split(" ")[0] != r.cause and v >= 0.1 * (r.seconds - r.median)]
+        if also and r.cause != "stood still":
+            out[-1] += f" (also: {', '.join(also)})"
     if len(slow) > 5:
         out.append(f"{len(slow) - 5} more slow step(s) (podscale show --format json lists "
                    "them)")

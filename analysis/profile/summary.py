@@ -76,5 +76,6 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
                           goodput.ledger(profile, tl, led, name, peers),
                           *within, named=asked,
                           peers=peers,
-                          slow=stalls.slow_steps(led, blame, profile.silent, peers, occ),
-                          phases=phases.table(occ))
+                          slow=stalls.slow_steps(led, blame, profile.silent, peers, occ,
+                                                 stalls.between(tl, led, name)),
+                          phases=phases.table(occ, led))

@@ -157,7 +157,8 @@ class CallLog:
             comp.program, comp.shapes = facts["program"], _short(leaves)
             launch[2:] = [comp.program, comp.shapes]
             self.emit(record("compiled", id=comp.id, seq=seq, call=comp.calls - 1,
-                             shapes=comp.shapes, leaves=leaves, **facts))
+                             shapes=comp.shapes, leaves=leaves, outputs=_leaves((out,), {}),
+                             **facts))
             if self.capture is not None and comp.calls == 1:  # its program's work, once
                 comp.weight = self.capture.choice.weigh(facts)
         self.last_call = self.calling

@@ -93,7 +93,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("cache", ("hit", "end"), "the persistent compilation cache's answer", ("seq",),
          rows="cache"),
     Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts",
-         ("shapes", "leaves", "program", "peers", "flops", "bytes", "memory"),
+         ("shapes", "leaves", "outputs", "program", "peers", "flops", "bytes", "memory"),
          rows="compiled"),
     Kind("step", ("name", "num", "seqs", "enter", "exit"),
          "one of the program's own StepTraceAnnotations"),

@@ -23,6 +23,10 @@ from its own arguments:
                        (as MaxText does), then call the jitted function as usual
   --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
                        apply the update in a second jitted function inside it
+  --late-eval STEP     before step STEP, a computation never called before, which compiles
+                       for a while (a long unrolled program), as an eval's first call does
+  --width N            the weight is 32 x N (default 8): with N = 1024, a weight larger
+                       than the batch
 """
 
 import argparse
@@ -54,6 +58,8 @@ parser.add_argument("--stop", type=triple, default=None)
 parser.add_argument("--save-every", type=triple, default=None)
 parser.add_argument("--aot", action="store_true")
 parser.add_argument("--annotate", action="store_true")
+parser.add_argument("--width", type=int, default=8)
+parser.add_argument("--late-eval", type=int, default=None)
 args = parser.parse_args()
 
 jax.distributed.initialize()
@@ -84,6 +90,14 @@ def eval_step(w):
     return jnp.sum(w * w)
 
 
+@jax.jit
+def late_eval(w):
+    a = w
+    for _ in range(100):
+        a = jnp.tanh(a @ w.T @ w * 1e-3 + jnp.sin(a))
+    return jnp.sum(a)
+
+
 def load_batch(step):
     if args.loader and me == int(args.loader[0]):
         time.sleep(args.loader[1])
@@ -98,7 +112,7 @@ def save_checkpoint(w, seconds):
     time.sleep(seconds)
 
 
-w = jnp.ones((32, 8), jnp.float32)
+w = jnp.ones((32, args.width), jnp.float32)
 if args.aot:
     spec = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (w, load_batch(0))]
     stats = local_step.lower(*spec).compile().memory_analysis()
@@ -109,6 +123,8 @@ for step in range(args.steps):
     if args.stop and me == int(args.stop[0]) and step == int(args.stop[1]):
         subprocess.Popen(["sh", "-c", f"sleep {args.stop[2]}; kill -CONT {os.getpid()}"])
         os.kill(os.getpid(), signal.SIGSTOP)
+    if step == args.late_eval:
+        late_eval(w)
     x = load_batch(step)
     if args.desync and me == int(args.desync[0]) and step == int(args.desync[1]):
         eval_step(w)
