@@ -189,6 +189,26 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
     assert not (s.slow["cause"] == "device").any(), s.slow  # none blamed on the device
 
 
+def test_a_program_keeps_the_device_count_it_asks_for_and_a_replaced_one_is_said(tmp_path):
+    """As flax's 10_fsdp_and_optimizer.py: the program sets its own 8 CPU devices and a
+    (2, 4) mesh. Without --devices-per-host it keeps them and runs; with 4 on 2 hosts
+    the replacement is said once, and the processes that die before joining get the
+    never-joined hint, each named."""
+    program = str(PROGRAMS / "owndevices.py")
+    res = podscale("profile", "--hosts", "1", "--out", str(tmp_path / "own"), program)
+    assert res.returncode == 0 and "8 devices, sum" in res.stdout, res.stderr + res.stdout
+    assert "has no effect" not in res.stdout + res.stderr
+    res = podscale("profile", "--hosts", "2", "--devices-per-host", "4", "--out",
+                   str(tmp_path / "four"), program)
+    said = res.stdout + res.stderr
+    assert res.returncode == 1, said
+    assert said.count("--devices-per-host gives each process 4 CPU device(s); the program's "
+                      "XLA_FLAGS --xla_force_host_platform_device_count=8 has no effect") == 1
+    for p in (0, 1):
+        assert f"process {p} ended (exit code 1) before it joined the job: each of its 2 " \
+               "processes ran alone until then" in said, said
+
+
 def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     """As MaxText's CPU mode reads a Kubernetes Indexed Job's JOB_COMPLETION_INDEX:
     --rank-env k8s gives each process its index there, the program's plain initialize()
@@ -201,7 +221,8 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
 
     # the program's own device count, which --devices-per-host replaces: said once
     flags = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
-    res = podscale("profile", "--hosts", "2", "--rank-env", "k8s", "--out", str(tmp_path),
+    res = podscale("profile", "--hosts", "2", "--devices-per-host", "1", "--rank-env", "k8s",
+                   "--out", str(tmp_path),
                    str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX", env=flags)
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     assert "rank 1 of 2 from JOB_COMPLETION_INDEX" in res.stdout

@@ -31,14 +31,23 @@ def alone() -> dict[str, Any] | None:
             "num_processes": 1, "process_id": 0}
 
 
-def said_device_count(devices: int) -> None:
-    """Once, from process 0: where podscale's ``--devices-per-host`` replaced the
-    program's own ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so."""
+_SAID: list[int] = []  # the note is said once a process
+
+
+def said_device_count(devices: int | None = None) -> None:
+    """Where podscale's ``--devices-per-host`` replaced the program's own
+    ``--xla_force_host_platform_device_count`` (in ``XLA_FLAGS``), say so (``devices``:
+    the count the process got, else the one podscale gave)."""
     import re
 
     forced = re.search(r"--xla_force_host_platform_device_count=(\d+)",
                        os.environ.get("XLA_FLAGS", ""))
-    if forced and os.environ.get(envnames.CPU_DEVICES) and int(forced[1]) != devices:
+    given = os.environ.get(envnames.CPU_DEVICES, "")
+    if not given.isdigit() or _SAID:  # none given, the program's own count kept, or said
+        return
+    devices = int(given) if devices is None else devices
+    if forced and int(forced[1]) != devices:
+        _SAID.append(devices)
         lines.say(f"podscale: note: --devices-per-host gives each process {devices} CPU "
                   f"device(s); the program's XLA_FLAGS "
                   f"--xla_force_host_platform_device_count={forced[1]} has no effect",

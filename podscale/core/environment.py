@@ -93,7 +93,8 @@ def check_owned_env(env: dict[str, str] | None = None) -> None:
 
     processes = count(envnames.NUM_PROCESSES, 1)
     index = count(envnames.PROCESS_ID, 0)
-    count(envnames.CPU_DEVICES, 1)
+    if env.get(envnames.CPU_DEVICES) != envnames.PROGRAMS_OWN:  # else the program's own
+        count(envnames.CPU_DEVICES, 1)
     if processes is not None and index is not None and index >= processes:
         raise UsageError(f"bad PODSCALE_PROCESS_ID={index}: want 0..{processes - 1} "
                          f"(PODSCALE_NUM_PROCESSES={processes})")

@@ -6,6 +6,9 @@ arm or a user cannot change (:func:`podscale.core.environment.check_owned_env`).
 from __future__ import annotations
 
 CPU_DEVICES = "PODSCALE_CPU_DEVICES"
+#: CPU_DEVICES' value for a profiled program's own device count (``profile`` without
+#: ``--devices-per-host``)
+PROGRAMS_OWN = "program"
 COORDINATOR = "PODSCALE_COORDINATOR"
 NUM_PROCESSES = "PODSCALE_NUM_PROCESSES"
 PROCESS_ID = "PODSCALE_PROCESS_ID"

@@ -168,7 +168,9 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                "and traces)")
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
-            "rank_env": rank_env, "hosts": hosts, "devices_per_host": layout.devices_per_host,
+            "rank_env": rank_env, "hosts": hosts,
+            "devices_per_host": None if launch.own_devices and launch.chips is None
+            else layout.devices_per_host,
             "case_timeout": launch.case_timeout, "platform": launch.platform}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
@@ -179,7 +181,8 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                       case_timeout=launch.case_timeout, port=launch.port, watched=watched,
                       label=f"{script.name} on {layout.key}",
                       program=Program(argv, _piped_stdin(), rank_env,
-                                      {**(env or {}), SUPERVISED: "1"}), chips=launch.chips)
+                                      {**(env or {}), SUPERVISED: "1"}, launch.own_devices),
+                      chips=launch.chips)
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None

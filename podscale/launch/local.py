@@ -120,6 +120,13 @@ def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = Non
     return env
 
 
+def _env_of(env: dict[str, str], program: Program | None) -> dict[str, str]:
+    """A simulated host's environment; a program keeping its own device count says so."""
+    if program is not None and program.own_devices and envnames.CPU_DEVICES in env:
+        env[envnames.CPU_DEVICES] = envnames.PROGRAMS_OWN
+    return env
+
+
 def terminate(workers: Sequence[Worker], grace: float = 2.0) -> None:
     """SIGTERM every worker's process group, then SIGKILL what is left after ``grace``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -227,6 +234,8 @@ class Program:
     #: variables each process gets on top of the launcher's environment (podscale's own
     #: variables still win)
     env: Mapping[str, str] = field(default_factory=dict)
+    #: simulated hosts of the program's own CPU device count (no --devices-per-host)
+    own_devices: bool = False
 
 
 def run_local(
@@ -265,7 +274,8 @@ def run_local(
                     stdin=stdin if i == 0 and stdin is not None else subprocess.DEVNULL,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
-                    env=worker_env(layout, i, port, rank_env, extra, chips, chip_ports),
+                    env=_env_of(worker_env(layout, i, port, rank_env, extra, chips,
+                                           chip_ports), program),
                     start_new_session=True,
                 )
             workers.append(Worker(i, popen, log))

@@ -27,7 +27,9 @@ class LaunchOptions:
     ``module:function`` every process runs instead of cases (the seed); ``chips``: this
     machine's accelerator chips the local processes measure (None: simulated CPU hosts, or
     a cluster's own devices), ``note``: what the platform's choice says once
-    (:func:`podscale.launch.chips.choose`)."""
+    (:func:`podscale.launch.chips.choose`); ``own_devices``: a profiled program's
+    simulated hosts keep the CPU device count it asks for itself (no
+    ``--devices-per-host``)."""
 
     launcher: str = "local"
     launcher_args: tuple[str, ...] = ()
@@ -39,6 +41,7 @@ class LaunchOptions:
     program: str | None = None
     chips: Chips | None = None
     note: str | None = None
+    own_devices: bool = False
 
     @property
     def platform(self) -> str:

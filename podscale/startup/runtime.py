@@ -136,11 +136,14 @@ def _reach(address: str, index: int, timeout: int) -> None:
 
 
 def simulate_cpu(jax: Any) -> None:
-    """``PODSCALE_CPU_DEVICES``: this many CPU devices per process, with gloo collectives."""
+    """``PODSCALE_CPU_DEVICES``: this many CPU devices per process, with gloo collectives
+    (``program``: as many as the program asks for itself, its XLA_FLAGS'
+    ``--xla_force_host_platform_device_count``, else JAX's one)."""
     cpu_devices = os.environ.get(envnames.CPU_DEVICES)
     if cpu_devices:
         jax.config.update("jax_platforms", "cpu")
-        jax.config.update("jax_num_cpu_devices", int(cpu_devices))
+        if cpu_devices != envnames.PROGRAMS_OWN:
+            jax.config.update("jax_num_cpu_devices", int(cpu_devices))
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
 
 

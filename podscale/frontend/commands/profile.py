@@ -27,9 +27,11 @@ def register(sub: Subparsers) -> None:
                                        "and tabulate its steps", description=__doc__)
     p.add_argument("--hosts", type=int, default=None,
                    help="processes (default: 2 simulated hosts; 1 on this machine's chips)")
-    p.add_argument("--devices-per-host", type=int, default=1,
-                   help="CPU devices per simulated process (on this machine's chips, one "
-                        "process sees every chip; several split them)")
+    p.add_argument("--devices-per-host", type=int, default=None,
+                   help="CPU devices per simulated process (default: as many as the "
+                        "program asks for itself in XLA_FLAGS' "
+                        "--xla_force_host_platform_device_count, else 1; on this "
+                        "machine's chips, one process sees every chip; several split them)")
     p.add_argument("--platform", choices=["auto", "cpu", "tpu", "gpu"], default="auto",
                    help="auto: this machine's TPU or GPU chips where JAX finds them, else "
                         "hosts simulated on the CPU; cpu: simulated; tpu, gpu: those chips "
@@ -79,9 +81,10 @@ def layout_of(args: argparse.Namespace) -> Layout:
     from podscale.core.errors import UsageError
 
     hosts = args.hosts if args.hosts is not None else 1 if launch_of(args).chips else 2
-    if hosts < 1 or args.devices_per_host < 1:
+    devices = 1 if args.devices_per_host is None else args.devices_per_host
+    if hosts < 1 or devices < 1:
         raise UsageError("--hosts and --devices-per-host must be >= 1")
-    return Layout(hosts, args.devices_per_host)
+    return Layout(hosts, devices)
 
 
 def launch_of(args: argparse.Namespace) -> LaunchOptions:
@@ -94,7 +97,8 @@ def launch_of(args: argparse.Namespace) -> LaunchOptions:
         choice = choose(args.platform, "local")
         args.launch = LaunchOptions(case_timeout=args.timeout, port=args.port,
                                     simulate_cpu=choice.simulate_cpu, chips=choice.chips,
-                                    note=choice.note)
+                                    note=choice.note,
+                                    own_devices=args.devices_per_host is None)
     return args.launch
 
 
@@ -123,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
     from podscale.frontend.seedcheck import echo_outputs
 
     if args.replay and code == 0:
-        from podscale.frontend.profiling import replay_alone
+        from podscale.frontend.profiling import replay_alone, saved_layout
 
-        replay_alone(run_dir, layout_of(args).hosts, args.devices_per_host, args.replay_rounds,
-                     launch_of(args), args.force)
+        hosts, devices = saved_layout(run_dir)  # the devices the program had
+        replay_alone(run_dir, hosts, devices, args.replay_rounds, launch_of(args), args.force)
 
     if args.format == "text":  # the program's own output first, process by process
         echo_outputs(run_dir, headed=True)
