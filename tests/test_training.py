@@ -187,6 +187,17 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
                                                                   late["median"]), s.slow
     assert any(line.startswith("step 25 took ") and "compiled for" in line for line in said)
     assert not (s.slow["cause"] == "device").any(), s.slow  # none blamed on the device
+    # goodput and badput by cause: the saves (2 processes x 3 x 0.3 s) are checkpointing,
+    # late_eval's device time eval; the causes and the productive time sum to the wall
+    from podscale.analysis.profile.badput import CAUSES, badput
+
+    b = badput(s).set_index("process")
+    assert 0.8 * 1.8 < b.loc["job", "checkpointing"] < 1.3 * 1.8, b.T
+    assert b.loc["job", "eval"] > 0 and b.loc["job", "compile"] > 0.1, b.T
+    total = b[list(CAUSES)].sum(axis=1) + b["productive"]
+    assert ((total - b["wall"]).abs() < 1e-6).all(), b.T
+    assert any(line.startswith("goodput ") and "checkpointing " in line and
+               "(UNPRODUCTIVE_CHECKPOINT_SAVE_TIME)" in line for line in said), said
 
 
 def test_a_program_keeps_the_device_count_it_asks_for_and_a_replaced_one_is_said(tmp_path):

@@ -79,6 +79,29 @@ def op_diff(p: Profile, att: pd.DataFrame) -> tuple[int, int, pd.DataFrame] | No
     return slow, median, t.reset_index()
 
 
+def top_ops(p: Profile, n: int = 5) -> pd.DataFrame:
+    """The ops with the most device time in the captured steps, over every process: op,
+    seconds per step and device, and share of the ops' time."""
+    ops = p.capture_ops
+    if ops.empty:
+        return pd.DataFrame(columns=["op", "seconds", "share"])
+    steps = ops.drop_duplicates(["process", "first"])["steps"].sum()
+    devices = p.captures.groupby("process")["devices"].median() if len(p.captures) else {}
+    d = float(pd.Series(devices).median()) if len(devices) else 1.0
+    per = ops.groupby("op")["us"].sum().sort_values(ascending=False, kind="stable")
+    out = pd.DataFrame({"op": per.index,
+                        "seconds": per.to_numpy() / 1e6 / max(1.0, steps * (d if d == d else 1)),
+                        "share": per.to_numpy() / per.sum()})
+    return out.head(n).reset_index(drop=True)
+
+
+def top_sentence(t: pd.DataFrame) -> list[str]:
+    if t.empty:
+        return []
+    return ["top ops by device time in the captured steps (per step and device): " + ", ".join(
+        f"{r.op} {time_h(r.seconds)} ({100 * r.share:.0f}%)" for r in t.itertuples())]
+
+
 def findings(att: pd.DataFrame, w: pd.DataFrame,
              found: tuple[int, int, pd.DataFrame] | None) -> list[str]:
     """The op that sets the slowest process apart (``found``: :func:`op_diff`), who waits

@@ -122,6 +122,8 @@ def captures_table(s: ProfileSummary) -> list[str]:
         if steps:
             out.append(_text_table(capture_frame(w)))
     out.append(f"# XProf: {viewer(s.profile.run_dir / 'traces')}")
+    out.append(f"# one Perfetto timeline of every process: podscale trace "
+               f"{s.profile.run_dir}")
     return out
 
 
@@ -176,7 +178,14 @@ def render(s: ProfileSummary) -> str:
 
 
 def export(s: ProfileSummary, fmt: str) -> str:
-    """The per-process step table at full precision, as csv or json."""
-    table = s.table.merge(s.goodput, on="process", how="left") if len(s.table) else s.table
+    """The per-process step table at full precision, with the goodput ledger and the
+    goodput and badput by cause (``badput.<cause>``), as csv or json."""
+    from podscale.analysis.profile.badput import CAUSES, badput
+
+    b = badput(s)
+    b = b[b["process"] != "job"].astype({"process": int}).rename(
+        columns={c: f"badput.{c}" for c in CAUSES}).drop(columns=["productive", "wall"])
+    table = s.table.merge(s.goodput, on="process", how="left").merge(
+        b, on="process", how="left") if len(s.table) else s.table
     return table.to_csv(index=False) if fmt == "csv" else table.to_json(orient="records",
                                                                          indent=1)

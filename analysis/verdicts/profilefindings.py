@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from podscale.analysis.profile import badput, figures, inside, phases, stalls, steps
 from podscale.analysis.profile import compiles as compiling
-from podscale.analysis.profile import figures, inside, phases, stalls, steps
 from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.units import time_h
 from podscale.analysis.verdicts.findings import hooks_lacked
@@ -170,6 +170,7 @@ def findings(s: ProfileSummary) -> list[str]:
                    "per step (a session stopped early, or the profiler's event limit)")
     out += _skipped(s.profile.skipped, total) + _unsaved(s.profile.programs)
     out += inside.findings(s.inside, s.waits, s.op_diff)
+    out += inside.top_sentence(inside.top_ops(s.profile))
     if s.peers is False and total > 1:
         out.append(f"{s.step} has no collective across processes (its compiled program): "
                    "no process waits on another, so no time is lost to a straggler; each "
@@ -193,6 +194,8 @@ def _timing(s: ProfileSummary, total: int) -> list[str]:
             out.append(f"process {r['process']} was last in {r['late']} of {s.steps} steps"
                        f"{since}, costing the job {time_h(r['lost'])}")
     out += figures.findings(s, figures.figures(s))
+    good = badput.sentence(badput.badput(s))
+    out += [good] if good else []
     out += stalls.findings(s.slow)
     out += _apart(s.blame)
     c = s.compiles
