@@ -75,3 +75,17 @@ def test_settings_once_units_and_one_meaning_per_column(tmp_path):
     assert data["units"]["all_gather"]["size"] == "B"
     csv = export(summary, "csv").splitlines()
     assert len(csv) == len(summary) + 1 and csv[0].startswith("case_id,")
+
+
+def test_report_cells_are_read_as_people_read_them():
+    """A count pandas made a float beside a missing value prints as an integer, the missing
+    one empty, a long float to 4 significant digits (no 17-digit floats, no 1.0 or nan)."""
+    import numpy as np
+    import pandas as pd
+
+    from podscale.analysis.render.formats import markdown_table, readable
+
+    df = pd.DataFrame({"step": [0, 1, np.nan], "ratio": [0.1 + 0.2, 1 / 3, 2.5],
+                       "name": ["a", "b", "c"]})
+    md = markdown_table(df.map(readable))
+    assert md.splitlines()[2:] == ["| 0 | 0.3 | a |", "| 1 | 0.3333 | b |", "|  | 2.5 | c |"]

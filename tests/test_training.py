@@ -186,7 +186,7 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
     assert late["cause"] == "compile" and late["late_s"] > 0.5 * (late["seconds"] -
                                                                   late["median"]), s.slow
     assert any(line.startswith("step 25 took ") and "compiled for" in line for line in said)
-    assert not (s.slow["cause"] == "device").any(), s.slow  # none blamed on the device
+    # (a step the machine's load slowed is the device's: only the planted ones are asserted)
     # goodput and badput by cause: the saves (2 processes x 3 x 0.3 s) are checkpointing,
     # late_eval's device time eval; the causes and the productive time sum to the wall
     from podscale.analysis.profile.badput import CAUSES, badput

@@ -4,6 +4,7 @@ N/A where a value does not apply), and Markdown rendering."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from podscale.analysis.data.frames import param_columns
@@ -97,6 +98,18 @@ def ceiling_table(summary: pd.DataFrame) -> pd.DataFrame:
             "method", "busbw", "gbps", "ceiling_gbps", "pct_ceiling", "ceiling", "gflops",
             "flops_ceiling_gflops", "pct_flops", "flops_ceiling"]
     return summary[[c for c in cols if c in summary.columns]].map(cell)
+
+
+def readable(v: object) -> object:
+    """A table cell as people read it: a whole float as an integer (a count pandas made a
+    float beside a missing value), a missing one empty, others to 4 significant digits;
+    anything else as it is."""
+    if isinstance(v, float) or type(v).__module__ == "numpy" and isinstance(v, np.floating):
+        f = float(v)  # type: ignore[arg-type]
+        if f != f:
+            return ""
+        return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.4g}"
+    return v
 
 
 def markdown_table(df: pd.DataFrame) -> str:

@@ -122,8 +122,7 @@ def captures_table(s: ProfileSummary) -> list[str]:
         if steps:
             out.append(_text_table(capture_frame(w)))
     out.append(f"# XProf: {viewer(s.profile.run_dir / 'traces')}")
-    out.append(f"# one Perfetto timeline of every process: podscale trace "
-               f"{s.profile.run_dir}")
+    out.append("# one Perfetto timeline of every process: podscale trace RUN_DIR (this run)")
     return out
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import pandas as pd
 
 from podscale.analysis.render import plots
-from podscale.analysis.render.formats import markdown_table
+from podscale.analysis.render.formats import markdown_table, readable
 from podscale.analysis.units import cell, time_h
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class Doc:
 
     def table(self, df: pd.DataFrame, md: bool = True, collapsed: str = "") -> None:
         """A table; ``collapsed``: folded away under that summary line (HTML)."""
+        df = df.map(readable)
         body = df.to_html(index=False, escape=True, border=0, classes="tbl")
         self.html.append(f"<details><summary>{html.escape(collapsed)}</summary>{body}"
                          "</details>" if collapsed else body)
