@@ -241,3 +241,30 @@ def test_periodic_work_set_up_and_hiccups_are_told_apart():
     assert "build_model (train.py:9): before step 0 on process 0 (set-up, not periodic), " \
            "500 ms" in said, said
     assert not any("gc" in line for line in said)
+
+
+def test_compare_says_podscales_options_first_and_pairs_arguments_by_key():
+    """MaxText's key=value arguments are paired by key, not by position; podscale's own
+    options that differ (a capture window in one run only) come first."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from podscale.analysis.verdicts.profilecompare import args_differ, differences
+
+    a = ["base.yml", "steps=20", "per_device_batch_size=4", "--fast"]
+    b = ["base.yml", "per_device_batch_size=8", "steps=20", "run_name=x"]
+    assert args_differ(a, b) == ("per_device_batch_size=4 -> per_device_batch_size=8; "
+                                 "run_name=x only in B; --fast only in A")
+
+    def run(spec: dict, windows: pd.DataFrame) -> SimpleNamespace:
+        manifest = SimpleNamespace(spec={"sha256": "s", "args": ["x=1"], **spec})
+        return SimpleNamespace(profile=SimpleNamespace(
+            manifest=manifest, windows=windows,
+            processes=pd.DataFrame({"process": [0, 1]})))
+
+    none = pd.DataFrame(columns=["first", "stop", "trigger"])
+    one = pd.DataFrame({"first": [5], "stop": [8], "trigger": [None]})
+    said = differences(run({"peak_tflops": None}, none), run({"peak_tflops": 197.0}, one))
+    assert said == ["podscale's options: --peak-tflops None -> 197.0; A: no capture, B: "
+                    "captured steps 5-7"], said

@@ -97,8 +97,9 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
     by_step = blame.set_index("step") if len(blame) else pd.DataFrame()
     kept = apart_steps(led)
     apart = set(kept.index[kept != ""])
-    med = float(periods.median())
-    slow = periods[_anomalous(periods) & ~periods.index.isin(list(apart))
+    steady = job_periods(led)  # the median every figure of the summary uses
+    med = float(steady.median()) if len(steady) else float(periods.median())
+    slow = periods[_anomalous(periods, med) & ~periods.index.isin(list(apart))
                    & (periods - med >= MIN_EXCESS_S)]
     parts = parts if parts is not None else pd.DataFrame(columns=["step", "process", *PARTS])
     usual = parts.groupby("process")["device"].median() if len(parts) else pd.Series()
@@ -143,9 +144,8 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _anomalous(periods: pd.Series) -> pd.Series:
-    """Which of the job's step times are anomalous against all of them."""
-    med = float(periods.median())
+def _anomalous(periods: pd.Series, med: float) -> pd.Series:
+    """Which of the job's step times are anomalous against the steady median ``med``."""
     mad = float((periods - med).abs().median())
     return (periods > MIN_RATIO * med) & (periods > med + 3 * mad)
 

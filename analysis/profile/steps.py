@@ -261,8 +261,10 @@ def _streak(steps: list[int]) -> tuple[int, int]:
 
 
 def process_table(led: pd.DataFrame, blame: pd.DataFrame) -> pd.DataFrame:
-    """Per process: steps, median and p90 step time (period), host gap per step, steps
-    late, time lost to it, chronic, sporadic or one-off, and since which step."""
+    """Per process: steps, median and p90 step time (period) and host gap per step over
+    the steady steps (the first :data:`WARMUP` left out, as every median the summary
+    says), steps late, time lost to it, chronic, sporadic or one-off, and since which
+    step."""
     n_steps, n_processes = int(led["step"].nunique()), int(led["process"].nunique())
     all_late = int(blame["late"].sum()) if len(blame) else 0
     rows = []
@@ -272,10 +274,11 @@ def process_table(led: pd.DataFrame, blame: pd.DataFrame) -> pd.DataFrame:
         first, streak = _streak(sorted(late["step"])) if len(late) else (None, 0)
         chronic = len(late) >= max(3, n_steps / 4) and \
             _beyond_chance(len(late), all_late, n_processes)
+        steady = g[g["step"] >= WARMUP] if (g["step"] >= WARMUP).any() else g
         rows.append({"process": int(p), "steps": len(g),
-                     "median": float(g["period"].median()),
-                     "p90": float(g["period"].quantile(0.9)),
-                     "host_gap": float(g["host_gap"].mean()),
+                     "median": float(steady["period"].median()),
+                     "p90": float(steady["period"].quantile(0.9)),
+                     "host_gap": float(steady["host_gap"].mean()),
                      "late": len(late), "lost": float(mine["lost"].sum()),
                      "straggler": "chronic" if chronic else "sporadic" if len(late) >= 3
                      else "one-off" if len(late) else "",

@@ -44,16 +44,22 @@ def step_times(s: ProfileSummary) -> Figure:
 
 
 def lateness(s: ProfileSummary) -> Figure:
-    """Arrival after the first process, per process and step (ms), as a heatmap."""
+    """Arrival after the first process, per process and step (ms), as a heatmap; its
+    colour scale from the steady steps (the warm-up's compiles would wash the rest out:
+    they show at the scale's top)."""
     import seaborn as sns
 
+    from podscale.analysis.profile.steps import WARMUP
     from podscale.analysis.render.plots import plt
 
     led = s.ledger.assign(late=(s.ledger["arrival"] - s.ledger.groupby("step")["arrival"]
                                 .transform("min")) * 1e3)
     m = led.pivot(index="process", columns="step", values="late")
     fig, ax = plt.subplots(figsize=(9, 0.3 * len(m) + 1.5))
-    sns.heatmap(m, ax=ax, cmap="rocket_r", cbar_kws={"label": "arrival after the first (ms)"})
+    steady = m.loc[:, [c for c in m.columns if c >= WARMUP]] if m.shape[1] > WARMUP else m
+    top = float(steady.max().max()) if steady.size else None
+    sns.heatmap(m, ax=ax, cmap="rocket_r", vmin=0, vmax=top if top and top > 0 else None,
+                cbar_kws={"label": "arrival after the first (ms; steady steps' scale)"})
     ax.set_title("how late each process arrived at each step", fontsize=10)
     fig.tight_layout()
     return fig

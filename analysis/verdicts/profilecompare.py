@@ -97,13 +97,36 @@ def lost_per_step(s: ProfileSummary) -> pd.Series:
     return late.groupby("last")["lost"].sum() / steps
 
 
+#: podscale's own options a profiled run's manifest keeps, as the command line says them
+OWN_OPTIONS = {"devices_per_host": "--devices-per-host", "platform": "--platform",
+               "rank_env": "--rank-env", "step": "--step", "peak_tflops": "--peak-tflops",
+               "tokens_per_step": "--tokens-per-step", "case_timeout": "--timeout"}
+
+
+def _windows(s: ProfileSummary) -> str:
+    """The capture windows a run opened, as words (none: "no capture")."""
+    from podscale.core.profilerecord import window_label
+
+    w = s.profile.windows
+    if w.empty:
+        return "no capture"
+    seen = dict.fromkeys(str(t) if isinstance(t, list) else window_label(a, b)
+                         for a, b, t in zip(w["first"], w["stop"], w["trigger"]))
+    return "captured steps " + ", ".join(seen)
+
+
 def differences(a: ProfileSummary, b: ProfileSummary) -> list[str]:
-    """What differs between the two runs besides the time: processes, program, arguments."""
-    out = []
+    """What differs between the two runs besides the time: podscale's own options first
+    (capture windows among them), then processes, program, arguments."""
+    spec_a, spec_b = a.profile.manifest.spec, b.profile.manifest.spec
+    own = [f"{flag} {spec_a.get(k)} -> {spec_b.get(k)}" for k, flag in OWN_OPTIONS.items()
+           if spec_a.get(k) != spec_b.get(k)]
+    wa, wb = _windows(a), _windows(b)
+    own += [f"A: {wa}, B: {wb}"] if wa != wb else []
+    out = [f"podscale's options: {'; '.join(own)}"] if own else []
     na, nb = (int(s.profile.processes["process"].nunique()) for s in (a, b))
     if na != nb:
         out.append(f"A ran on {na} process(es), B on {nb}")
-    spec_a, spec_b = a.profile.manifest.spec, b.profile.manifest.spec
     if spec_a.get("sha256") != spec_b.get("sha256"):
         out.append("the program's file differs (SHA-256)")
     if spec_a.get("args") != spec_b.get("args"):
@@ -112,12 +135,22 @@ def differences(a: ProfileSummary, b: ProfileSummary) -> list[str]:
     return out
 
 
+def _keyed(args: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``key=value`` arguments (MaxText's, Hydra's: not options) by key, and the rest."""
+    kv = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in args
+          if "=" in w and not w.startswith("-")}
+    return kv, [w for w in args if not ("=" in w and not w.startswith("-"))]
+
+
 def args_differ(a: list[str], b: list[str]) -> str:
-    """What differs between two argument lists, not both whole: ``--steps 20 -> 40;
-    --fast added``."""
+    """What differs between two argument lists, not both whole: ``key=value`` ones by key
+    (``steps=20 -> 40``), the rest in order (``--steps 20 -> 40; --fast only in B``)."""
     import difflib
 
-    out = []
+    (ka, a), (kb, b) = _keyed(a), _keyed(b)
+    out = [f"{k}={ka[k]} -> {k}={kb[k]}" if k in ka and k in kb else
+           f"{k}={ka[k]} only in A" if k in ka else f"{k}={kb[k]} only in B"
+           for k in dict.fromkeys([*ka, *kb]) if ka.get(k) != kb.get(k)]
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         was, now = " ".join(a[i1:i2]), " ".join(b[j1:j2])
         context = a[i1 - 1] + " " if i1 and a[i1 - 1].startswith("-") and \
