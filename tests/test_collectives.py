@@ -241,3 +241,35 @@ def test_references_do_not_copy_per_member():
         value, bound = wl.combine(x, case)
         assert value.shape[-2] == 64 and value.strides[-2] == 0, wl.name
         assert np.broadcast_to(bound, value.shape).strides[-2] == 0, wl.name
+
+
+def test_slices_are_a_layout_with_dcn_and_ici_axes():
+    """Two slices of one host each: the mesh is dcn x hosts x local; dcn runs across the
+    slices, ici inside one (every axis but dcn); one slice keeps its old key, and a dcn
+    axis there is left out, said."""
+    from podscale.core.case import Layout
+
+    two = Layout(4, 2, slices=2)
+    assert two.key == "s2xh2xd2" and two.axes == (("dcn", 2), ("hosts", 2), ("local", 2))
+    assert [two.slice_of(p) for p in range(4)] == [0, 0, 1, 1]
+    assert Layout.from_dict(two.to_dict()) == two and Layout(4, 2).key == "h4xd2"
+    assert "slices" not in Layout(4, 2).to_dict()  # old records and keys unchanged
+    with pytest.raises(UsageError, match="3 processes do not make 2 slices"):
+        Layout(3, 1, slices=2)
+
+
+def test_a_two_slice_job_runs_every_axis_and_records_each_process_slice(tmp_path):
+    res = podscale("run", "--rounds", "1", "all_reduce", "--slices", "1,2", "--hosts", "1",
+                   "--devices-per-host", "2", "--axes", "dcn,ici,all", "--sizes", "4KiB",
+                   "--variants", "shard_map", "--iters", "2", "--warmup", "0",
+                   "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    run = load_run(only_run(tmp_path))
+    t = run.summary()
+    got = sorted(zip(t["layout"], t["axes"], t["participants"], t["wrong"]))
+    assert got == [("h1xd2", "all", 2, 0), ("h1xd2", "ici", 2, 0), ("s2xh1xd2", "all", 4, 0),
+                   ("s2xh1xd2", "dcn", 2, 0), ("s2xh1xd2", "ici", 2, 0)], got
+    envs = run.envs[[e.get("layout") == "s2xh1xd2" for e in run.envs["extra"]]]
+    assert sorted((int(p), e["slice"]) for p, e in zip(envs["process"], envs["extra"])) == \
+        [(0, 0), (1, 1)]
+    assert all(e["slice_from"].startswith("MEGASCALE_SLICE_ID") for e in envs["extra"])

@@ -30,8 +30,8 @@ from podscale.core.records import (
     read_manifest,
 )
 
-IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "layout",
-            "mesh"]
+IDENTITY = ["workload", "version", "variant", "dtype", "hosts", "devices_per_host", "slices",
+            "layout", "mesh"]
 SETTINGS = ["iters", "warmup", "sync", "traced_iters", "timing"]
 MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
             "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
@@ -141,11 +141,12 @@ def _column(param: str) -> str:
 def _case_row(r: CaseRecord) -> dict:
     c = r.case
     lay = c["layout"]
-    axes = [["hosts", lay["hosts"]], *lay.get("local_axes", [])]
+    layout = Layout.from_dict(lay)
     row = {"workload": c["workload"], "version": c["version"], "variant": c["variant"],
            "dtype": c["dtype"], "hosts": lay["hosts"], "devices_per_host": lay["devices_per_host"],
-           "layout": Layout.from_dict(lay).key,  # with the mesh split, as everywhere
-           "mesh": "x".join(f"{n}{s}" for n, s in axes),
+           "slices": layout.slices,
+           "layout": layout.key,  # with the mesh split and the slices, as everywhere
+           "mesh": "x".join(f"{n}{s}" for n, s in layout.axes),
            "timing": "each",  # runs before the timing methods timed every call waited on
            **c.get("settings", {})}
     for name, value in c.get("params", {}).items():

@@ -26,10 +26,10 @@ from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
-COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "n",
+COLUMNS = ["workload", "variant", "dtype", "axes", "hosts", "devices_per_host", "slices", "n",
            "basis", "sizes", "points", "method", "alpha_us", "alpha_lo", "alpha_hi",
            "beta_gbps", "beta_lo", "beta_hi", "s_half_bytes", "r2", "host_us"]
-KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host"]
+KEYS = ["workload", "variant", "dtype", "hosts", "devices_per_host", "slices"]
 MIN_SIZES = 3  # two sizes determine alpha and beta exactly: no fit, no check of the model
 
 

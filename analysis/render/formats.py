@@ -9,7 +9,7 @@ import pandas as pd
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.units import bytes_h, cell, gbps_h, time_h
-from podscale.core.case import layout_key
+from podscale.core.case import key_of
 
 HEAD_COLUMNS = {"version": "version", "variant": "variant", "dtype": "dtype"}
 TABLE_COLUMNS = {
@@ -42,7 +42,7 @@ def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
 def fits_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = [{"workload": r.workload, "variant": r.variant, "dtype": r.dtype,
              "axes": cell(r.axes),
-             "layout": layout_key(r.hosts, r.devices_per_host), "n": r.n,
+             "layout": key_of(r.hosts, r.devices_per_host, getattr(r, "slices", 1)), "n": r.n,
              "alpha": f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)} to "
                       f"{time_h(r.alpha_hi / 1e6)})",
              "beta": f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)} to {gbps_h(r.beta_hi)})",

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from podscale.core.case import layout_key  # noqa: E402
+from podscale.core.case import key_of  # noqa: E402
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,7 +47,9 @@ def _size_axis(g: sns.FacetGrid) -> None:
 
 def _layout(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
-    df["layout"] = [layout_key(h, d) for h, d in zip(df["hosts"], df["devices_per_host"])]
+    slices = df["slices"] if "slices" in df else [1] * len(df)
+    df["layout"] = [key_of(h, d, s) for h, d, s in zip(df["hosts"], df["devices_per_host"],
+                                                        slices)]
     return df
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from podscale.analysis.units import bytes_h, gbps_h, time_h
-from podscale.core.case import layout_key
+from podscale.core.case import key_of
 
 
 def fits_text(table: pd.DataFrame) -> str:
@@ -20,8 +20,9 @@ def fits_text(table: pd.DataFrame) -> str:
         alpha = f"{time_h(r.alpha_us / 1e6)} ({time_h(r.alpha_lo / 1e6)}-" \
                 f"{time_h(r.alpha_hi / 1e6)})"
         beta = f"{gbps_h(r.beta_gbps)} ({gbps_h(r.beta_lo)}-{gbps_h(r.beta_hi)})"
+        lay = key_of(r.hosts, r.devices_per_host, getattr(r, "slices", 1))
         lines.append(f"{r.workload:<16} {r.variant:<9} {r.dtype:<8} {str(r.axes):<6} "
-                     f"{layout_key(r.hosts, r.devices_per_host):<7} {r.n:>4} {alpha:>22} "
+                     f"{lay:<7} {r.n:>4} {alpha:>22} "
                      f"{beta:>24} {bytes_h(r.s_half_bytes):>9} {r.r2:>6.2f}")
     return "\n".join(lines)
 
@@ -58,7 +59,7 @@ def fit_changes_text(table: pd.DataFrame) -> str:
     if table.empty:
         return lines[0] + "\n# no size sweep (3+ sizes) in both runs"
     for r in table.itertuples():
-        lay = layout_key(r.hosts, r.devices_per_host)
+        lay = key_of(r.hosts, r.devices_per_host, getattr(r, "slices", 1))
         what = f"{r.workload} {r.variant} {r.dtype} {r.axes} {lay}"
         lines.append(
             f"  {what:<44} alpha {time_h(r.alpha_a / 1e6)} -> {time_h(r.alpha_b / 1e6)} "

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from podscale.analysis.units import bytes_h, sig, time_h
-from podscale.core.case import layout_key
+from podscale.core.case import key_of
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
 POOR_R2 = 0.9  # a fit explaining less of the variance is reported as poor
@@ -20,7 +20,7 @@ SELF = {"stream read": ("stream",), "transfer between processes": ("pairs", "ppe
 
 def _case(r: pd.Series) -> str:
     size = f" {bytes_h(r['bytes_per_device'])}" if r.get("bytes_per_device", 0) > 0 else ""
-    lay = layout_key(r["hosts"], r["devices_per_host"])
+    lay = key_of(r["hosts"], r["devices_per_host"], r.get("slices", 1))
     return f"{r['workload']} {r['variant']} {r['dtype']}{size} on {lay}"
 
 
@@ -73,10 +73,10 @@ def fit_findings(fitted: pd.DataFrame) -> list[str]:
     poor = fitted[fitted["r2"] < POOR_R2] if len(fitted) else fitted
     if len(poor):
         worst = poor.loc[poor["r2"].idxmin()]
+        where = key_of(worst.hosts, worst.devices_per_host, getattr(worst, "slices", 1))
         out.append(f"{len(poor)} of {len(fitted)} fit(s) explain the times poorly (r2 < "
                    f"{POOR_R2}; worst {worst.r2:.2f}, {worst.workload} {worst.variant} on "
-                   f"{layout_key(worst.hosts, worst.devices_per_host)}): treat their alpha "
-                   "and beta as rough")
+                   f"{where}): treat their alpha and beta as rough")
     return out
 
 

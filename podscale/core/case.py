@@ -17,6 +17,9 @@ from podscale.core.errors import UsageError
 
 DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
 HOSTS_AXIS, LOCAL_AXIS = "hosts", "local"
+#: the axis across slices (the data-centre network, DCN), first where a layout has slices;
+#: ``ici``: every axis inside a slice (the chip-to-chip links)
+DCN_AXIS, ICI = "dcn", "ici"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -24,21 +27,28 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Layout:
     """Processes (simulated hosts) x devices per process, as a mesh with named axes:
     (``hosts``, ``local``) by default, or the local devices split into several axes
-    (``local_axes=(("chip", 2), ("core", 2))`` for a 3-D mesh ``hosts x chip x core``)."""
+    (``local_axes=(("chip", 2), ("core", 2))`` for a 3-D mesh ``hosts x chip x core``).
+    ``slices`` > 1 groups the processes (``hosts`` of them in all, slice-major) into that
+    many slices: a ``dcn`` axis first, then ``hosts`` per slice (a multi-slice job's
+    hybrid mesh: ICI axes inside a slice, DCN across)."""
 
     hosts: int
     devices_per_host: int
     local_axes: tuple[tuple[str, int], ...] = ()
+    slices: int = 1
 
     def __post_init__(self) -> None:
         if self.hosts < 1:
             raise UsageError(f"hosts must be >= 1, got {self.hosts}")
+        if self.slices < 1 or self.hosts % self.slices:
+            raise UsageError(f"{self.hosts} processes do not make {self.slices} slices of "
+                             "equal hosts")
         if self.devices_per_host < 1:
             raise UsageError(f"devices per host must be >= 1, got {self.devices_per_host}")
         if not self.local_axes:
             object.__setattr__(self, "local_axes", ((LOCAL_AXIS, self.devices_per_host),))
         object.__setattr__(self, "local_axes", tuple((str(n), int(s)) for n, s in self.local_axes))
-        names = [HOSTS_AXIS, *(n for n, _ in self.local_axes)]
+        names = [DCN_AXIS, ICI, HOSTS_AXIS, *(n for n, _ in self.local_axes)]
         if len(set(names)) != len(names) or not all(_NAME.fullmatch(n) for n in names):
             raise UsageError(f"mesh axis names must be distinct identifiers, got {names}")
         product = 1
@@ -52,9 +62,19 @@ class Layout:
                              "devices per host")
 
     @property
+    def hosts_per_slice(self) -> int:
+        return self.hosts // self.slices
+
+    @property
     def axes(self) -> tuple[tuple[str, int], ...]:
-        """(name, size) of every mesh axis, hosts first."""
-        return ((HOSTS_AXIS, self.hosts), *self.local_axes)
+        """(name, size) of every mesh axis: ``dcn`` first where there are slices, then
+        hosts (per slice), then the local axes."""
+        dcn = ((DCN_AXIS, self.slices),) if self.slices > 1 else ()
+        return (*dcn, (HOSTS_AXIS, self.hosts_per_slice), *self.local_axes)
+
+    def slice_of(self, process: int) -> int:
+        """The slice process ``process`` is in (processes are slice-major)."""
+        return process // self.hosts_per_slice
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -66,10 +86,11 @@ class Layout:
 
     @property
     def key(self) -> str:
-        """The one spelling of a layout: ``h2xd4``, or ``h2xd4-chip2xcore2`` for a split
-        (directory names, case ids, tables and reports)."""
+        """The one spelling of a layout: ``h2xd4``, ``h2xd4-chip2xcore2`` for a split, and
+        ``s2xh2xd4`` for 2 slices of 2 hosts (directory names, case ids, tables and
+        reports); one slice keeps the key it always had."""
         split = () if self.default_split else self.local_axes
-        return layout_key(self.hosts, self.devices_per_host, split)
+        return layout_key(self.hosts_per_slice, self.devices_per_host, split, self.slices)
 
     @property
     def devices(self) -> int:
@@ -77,19 +98,28 @@ class Layout:
 
     def to_dict(self) -> dict:
         return {"hosts": self.hosts, "devices_per_host": self.devices_per_host,
-                "local_axes": [list(a) for a in self.local_axes]}
+                "local_axes": [list(a) for a in self.local_axes],
+                **({"slices": self.slices} if self.slices > 1 else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> Layout:
         return cls(d["hosts"], d["devices_per_host"],
-                   tuple(tuple(a) for a in d.get("local_axes") or ()))
+                   tuple(tuple(a) for a in d.get("local_axes") or ()), d.get("slices", 1))
 
 
 def layout_key(hosts: int, devices_per_host: int,
-               local_axes: Iterable[tuple[str, int]] = ()) -> str:
-    """``h{hosts}xd{devices per host}``, then ``-`` and the local axes where they split."""
+               local_axes: Iterable[tuple[str, int]] = (), slices: int = 1) -> str:
+    """``h{hosts}xd{devices per host}`` (``s{slices}x`` first where there are several,
+    ``hosts`` then per slice), then ``-`` and the local axes where they split."""
     split = "x".join(f"{n}{s}" for n, s in local_axes)
-    return f"h{hosts}xd{devices_per_host}" + (f"-{split}" if split else "")
+    head = f"s{slices}x" if slices > 1 else ""
+    return f"{head}h{hosts}xd{devices_per_host}" + (f"-{split}" if split else "")
+
+
+def key_of(hosts: int, devices_per_host: int, slices: int = 1) -> str:
+    """The key of a layout of ``hosts`` processes in all (a table's column), in slices."""
+    slices = int(slices) if slices == slices and slices else 1
+    return layout_key(int(hosts) // slices, int(devices_per_host), (), slices)
 
 
 def parse_local_axes(text: str) -> tuple[tuple[str, int], ...]:

@@ -32,7 +32,7 @@ THRESHOLD: Final = 0.05
 ALPHA: Final = 0.05
 #: the grid when neither the command line nor a suite file gives a value
 GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
-    "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2",
+    "workloads": None, "sizes": None, "hosts": "1,2", "devices_per_host": "1,2", "slices": "1",
     "local_axes": None, "dtypes": "float32", "variants": None, "iters": ITERS,
     "warmup": WARMUP, "sync": SYNC, "timing": TIMING, "traced_iters": TRACED_ITERS,
     "rounds": ROUNDS,

@@ -20,16 +20,17 @@ from podscale.core.registry import Found, resolve
 @dataclass(frozen=True)
 class Grid:
     workloads: tuple[str, ...]  # references: built-in names, file.py:NAME, pkg.module:NAME
-    hosts: tuple[int, ...] = (1, 2)
+    hosts: tuple[int, ...] = (1, 2)  # per slice
     devices_per_host: tuple[int, ...] = (1, 2)
     local_axes: tuple[tuple[str, int], ...] = ()  # () = one "local" axis
     dtypes: tuple[str, ...] = ("float32",)
     variants: tuple[str, ...] = ()  # () = every variant each workload supports
     params: tuple[tuple[str, tuple], ...] = ()  # name -> raw values, parsed per workload
     settings: Settings = field(default_factory=Settings)
+    slices: tuple[int, ...] = (1,)
 
     def __post_init__(self) -> None:
-        for name in ("workloads", "hosts", "devices_per_host", "dtypes"):
+        for name in ("workloads", "hosts", "devices_per_host", "dtypes", "slices"):
             if not getattr(self, name):
                 raise UsageError(f"{name.replace('_', ' ')} must not be empty")
         object.__setattr__(self, "params", tuple(sorted((k, tuple(v)) for k, v in self.params)))
@@ -39,7 +40,8 @@ class Grid:
                 "devices_per_host": list(self.devices_per_host),
                 "local_axes": [list(a) for a in self.local_axes], "dtypes": list(self.dtypes),
                 "variants": list(self.variants), "params": {k: list(v) for k, v in self.params},
-                "settings": self.settings.to_dict()}
+                "settings": self.settings.to_dict(),
+                **({"slices": list(self.slices)} if self.slices != (1,) else {})}
 
 
 def _values(found: Found, given: dict[str, tuple]) -> dict[str, list]:
@@ -76,8 +78,9 @@ def expand(grid: Grid) -> list[Case]:
                              f"(supported: {', '.join(wl.dtypes)})")
         values = _values(f, given)
         names = list(values)
-        for hosts, dph in itertools.product(grid.hosts, grid.devices_per_host):
-            layout = Layout(hosts, dph, grid.local_axes)
+        for slices, hosts, dph in itertools.product(grid.slices, grid.hosts,
+                                                    grid.devices_per_host):
+            layout = Layout(slices * hosts, dph, grid.local_axes, slices)
             points = [Case(wl.name, str(wl.version), f.source, variant, dtype, layout,
                            tuple(zip(names, combo)), grid.settings)
                       for variant, dtype, combo in itertools.product(

@@ -36,7 +36,8 @@ from podscale.core.errors import UsageError
 #: what a key's values must be: one type or any of several
 Kind = type | tuple[type, ...]
 LISTS: dict[str, Kind] = {"workloads": str, "sizes": (str, int), "hosts": int,
-                          "devices_per_host": int, "dtypes": str, "variants": str}
+                          "devices_per_host": int, "slices": int, "dtypes": str,
+                          "variants": str}
 SCALARS: dict[str, Kind] = {"iters": int, "warmup": int, "sync": str, "timing": str,
                             "traced_iters": int,
                             "local_axes": str, "rounds": int, "check_elements": (int, str)}

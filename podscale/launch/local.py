@@ -113,6 +113,10 @@ def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = Non
         envnames.PARENT_PID: str(os.getpid()),  # the worker dies with this process
         "PYTHONPATH": os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p),
     })
+    if layout.slices > 1 and chips is None:  # as a multi-slice launcher (xpk) gives them
+        env.update({"MEGASCALE_COORDINATOR_ADDRESS": "127.0.0.1",
+                    "MEGASCALE_NUM_SLICES": str(layout.slices),
+                    "MEGASCALE_SLICE_ID": str(layout.slice_of(index))})
     if layout.hosts > 1:
         env[envnames.COORDINATOR] = f"127.0.0.1:{port}"
     else:

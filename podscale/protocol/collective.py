@@ -29,13 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from podscale.core.case import Case
+from podscale.core.case import DCN_AXIS, ICI, Case
 from podscale.core.errors import UsageError
 from podscale.core.workload import Context, ExactCheck, Expected, Param, Work
 from podscale.protocol.exact import RULES, rule_inputs, rule_outputs
 from podscale.protocol.mapped import Mapped, cast, gather_elements, normals
 
-AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, ...")
+AXES = Param("axes", "all", "str", help="mesh axes to run over: all, hosts, local, a+b, "
+                                        "...; with slices, dcn (across them) and ici (every "
+                                        "axis inside one)")
 SIZE = Param("size", 4096, "size", help="per-device send buffer in bytes", unit="B")
 GROUP = Param("group", "all", "str", help="participants per group: all, N (N consecutive "
                                           "ranks) or N:strided; groups run at once")
@@ -104,10 +106,15 @@ class Collective(Mapped):
         return []
 
     def reduce_axes(self, case: Case) -> tuple[str, ...]:
-        text = case.p["axes"]
+        """The mesh axes ``axes`` names: ``all``, names joined with ``+``; ``ici``: every
+        axis inside a slice (all but ``dcn``)."""
+        text, names = case.p["axes"], case.layout.axis_names
         if text == "all":
-            return case.layout.axis_names
-        return tuple(a.strip() for a in text.split("+") if a.strip())
+            return names
+        out: list[str] = []
+        for a in (a.strip() for a in text.split("+") if a.strip()):
+            out += [n for n in names if n != DCN_AXIS] if a == ICI else [a]
+        return tuple(out)
 
     def axes_size(self, case: Case) -> int:
         """Devices that share coordinates on every other axis (the ungrouped n)."""
@@ -148,6 +155,8 @@ class Collective(Mapped):
     def unsupported_case(self, case: Case) -> str | None:
         if self.grouped(case) and case.variant == "pmap":
             return f"{self.name}: groups of a size run in shard_map only"
+        if DCN_AXIS in str(case.p.get("axes", "")).split("+") and case.layout.slices == 1:
+            return f"{self.name}: axes dcn need 2 or more slices (--slices)"
         return None
 
     def check_case(self, case: Case) -> None:

@@ -230,8 +230,23 @@ def env_record(rt: Runtime, **extra: Any) -> EnvRecord:
         pid=os.getpid(),
         xla_flags=os.environ.get("XLA_FLAGS", ""),
         # JAX hooks this release lacked so far (podscale.startup.jaxapi): what they cost
-        extra={**extra, **({"degraded": dict(DEGRADED)} if DEGRADED else {})},
+        extra={**extra, **({"degraded": dict(DEGRADED)} if DEGRADED else {}),
+               **slice_of(dev)},
     )
+
+
+def slice_of(dev: Any) -> dict[str, Any]:
+    """This process's slice of a multi-slice job: the device's own (a TPU's
+    ``slice_index``), else the ``MEGASCALE_SLICE_ID`` its launcher gave (the CPU's devices
+    carry no slice: derived from the process, and said so); none in a one-slice job."""
+    own = getattr(dev, "slice_index", None) if dev.platform != "cpu" else None  # CPU: 0
+    given = os.environ.get("MEGASCALE_SLICE_ID", "")
+    if own is not None and (given or int(own)):
+        return {"slice": int(own), "slice_from": "the device"}
+    if given.isdigit():
+        return {"slice": int(given), "slice_from": "MEGASCALE_SLICE_ID (the launcher's: "
+                "these devices carry no slice)"}
+    return {}
 
 
 def shutdown(rt: Runtime) -> None:

@@ -121,6 +121,7 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
         workloads=tuple(w.strip() for w in str(g["workloads"]).split(",") if w.strip()),
         hosts=tuple(parse_int_list(str(g["hosts"]), "hosts")),
         devices_per_host=tuple(parse_int_list(str(dph), "devices-per-host")),
+        slices=tuple(parse_int_list(str(g.get("slices", 1)), "slices")),
         local_axes=local_axes,
         dtypes=tuple(parse_names(g["dtypes"], "dtype", DTYPES)),
         variants=tuple(v.strip() for v in str(g["variants"] or "").split(",") if v.strip()),
@@ -158,8 +159,12 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
                    help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
                         "consecutive ranks along the axes, all at once (N:strided: every "
                         "(n/N)-th rank); one job, several n (--param group=...)")
-    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4 "
+    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4; with "
+                                   "--slices, per slice "
                                    f"(default: {GRID_DEFAULTS['hosts']})")
+    p.add_argument("--slices", help="slices, e.g. 1,2,4: each of --hosts processes, joined "
+                                    "across by a dcn mesh axis (a multi-slice job; "
+                                    f"default: {GRID_DEFAULTS['slices']})")
     p.add_argument("--devices-per-host", dest="devices_per_host",
                    help="devices per process, e.g. 1,2,4 "
                         f"(default: {GRID_DEFAULTS['devices_per_host']})")
