@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,16 +25,19 @@ GRID = ["psum,all_reduce", "--sizes", "4KiB", "--devices-per-host", "2", "--plat
         "--iters", "3", "--warmup", "1", "--variants", "shard_map"]
 
 
-def hosts_run(words: list[str], hosts: int, tmp: Path, env: dict | None = None) -> list[str]:
+def hosts_run(words: list[str], hosts: int, tmp: Path, env: dict | None = None,
+              each: Callable[[int], dict] | None = None) -> list[str]:
     """``words`` (a generated host command) on ``hosts`` processes, process i in
-    ``tmp/host-i``; each process's output. ``podscale`` is this checkout's."""
+    ``tmp/host-i`` (``each(i)``: its own variables); each process's output. ``podscale``
+    is this checkout's."""
     port = free_port()
     argv = [sys.executable, "-m", "podscale", *words[1:]] if words[0] == "podscale" else words
     procs = []
     for i in range(hosts):
         cwd = tmp / f"host-{i}"
         cwd.mkdir(parents=True)
-        e = {**os.environ, **(env or {}), "PODSCALE_COORDINATOR": f"127.0.0.1:{port}",
+        e = {**os.environ, **(env or {}), **(each(i) if each else {}),
+             "PODSCALE_COORDINATOR": f"127.0.0.1:{port}",
              "PODSCALE_NUM_PROCESSES": str(hosts), "PODSCALE_PROCESS_ID": str(i)}
         procs.append(subprocess.Popen(argv, cwd=cwd, env=e, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
@@ -154,3 +158,53 @@ def test_pods_run_a_users_program_under_attach(tmp_path):
     s = summarize_profile(run)
     assert s.ledger.groupby("process").size().to_dict() == {0: 12, 1: 12}
     assert s.profile.manifest.status == "complete"
+
+
+def test_a_multi_slice_jobset_and_xpk_command_run_here_as_slices_of_hosts(tmp_path):
+    """``podscale jobset`` (JobSet v1alpha2, GKE's multi-slice TPU example) checked field by
+    field; its pods' command run here as 2 slices x 2 hosts with the MEGASCALE_* variables
+    the JobSet gives them, the run back through podscale collect on process 0's log; the
+    xpk command of the same job; a TPU type or host count that cannot be, one line."""
+    res = podscale("jobset", "--slices", "2", "--tpu-type", "v5p-16", "--image", "img:1",
+                   "--name", "ms", "--run-dir", "run", "--", *GRID)
+    assert res.returncode == 0, res.stderr
+    (js,) = yaml.safe_load_all(res.stdout)
+    assert (js["apiVersion"], js["kind"]) == ("jobset.x-k8s.io/v1alpha2", "JobSet")
+    assert js["metadata"]["annotations"] == {
+        "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}
+    (rj,) = js["spec"]["replicatedJobs"]
+    job = rj["template"]["spec"]
+    assert rj["replicas"] == 2 and job["parallelism"] == job["completions"] == 2
+    pod = job["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+                                   "cloud.google.com/gke-tpu-topology": "2x2x2"}
+    (c,) = pod["containers"]
+    assert c["resources"]["limits"] == {"google.com/tpu": "4"}
+    env = {e["name"]: e.get("value") or e["valueFrom"]["fieldRef"]["fieldPath"]
+           for e in c["env"]}
+    assert env == {
+        "JOBSET_NAME": "metadata.annotations['jobset.sigs.k8s.io/jobset-name']",
+        "MEGASCALE_NUM_SLICES": "metadata.labels['jobset.sigs.k8s.io/replicatedjob-replicas']",
+        "MEGASCALE_SLICE_ID": "metadata.labels['jobset.sigs.k8s.io/job-index']",
+        "MEGASCALE_COORDINATOR_ADDRESS": "$(JOBSET_NAME)-slice-0-0.$(JOBSET_NAME)"}
+    outs = hosts_run(c["command"], 4, tmp_path, each=lambda i: {
+        "MEGASCALE_NUM_SLICES": "2", "MEGASCALE_SLICE_ID": str(i // 2),
+        "MEGASCALE_COORDINATOR_ADDRESS": "127.0.0.1"})
+    (tmp_path / "pod-0.log").write_text(outs[0])
+    res = podscale("collect", str(tmp_path / "pod-0.log"), "--out", str(tmp_path / "home"))
+    assert res.returncode == 0, res.stderr
+    run = load_run(tmp_path / "home" / "run")
+    assert set(run.cases["case_id"].str.split("/").str[-1]) == {"s2xh2xd2"}
+    assert sorted((int(p), e["slice"]) for p, e in zip(run.envs["process"], run.envs["extra"])
+                  ) == [(0, 0), (1, 0), (2, 1), (3, 1)]
+    res = podscale("xpk", "--slices", "4", "--tpu-type", "v6e-16", "--image", "img:1",
+                   "--cluster", "c1", "--", "psum", "--sizes", "1M")
+    assert res.returncode == 0 and res.stdout.startswith(
+        "xpk workload create --cluster c1 --workload podscale --docker-image img:1 "
+        "--tpu-type v6e-16 --num-slices 4 --command 'podscale worker --run-dir "), res.stdout
+    assert res.stdout.rstrip().endswith("psum --sizes 1M --slices 4'"), res.stdout
+    for bad, said in ((["--hosts", "3"], "a v5p-16 slice (2x2x2, 8 chips) has 2 host(s)"),
+                      (["--tpu-type", "v7-16"], "bad --tpu-type 'v7-16'")):
+        res = podscale("jobset", "--slices", "2", "--tpu-type", "v5p-16", "--image", "i",
+                       *bad, "--", "psum")
+        assert res.returncode == 2 and said in res.stderr and not res.stdout, res.stderr

@@ -18,8 +18,8 @@ from podscale.core.errors import PodscaleError, Terminated, UsageError, interrup
 
 #: the commands in the order ``podscale --help`` lists them (module names)
 COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "history",
-            "replay", "seed", "profile", "attach", "trace", "worker", "tpu", "k8s", "sbatch",
-            "collect", "bench_self")
+            "replay", "seed", "profile", "attach", "trace", "worker", "tpu", "k8s", "jobset",
+            "sbatch", "collect", "bench_self")
 
 
 #: errors of paths the user gave (folders to write to, files to read): exit 2, one line

@@ -82,7 +82,7 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
     return "\n".join(lines)
 
 
-def _k8s_results(name: str, namespace: str, run_dir: str,
+def k8s_results(name: str, namespace: str, run_dir: str,
                  results_pvc: str | None) -> tuple[str, str, str]:
     """Where a Kubernetes job's run lands: the comment saying how to get it, and the
     claim's volume mount and volume (empty without a claim: process 0's log holds it)."""
@@ -123,7 +123,7 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
     res = f"          resources:\n            limits:\n{limits}" if limits else ""
-    how, mount, volume = _k8s_results(name, namespace, run_dir, results_pvc)
+    how, mount, volume = k8s_results(name, namespace, run_dir, results_pvc)
     return f"""{how}apiVersion: v1
 kind: Service
 metadata:

@@ -18,6 +18,21 @@ from podscale.startup import jaxapi, runtime
 from podscale.worker.main import run_plan
 
 
+def _own_layout(grid: Grid, processes: int) -> Grid:
+    """The grid on this job's processes: in the slices ``--slices`` names, else those of
+    a multi-slice job's ``MEGASCALE_NUM_SLICES`` (one slice where neither says), each of
+    the job's processes divided among them."""
+    from podscale.core.errors import UsageError
+
+    said = os.environ.get("MEGASCALE_NUM_SLICES", "")
+    slices = grid.slices if grid.slices != (1,) or not said.isdigit() else (int(said),)
+    if len(slices) > 1 or processes % slices[0]:
+        raise UsageError(f"this job has {processes} process(es): podscale worker runs them "
+                         f"as one slice count that divides them, not --slices "
+                         f"{','.join(map(str, slices))}")
+    return replace(grid, hosts=(processes // slices[0],), slices=slices)
+
+
 def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: int | None,
               trace_dir: str | None = None, rounds: int = 1, print_run: bool = False,
               hosts: tuple[int, ...] | None = None, case_timeout: float | None = None,
@@ -45,7 +60,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
         raise UsageError(f"this job has {rt.process_count} process(es) but --hosts asks for "
                          f"{','.join(map(str, hosts))}: podscale worker runs the cases of "
                          "the job's own process count (leave --hosts out)")
-    grids = [replace(g, hosts=(rt.process_count,)) for g in grids]
+    grids = [_own_layout(g, rt.process_count) for g in grids]
     if fit_devices:
         grids = _on_own_devices(grids, rt)
     ((launched, layouts),) = launches(expand_all(grids))

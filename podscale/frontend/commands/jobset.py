@@ -1,0 +1,78 @@
+"""``podscale jobset`` and ``podscale xpk``: a multi-slice TPU job on GKE, as a JobSet
+(``kubectl apply -f``) or as the ``xpk workload create`` command that makes one
+(:mod:`podscale.launch.jobset`); every pod runs ``podscale worker`` (or ``attach``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from podscale.frontend.commands import Subparsers
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slices", type=int, required=True, help="TPU slices (one job each)")
+    p.add_argument("--hosts", type=int, default=None,
+                   help="hosts (pods) per slice: the TPU type's (checked where given)")
+    p.add_argument("--tpu-type", dest="tpu_type", required=True,
+                   help="each slice's TPU type, e.g. v5p-16, v5litepod-16, v6e-8")
+    p.add_argument("--topology", default=None,
+                   help="each slice's topology where not the usual one (e.g. 4x4x8)")
+    p.add_argument("--image", required=True, help="container image with podscale installed")
+    p.add_argument("--name", default="podscale", help="JobSet (workload) name")
+    p.add_argument("--results-pvc", dest="results_pvc", default=None, metavar="CLAIM",
+                   help="mount this PersistentVolumeClaim at /results for the gathered run; "
+                        "without it process 0 prints the run at the end of its log "
+                        "(podscale collect LOG)")
+    p.add_argument("--run-dir", default=None,
+                   help="run directory in process 0's container (default: /results/NAME "
+                        "with --results-pvc, else /tmp/podscale/NAME)")
+    p.add_argument("--program", default=None, metavar="SCRIPT",
+                   help="run this program of yours under podscale attach on every pod (a "
+                        "path in the image; needs --results-pvc) instead of podscale "
+                        "worker; the words after -- are its own")
+    p.add_argument("worker_args", nargs=argparse.REMAINDER,
+                   help="after --: arguments for podscale worker (workloads, grid options)")
+    from podscale.frontend.commands.captureargs import add_attach_args
+
+    add_attach_args(p)
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser("jobset", help="print a multi-slice TPU JobSet running podscale "
+                                      "worker on every pod", description=__doc__)
+    _common(p)
+    p.add_argument("--namespace", default="default", help="Kubernetes namespace")
+    p.set_defaults(func=run, xpk=False)
+    x = sub.add_parser("xpk", help="print the xpk workload create command of a multi-slice "
+                                   "TPU job running podscale worker", description=__doc__)
+    _common(x)
+    x.add_argument("--cluster", required=True, help="the GKE cluster xpk creates it on")
+    x.add_argument("--project", default=None, help="Google Cloud project")
+    x.add_argument("--zone", default=None, help="the cluster's zone")
+    x.set_defaults(func=run, xpk=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from podscale.core.errors import UsageError
+    from podscale.frontend.commands.jobwords import job_of
+    from podscale.launch.jobset import jobset_manifest, pod_words, tpu_slice, xpk_command
+
+    if args.slices < 1:
+        raise UsageError("--slices must be >= 1")
+    tpu = tpu_slice(args.tpu_type, args.topology)
+    if args.hosts is not None and args.hosts != tpu.hosts:
+        raise UsageError(f"--hosts {args.hosts}: a {tpu.tpu_type} slice ({tpu.topology}, "
+                         f"{tpu.chips} chips) has {tpu.hosts} host(s)")
+    more = ["--slices", str(args.slices)] if not args.program and args.slices > 1 else []
+    words, attach, _ = job_of("worker", [*args.worker_args, *more], args.program,
+                              args.attach_args, hosts=tpu.hosts)
+    run_words, run_dir = pod_words(args.name, words, args.results_pvc, args.run_dir,
+                                   [*attach, args.program] if args.program else ())
+    if args.xpk:
+        print(xpk_command(args.name, args.image, args.slices, tpu, run_words,
+                          cluster=args.cluster, project=args.project, zone=args.zone), end="")
+    else:
+        print(jobset_manifest(args.name, args.image, args.slices, tpu, run_words,
+                              namespace=args.namespace, results_pvc=args.results_pvc,
+                              run_dir=run_dir), end="")
+    return 0
