@@ -119,6 +119,24 @@ def _samples(leaves: object, outputs: object = None) -> tuple[int, str, str] | N
     return None
 
 
+def _throughput(rec: pd.Series | None, given: object, program: str | None) -> dict:
+    """What one step processes: ``samples``, ``unit`` and where it is ``from``, or
+    ``no_samples`` (why none is said)."""
+    outputs = rec.get("outputs") if rec is not None else None
+    if given:
+        return {"samples": int(str(given)), "unit": "tokens",
+                "from": "--tokens-per-step"}
+    if rec is not None and (found := _samples(rec.get("leaves"), outputs)) is not None:
+        how = "the elements" if found[1] == "tokens" else "the leading dimension"
+        new = ", an input it does not return" if isinstance(outputs, list) else ""
+        return {"samples": found[0], "unit": found[1],
+                "from": f"{how} of {program}'s input {found[2]}{new}"}
+    if rec is not None and isinstance(rec.get("leaves"), list) and rec.get("leaves"):
+        return {"no_samples": f"{program} returns every input it takes (no batch among "
+                              "them): --tokens-per-step gives the throughput"}
+    return {}
+
+
 def figures(s: ProfileSummary) -> dict:
     """The step's figures (see the module doc): every key present, None where unknown."""
     led, profile = s.ledger, s.profile
@@ -138,18 +156,7 @@ def figures(s: ProfileSummary) -> dict:
     if rec is not None:
         out.update(program=str(rec["name"]), programs=[str(n) for n in progs["name"]],
                    chosen_by="FLOPs" if rec["step_flops"] > 0 else "busy time")
-    outputs = rec.get("outputs") if rec is not None else None
-    if spec.get("tokens_per_step"):
-        out.update(samples=int(spec["tokens_per_step"]), unit="tokens",
-                   **{"from": "--tokens-per-step"})
-    elif rec is not None and (found := _samples(rec.get("leaves"), outputs)) is not None:
-        how = "the elements" if found[1] == "tokens" else "the leading dimension"
-        new = ", an input it does not return" if isinstance(outputs, list) else ""
-        out.update(samples=found[0], unit=found[1],
-                   **{"from": f"{how} of {out['program']}'s input {found[2]}{new}"})
-    elif rec is not None and isinstance(rec.get("leaves"), list) and rec.get("leaves"):
-        out["no_samples"] = f"{out['program']} returns every input it takes (no batch " \
-                            "among them): --tokens-per-step gives the throughput"
+    out.update(_throughput(rec, spec.get("tokens_per_step"), out["program"]))
     if out["samples"] and step_s > 0:
         out["per_s"] = out["samples"] / step_s
     if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):

@@ -67,6 +67,16 @@ def between(tl: pd.DataFrame, led: pd.DataFrame, step: str) -> pd.DataFrame:
     return pd.concat(rows).rename_axis("step").reset_index() if rows else pd.DataFrame()
 
 
+def _parts_said(here: pd.DataFrame, grew: pd.Series) -> dict[str, float]:
+    """A slow step's parts as the sentence lists them: the most any process spent on each
+    (the other computations named), and how much the step's device time grew."""
+    if here.empty:
+        return {}
+    named = here.loc[here["other"].idxmax(), "others"]
+    return {**{(f"other ({named})" if k == "other" and named else k): float(here[k].max())
+               for k in PARTS}, "device": float(grew.max())}
+
+
 def _part_cause(parts: pd.DataFrame, excess: float) -> dict | None:
     """The largest part of one process's time before the step, where it explains at
     least half the excess: the cause, the process, its seconds and what."""
@@ -115,11 +125,7 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
                "what": "", "parts": {}}
         grew = (here["device"] - here["process"].map(usual)).clip(lower=0) if len(here) \
             else pd.Series(dtype=float)
-        if len(here):
-            named = here.loc[here["other"].idxmax(), "others"]
-            row["parts"] = {**{(f"other ({named})" if k == "other" and named else k):
-                               float(here[k].max()) for k in PARTS},
-                            "device": float(grew.max())}
+        row["parts"] = _parts_said(here, grew)
         found = _part_cause(here, excess)
         if len(within) and within.max() > 0.5 * excess:
             i = within.idxmax()

@@ -104,8 +104,8 @@ def readable(v: object) -> object:
     """A table cell as people read it: a whole float as an integer (a count pandas made a
     float beside a missing value), a missing one empty, others to 4 significant digits;
     anything else as it is."""
-    if isinstance(v, float) or type(v).__module__ == "numpy" and isinstance(v, np.floating):
-        f = float(v)  # type: ignore[arg-type]
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
         if f != f:
             return ""
         return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.4g}"

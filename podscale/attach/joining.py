@@ -103,3 +103,19 @@ def no_cluster(exc: Exception) -> bool:
     text = str(exc)
     return "coordinator_address should be defined" in text or isinstance(exc, OSError) \
         or "metadata" in text.lower()
+
+
+def ended_alone(code: int) -> None:
+    """A process that failed before it joined, where its launcher started several: the
+    never-joined hint; and (process 0) the device count podscale replaced."""
+    from podscale.startup.faults import launcher_size
+
+    size = launcher_size()
+    if env_process() == 0:
+        said_device_count()
+    if not code or size is None or size < 2:
+        return
+    lines.say(f"podscale: process {env_process()} ended (exit code {code}) before it joined "
+              f"the job: each of its {size} processes ran alone until then; a program of "
+              "several processes calls jax.distributed.initialize() before its first JAX "
+              "computation (or run it as one process: --hosts 1)", err=True)

@@ -25,6 +25,7 @@ from podscale.attach.joining import (
     alone,
     device_memory,
     devices,
+    ended_alone,
     env_process,
     no_cluster,
     said_device_count,
@@ -116,22 +117,6 @@ class Session:
                          f"each of its {size} processes runs alone; run it as one process "
                          "(--hosts 1), or call jax.distributed.initialize() before any "
                          "JAX computation")
-
-    def _ended_alone(self, code: int) -> None:
-        """A process that failed before it joined, where its launcher started several:
-        the never-joined hint, and (process 0) the device count podscale replaced."""
-        from podscale.startup.faults import launcher_size
-
-        size = launcher_size()
-        if env_process() == 0:
-            said_device_count()
-        if not code or size is None or size < 2:
-            return
-        lines.say(f"podscale: process {env_process()} ended (exit code {code}) before it "
-                  f"joined the job: each of its {size} processes ran alone until then; a "
-                  "program of several processes calls jax.distributed.initialize() before "
-                  "its first JAX computation (or run it as one process: --hosts 1)",
-                  err=True)
 
     def _refuse(self, message: str) -> None:
         """End this process: the job cannot be measured (its record says why)."""
@@ -264,7 +249,7 @@ class Session:
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
             self.record.add(record("degraded", hooks=dict(DEGRADED)))
         if self.record.process is None:  # a one-process script that never joined
-            self._ended_alone(code)
+            ended_alone(code)
             self.record.joined(env_process(), None)
             self.record.add(ZERO_OFFSET)
             self.record.add(record("devices", **devices()))

@@ -8,7 +8,7 @@ import argparse
 from dataclasses import fields
 
 from podscale.core.errors import UsageError
-from podscale.frontend.commands.gridargs import seconds
+from podscale.frontend.commands.argtypes import seconds
 from podscale.frontend.profiling import CaptureOptions
 
 

@@ -22,6 +22,7 @@ from podscale.core.case import (
 )
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
+from podscale.frontend.commands.argtypes import check_elements, port, seconds
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
@@ -133,14 +134,20 @@ def _grid(g: dict, args: argparse.Namespace) -> Grid:
     )
 
 
-def check_elements(value: object) -> int:
-    """``--check-elements``: a count >= 1, or ``all`` (0: every element)."""
-    text = str(value).strip().lower()
-    if text == "all":
-        return 0
-    if not text.isdigit() or int(text) < 1:
-        raise UsageError(f"bad --check-elements {value!r}: a count >= 1, or all")
-    return int(text)
+def _layout_args(p: argparse.ArgumentParser) -> None:
+    """The layout's options: hosts, slices, devices per host, the local mesh split."""
+    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4; with "
+                                   "--slices, per slice "
+                                   f"(default: {GRID_DEFAULTS['hosts']})")
+    p.add_argument("--slices", help="slices, e.g. 1,2,4: each of --hosts processes, joined "
+                                    "across by a dcn mesh axis (a multi-slice job; "
+                                    f"default: {GRID_DEFAULTS['slices']})")
+    p.add_argument("--devices-per-host", dest="devices_per_host",
+                   help="devices per process, e.g. 1,2,4 "
+                        f"(default: {GRID_DEFAULTS['devices_per_host']})")
+    p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
+                   help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
+                        "(mesh hosts x chip x core; default: one axis 'local')")
 
 
 def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None:
@@ -159,18 +166,7 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
                    help="collectives: participants per group, e.g. 2,4,8,all: groups of N "
                         "consecutive ranks along the axes, all at once (N:strided: every "
                         "(n/N)-th rank); one job, several n (--param group=...)")
-    p.add_argument("--hosts", help="process (simulated host) counts, e.g. 1,2,4; with "
-                                   "--slices, per slice "
-                                   f"(default: {GRID_DEFAULTS['hosts']})")
-    p.add_argument("--slices", help="slices, e.g. 1,2,4: each of --hosts processes, joined "
-                                    "across by a dcn mesh axis (a multi-slice job; "
-                                    f"default: {GRID_DEFAULTS['slices']})")
-    p.add_argument("--devices-per-host", dest="devices_per_host",
-                   help="devices per process, e.g. 1,2,4 "
-                        f"(default: {GRID_DEFAULTS['devices_per_host']})")
-    p.add_argument("--local-axes", dest="local_axes", default=None, metavar="NAME=N,...",
-                   help="split each host's devices into named mesh axes, e.g. chip=2,core=2 "
-                        "(mesh hosts x chip x core; default: one axis 'local')")
+    _layout_args(p)
     p.add_argument("--dtypes", help=f"compute dtypes, of {', '.join(DTYPES)} "
                                     f"(default: {GRID_DEFAULTS['dtypes']})")
     p.add_argument("--variants", help="API variants, e.g. pmap,shard_map (default: every "
@@ -206,30 +202,6 @@ def add_grid_args(p: argparse.ArgumentParser, rounds: int | None = None) -> None
                    help="folder the run directory is made in")
     p.add_argument("--name", default=None, help="run name (default: the workloads)")
     _add_run_args(p)
-
-
-def seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0 (``nan`` would never time out)."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
-    return value
-
-
-def port(text: str) -> int:
-    """An argparse type: a TCP port, 0 (any free one) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be 0 (any free port) to 65535, got {text}")
-    return value
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
-"""``podscale jobset`` and ``podscale xpk``: a multi-slice TPU job on GKE, as a JobSet
-(``kubectl apply -f``) or as the ``xpk workload create`` command that makes one
-(:mod:`podscale.launch.jobset`); every pod runs ``podscale worker`` (or ``attach``)."""
+"""``podscale jobset``: a multi-slice TPU job on GKE, as a JobSet (``kubectl apply -f``;
+``podscale xpk`` prints the ``xpk workload create`` command that makes one,
+:mod:`podscale.launch.jobset`); every pod runs ``podscale worker`` (or ``attach``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import argparse
 from podscale.frontend.commands import Subparsers
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def common(p: argparse.ArgumentParser) -> None:
+    """The options ``jobset`` and ``xpk`` share: the slices, their TPU type, the image, the
+    run's home, the program; the words after ``--``."""
     p.add_argument("--slices", type=int, required=True, help="TPU slices (one job each)")
     p.add_argument("--hosts", type=int, default=None,
                    help="hosts (pods) per slice: the TPU type's (checked where given)")
@@ -40,16 +42,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("jobset", help="print a multi-slice TPU JobSet running podscale "
                                       "worker on every pod", description=__doc__)
-    _common(p)
+    common(p)
     p.add_argument("--namespace", default="default", help="Kubernetes namespace")
     p.set_defaults(func=run, xpk=False)
-    x = sub.add_parser("xpk", help="print the xpk workload create command of a multi-slice "
-                                   "TPU job running podscale worker", description=__doc__)
-    _common(x)
-    x.add_argument("--cluster", required=True, help="the GKE cluster xpk creates it on")
-    x.add_argument("--project", default=None, help="Google Cloud project")
-    x.add_argument("--zone", default=None, help="the cluster's zone")
-    x.set_defaults(func=run, xpk=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.gridargs import port, seconds
+from podscale.frontend.commands.argtypes import port, seconds
 
 if TYPE_CHECKING:
     from podscale.core.case import Layout

@@ -9,7 +9,8 @@ from pathlib import Path
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.gridargs import add_launcher_args, seconds
+from podscale.frontend.commands.argtypes import seconds
+from podscale.frontend.commands.gridargs import add_launcher_args
 
 #: a seed worker's peak RSS, measured (``seed/process-<i>.json``'s ``peak_rss_mb``): 432-447
 #: MB at 2, 4 and 16 processes of 4 devices (2,000,000 x 3 float32 vectors, their float64
