@@ -143,3 +143,15 @@ def test_user_workload_file_by_path(tmp_path):
         resolve(str(tmp_path / "older.py"))
     with pytest.raises(UsageError, match="cannot import workload module"):
         resolve("no_such_pkg_xyz.mod:thing")
+
+
+def test_a_coordinator_port_is_below_the_ephemeral_range(tmp_path):
+    """A port an outgoing connection could be handed meanwhile is never chosen: below the
+    kernel's ephemeral range, and free; the range read from its file (a default without)."""
+    from podscale.core.ports import LOWEST, ephemeral_start, listen_port
+
+    (tmp_path / "range").write_text("40000\t60999\n")
+    assert ephemeral_start(tmp_path / "range") == 40000
+    assert ephemeral_start(tmp_path / "none") == 32768
+    ports = {listen_port() for _ in range(20)}
+    assert all(LOWEST <= p < ephemeral_start() for p in ports) and len(ports) > 1

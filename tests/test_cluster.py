@@ -110,10 +110,12 @@ def free_port_pair() -> int:
     """A port p with p and p+1 free on loopback (slurmctld and slurmd)."""
     import socket
 
+    from podscale.core.ports import listen_port
+
     for _ in range(50):
         with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
+            port = listen_port()  # below the ephemeral range: no connection takes it
+            a.bind(("127.0.0.1", port))
             with socket.socket() as b:
                 try:
                     b.bind(("127.0.0.1", port + 1))

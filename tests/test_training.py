@@ -240,11 +240,9 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     assert res.stdout.count("--xla_force_host_platform_device_count=8 has no effect") == 1
     # as MaxText's hardware=cpu joins: its rank from JOB_INDEX, PROCESSES_IN_JOB and
     # JOB_COMPLETION_INDEX, JAX_PROCESS_COUNT processes, its own coordinator's port
-    import socket
+    from podscale.core.ports import listen_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
+    port = str(listen_port())  # below the ephemeral range: no connection takes it meanwhile
     res = podscale("profile", "--hosts", "2", "--rank-env", "k8s", "--out",
                    str(tmp_path / "maxtext"), str(PROGRAMS / "ranked.py"), "maxtext", port)
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]

@@ -19,12 +19,10 @@ def alone() -> dict[str, Any] | None:
     joins as on several hosts. None under any other launcher (JAX auto-detects)."""
     if os.environ.get(envnames.NUM_PROCESSES) != "1" or not os.environ.get(SUPERVISED):
         return None
-    import socket
+    from podscale.core.ports import listen_port
 
     try:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            address = f"127.0.0.1:{s.getsockname()[1]}"
+        address = f"127.0.0.1:{listen_port()}"
     except OSError:  # no loopback network (a sandbox): JAX's own call decides
         return None
     return {"coordinator_address": address, "coordinator_bind_address": address,

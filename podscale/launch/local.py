@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,17 +33,16 @@ _SOURCE_ROOT = str(SOURCE_ROOT)
 
 
 def free_port(host: str = "127.0.0.1", wanted: int = 0) -> int:
-    """``wanted`` if nothing uses it on ``host`` (0: any), else a free port chosen by the OS."""
-    for port in ((wanted, 0) if wanted else (0,)):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind((host, port))
-            except OSError:
-                print(f"podscale: coordinator port {port} is busy; choosing another",
-                      file=sys.stderr)
-                continue
-            return s.getsockname()[1]
-    raise OSError("no free port")  # pragma: no cover - binding port 0 cannot fail this way
+    """``wanted`` if nothing uses it on ``host`` (0: any), else a free port no outgoing
+    connection takes meanwhile (:func:`podscale.core.ports.listen_port`)."""
+    from podscale.core.ports import bindable, listen_port
+
+    if wanted and bindable(host, wanted):
+        return wanted
+    if wanted:
+        print(f"podscale: coordinator port {wanted} is busy; choosing another",
+              file=sys.stderr)
+    return listen_port(host)
 
 
 def _mtime(path: Path) -> int:
