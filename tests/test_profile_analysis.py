@@ -268,3 +268,28 @@ def test_compare_says_podscales_options_first_and_pairs_arguments_by_key():
     said = differences(run({"peak_tflops": None}, none), run({"peak_tflops": 197.0}, one))
     assert said == ["podscale's options: --peak-tflops None -> 197.0; A: no capture, B: "
                     "captured steps 5-7"], said
+
+
+def test_a_change_in_checkpointing_time_is_said_by_compare():
+    """Two runs whose saves took 0.9 s and 1.8 s over 50 steps, the rest alike: the
+    checkpointing cause moved, said; the causes that did not, not."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from podscale.analysis.profile.badput import changes
+    from podscale.analysis.profile.goodput import ORDER
+
+    def run(saves: float) -> SimpleNamespace:
+        parts = {k: 0.0 for k in ORDER} | {"startup": 2.0, "compile": 1.0, "host": saves + 0.1,
+                                           "productive": 5.0}
+        goodput = pd.DataFrame([{"process": 0, **parts, "wall": sum(parts.values())}])
+        frames = pd.DataFrame({"process": [0, 0], "frame": ["save_checkpoint (t.py:9)",
+                                                           "log (t.py:3)"],
+                               "seconds": [saves, 0.1], "per_step": [saves / 50, 0.002]})
+        others = pd.DataFrame(columns=["name", "busy_median", "calls_max"])
+        return SimpleNamespace(goodput=goodput, frames=frames, others=others, steps=50)
+
+    said = changes(run(0.9), run(1.8), 0.05)
+    assert said == ["checkpointing 18.0 ms -> 36.0 ms a step (+100%): more badput in B"], said
+    assert changes(run(0.9), run(0.9), 0.05) == []

@@ -127,8 +127,9 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     from podscale.analysis.profile.figures import figures
 
     res = podscale("profile", "--hosts", "1", "--devices-per-host", "2", "--out",
-                   str(tmp_path), "--peak-tflops", "0.05", str(PROGRAMS / "train.py"),
-                   "--steps", "30", "--loader", "0:0.01", "--width", "1024")
+                   str(tmp_path), "--peak-tflops", "0.05", "--flops-per-step", "2e6",
+                   str(PROGRAMS / "train.py"), "--steps", "30", "--loader", "0:0.01",
+                   "--width", "1024")
     assert res.returncode == 0, res.stderr + res.stdout[-3000:]
     s = summarize_profile(only_run(tmp_path))
     f = figures(s)
@@ -137,13 +138,17 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     assert 0.0095 < f["step_s"] < 0.02, f
     assert f["flops"] > 0 and f["mfu"] == pytest.approx(f["flops"] / f["step_s"] / 0.05e12)
     assert f["memory"]["argument"] >= 256 * 32 * 4  # this device's rows, at least
+    # the program's own count beside XLA's, each with its TFLOP/s and MFU
+    assert f["flops_given"] == 2e6 and f["mfu_given"] == pytest.approx(
+        2e6 / f["step_s"] / 0.05e12) and f["mfu_given"] != f["mfu"]
     assert f["host_bound"] and f["busy_share"] < 0.5
     said = findings(s)
     assert any(line.startswith("local_step is host-bound: the device is busy") and
                "load_batch (train.py:" in line for line in said), said
     assert any(line.startswith("local_step: ") and "512 samples a step: the leading dimension "
                "of local_step's input float32[512, 32], an input it does not return" in line
-               and "(--peak-tflops)" in line for line in said), said
+               and "(--peak-tflops)" in line and "--flops-per-step 0.002 GFLOP per device a "
+               "step: " in line and "(XLA's count is " in line for line in said), said
     assert not any(line.startswith("defect:") for line in said)
     # a peak far below the chip's (--peak-tflops 1e-12): an MFU over 100% is a defect
     from podscale.analysis.profile.figures import findings as said_of

@@ -113,3 +113,24 @@ def sentence(b: pd.DataFrame, top: int = 5) -> str | None:
     return (f"goodput {100 * float(job['goodput']):.1f}% of the wall time (productive step "
             f"time {time_h(float(job['productive']))} of {time_h(wall)}, every process's "
             f"summed); badput by cause: {said or 'none'}")
+
+
+def changes(a: ProfileSummary, b: ProfileSummary, threshold: float) -> list[str]:
+    """The badput causes whose time a step (the job's, summed over processes) moved by
+    more than ``threshold`` between runs A and B, and by at least 1% of A's wall time a
+    step: a change in checkpointing time is a verdict of its own."""
+    from podscale.analysis.units import time_h
+
+    out = []
+    ja, jb = (badput(s).set_index("process") for s in (a, b))
+    if "job" not in ja.index or "job" not in jb.index or not a.steps or not b.steps:
+        return out
+    floor = 0.01 * float(ja.loc["job", "wall"]) / a.steps
+    for cause in CAUSES:
+        x, y = float(ja.loc["job", cause]) / a.steps, float(jb.loc["job", cause]) / b.steps
+        if abs(y - x) < max(floor, threshold * max(x, y)):
+            continue
+        how = f"{100 * (y / x - 1):+.0f}%" if x > 0 else "new in B"
+        out.append(f"{cause} {time_h(x)} -> {time_h(y)} a step ({how}): "
+                   f"{'more' if y > x else 'less'} badput in B")
+    return out

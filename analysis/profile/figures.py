@@ -144,7 +144,8 @@ def figures(s: ProfileSummary) -> dict:
                                    "tflops", "peak_tflops", "peak_from", "mfu", "memory",
                                    "device_peak_bytes", "busy_share", "busy_from",
                                    "dispatch_s", "leaves", "host_bound", "program",
-                                   "programs", "chosen_by", "no_samples")}
+                                   "programs", "chosen_by", "no_samples", "flops_given",
+                                   "tflops_given", "mfu_given")}
     if led.empty:
         return out
     job = job_periods(led)
@@ -171,6 +172,11 @@ def figures(s: ProfileSummary) -> dict:
         out.update(peak_tflops=float(read), peak_from="read from the device (bf16)")
     if out["tflops"] is not None and out["peak_tflops"]:
         out["mfu"] = out["tflops"] / out["peak_tflops"]
+    if spec.get("flops_per_step") and step_s > 0:  # the program's own count, beside XLA's
+        out["flops_given"] = float(spec["flops_per_step"])
+        out["tflops_given"] = out["flops_given"] / step_s / 1e12
+        if out["peak_tflops"]:
+            out["mfu_given"] = out["tflops_given"] / out["peak_tflops"]
     if rec is not None and isinstance(rec.get("memory"), dict):
         out["memory"] = rec["memory"]
     mem = profile.processes.get("device_memory", pd.Series(dtype=object)).dropna()
@@ -216,6 +222,12 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
             " (no peak known for MFU: --peak-tflops)"
         parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step: "
                      f"{f['tflops']:.3g} TFLOP/s{mfu}")
+    if f["flops_given"]:
+        mfu = f", MFU {100 * f['mfu_given']:.1f}%" if f["mfu_given"] is not None else ""
+        xla = f" (XLA's count is {f['flops'] / 1e9:.3g}: the given one counts " \
+              f"{100 * (f['flops_given'] / f['flops'] - 1):+.0f}%)" if f["flops"] else ""
+        parts.append(f"--flops-per-step {f['flops_given'] / 1e9:.3g} GFLOP per device a "
+                     f"step: {f['tflops_given']:.3g} TFLOP/s{mfu}{xla}")
     if f["no_samples"]:
         parts.append(f["no_samples"])
     if f["programs"] and (len(f["programs"]) > 1 or f["program"] != step):

@@ -43,6 +43,9 @@ class CaptureOptions:
     tokens_per_step: int | None = None
     #: each device's peak FLOP/s in TFLOP/s, where podscale knows none (the CPU)
     peak_tflops: float | None = None
+    #: the program's own count of one step's FLOPs per device (MaxText's formula), said
+    #: beside XLA's
+    flops_per_step: float | None = None
 
     def __post_init__(self) -> None:
         from podscale.core.errors import UsageError
@@ -53,11 +56,15 @@ class CaptureOptions:
         if self.peak_tflops is not None and not 0 < self.peak_tflops < 1e6:
             raise UsageError(f"--peak-tflops {self.peak_tflops}: want a number > 0 "
                              "(TFLOP/s per device)")
+        if self.flops_per_step is not None and not 0 < self.flops_per_step < 1e21:
+            raise UsageError(f"--flops-per-step {self.flops_per_step}: want a number > 0 "
+                             "(FLOPs per device a step)")
 
     @property
     def figures(self) -> dict:
         """What the manifest keeps for the training figures (:mod:`.figures`)."""
-        return {"tokens_per_step": self.tokens_per_step, "peak_tflops": self.peak_tflops}
+        return {"tokens_per_step": self.tokens_per_step, "peak_tflops": self.peak_tflops,
+                "flops_per_step": self.flops_per_step}
 
     def windows(self) -> Windows | None:
         """The capture windows asked for (None: none)."""
@@ -89,6 +96,8 @@ class CaptureOptions:
             out += ["--tokens-per-step", str(self.tokens_per_step)]
         if self.peak_tflops:
             out += ["--peak-tflops", str(self.peak_tflops)]
+        if self.flops_per_step:
+            out += ["--flops-per-step", str(self.flops_per_step)]
         return out
 
 

@@ -33,6 +33,9 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peak-tflops", type=float, default=None, metavar="F",
                    help="each device's peak TFLOP/s, for MFU where podscale knows none "
                         "(the CPU; TPUs are read from the device)")
+    p.add_argument("--flops-per-step", type=float, default=None, metavar="F",
+                   help="the program's own count of a step's FLOPs per device (MaxText's "
+                        "formula), said beside XLA's count with its TFLOP/s and MFU")
     p.add_argument("--hang-timeout", type=hang_timeout, default=None, metavar="S|auto|off",
                    help="end the job, naming who stopped where, when no process completes "
                         "a call for S seconds while some wait and none compiles (default "

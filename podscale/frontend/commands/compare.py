@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         for line in differences(sa, sb):
             print(f"# A and B differ: {line}")
         print(compare_steps(sa, sb, verdict.threshold).sentence())
+        from podscale.analysis.profile.badput import changes
+
+        for line in changes(sa, sb, verdict.threshold):
+            print(f"# badput: {line}")
         return 0
     a, b = load_run(args.run_a), load_run(args.run_b)
     table, notes = verdict.compare(a, b, force=args.force)
