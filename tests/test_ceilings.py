@@ -85,3 +85,29 @@ def test_gpu_collectives_across_hosts_are_not_held_against_nvlink():
     assert out.loc[("all_reduce", 2), "ceiling_gbps"] == 3.0  # measured between hosts
     assert "NVLink" not in out.loc[("all_reduce", 2), "ceiling"]
     assert out.loc[("dot", 2), "ceiling_gbps"] == 3350.0
+
+
+def test_collectives_across_slices_are_held_against_the_dcn():
+    """On a multi-slice TPU v5p layout, a collective over dcn (or every axis) crosses the
+    data-centre network: held against v5p's documented DCN per chip (50 Gbps); over ici,
+    against the chip's ICI links; v4 documents no DCN figure: N/A, said."""
+    from podscale.analysis.verdicts.findings import axis_findings
+
+    rows = [{"workload": "all_reduce", "variant": "shard_map", "layout": "s2xh2xd4",
+             "hosts": 4, "devices_per_host": 4, "slices": 2, "axes": axes, "size": size,
+             "collective": "all_reduce", "participants": 8, "hosts_per_group": 2,
+             "algbw": bw, "busbw": bw, "gbps": np.nan}
+            for axes, bw in (("dcn", 5.0), ("ici", 250.0), ("all", 6.0))
+            for size in (1 << 20, 1 << 24)]
+    table = pd.DataFrame(rows)
+    out = with_ceilings(table, "TPU v5p").set_index(["axes", "size"])
+    assert out.loc[("dcn", 1 << 20), "ceiling_gbps"] == 50 / 8
+    assert "DCN per chip" in out.loc[("all", 1 << 20), "ceiling"]
+    assert out.loc[("ici", 1 << 20), "ceiling_gbps"] == 600.0  # ICI one way
+    assert out.loc[("dcn", 1 << 24), "pct_ceiling"] == pytest.approx(100 * 5.0 / 6.25)
+    v4 = with_ceilings(table, "TPU v4").set_index(["axes", "size"])
+    assert v4.loc[("dcn", 1 << 20), "ceiling"] == "N/A: no documented DCN figure for TPU v4"
+    assert axis_findings(table) == [
+        "all_reduce shard_map on s2xh2xd4: busbw across slices (dcn) is 0.02x that inside "
+        "one (ici), median over 2 size(s): DCN is the data-centre network between slices, "
+        "ICI the chips' own links"]

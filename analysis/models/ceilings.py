@@ -161,6 +161,10 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
         return np.nan, "N/A: one participant (nothing crosses a link)", np.nan
     collective = isinstance(r.collective, str)
     across = getattr(r, "hosts_per_group", 1) > 1 if collective else False
+    if peak is not None and collective and crosses_dcn(r):  # between slices: the DCN
+        if peak.dcn_chip_gbps:
+            return peak.dcn_chip_gbps, f"{peak.name} DCN per chip ({peak.source})", r.busbw
+        return np.nan, f"N/A: no documented DCN figure for {peak.name}", r.busbw
     measured_loop = (loop, f"loopback transfer between processes, best algbw of "
                            f"{loop_where}") if loop else (
         np.nan, "N/A: add pairs or ppermute across hosts to the run")
@@ -179,6 +183,16 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
     if collective:  # inside one process a collective is memory traffic
         label = f"{label}: a collective inside one process moves memory"
     return value, label, r.busbw if collective else r.gbps
+
+
+def crosses_dcn(r: Any) -> bool:
+    """Whether a summary row's collective crosses slices: a layout of several, over
+    ``dcn`` or every axis."""
+    axes = getattr(r, "axes", "all")
+    if getattr(r, "slices", 1) in (None, 1) or getattr(r, "slices", 1) != \
+            getattr(r, "slices", 1):
+        return False
+    return not isinstance(axes, str) or axes == "all" or "dcn" in axes.split("+")
 
 
 def with_half_peak(fitted: pd.DataFrame, peak: Peak | None) -> pd.DataFrame:

@@ -37,6 +37,26 @@ def self_ceiling(r: pd.Series) -> bool:
         key in label and r["workload"] in owners for key, owners in SELF.items())
 
 
+def axis_findings(summary: pd.DataFrame) -> list[str]:
+    """Across slices against inside one: per collective and multi-slice layout, the
+    median over sizes of busbw over ``dcn`` as a share of busbw over ``ici``."""
+    need = {"slices", "axes", "busbw", "size"}
+    if not need <= set(summary.columns):
+        return []
+    s = summary[(summary["slices"] > 1) & summary["axes"].isin(["dcn", "ici"])]
+    out = []
+    for (wl, var, lay), g in s.groupby(["workload", "variant", "layout"], sort=True):
+        t = g.pivot_table(index="size", columns="axes", values="busbw", aggfunc="median")
+        if {"dcn", "ici"} <= set(t.columns):
+            ratio = (t["dcn"] / t["ici"]).dropna()
+            if len(ratio):
+                out.append(f"{wl} {var} on {lay}: busbw across slices (dcn) is "
+                           f"{ratio.median():.2f}x that inside one (ici), median over "
+                           f"{len(ratio)} size(s): DCN is the data-centre network between "
+                           "slices, ICI the chips' own links")
+    return out
+
+
 def ceiling_findings(summary: pd.DataFrame) -> list[str]:
     """% of ceiling over bandwidth-bound cases only; latency-bound ones against alpha."""
     if "pct_ceiling" not in summary or not summary["pct_ceiling"].notna().any():
@@ -191,6 +211,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"{_names(low)} (a workload's precision=highest, where it has one, asks for "
                    "float32)")
     out += ceiling_findings(summary)
+    out += axis_findings(summary)
     out += onchip_findings(summary)
     out += timing_findings(summary, late, device)
     out += fit_findings(fitted if fitted is not None else pd.DataFrame(columns=["r2"]))
