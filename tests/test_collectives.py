@@ -259,10 +259,15 @@ def test_slices_are_a_layout_with_dcn_and_ici_axes():
 
 
 def test_a_two_slice_job_runs_every_axis_and_records_each_process_slice(tmp_path):
+    """Every axis of a two-slice job, checked; each process's slice recorded; slice 1's
+    process made twice as slow (a planted stretch) is the slowest slice, named."""
+    from podscale.analysis.models.skew import relative, slowest_slice
+
     res = podscale("run", "--rounds", "1", "all_reduce", "--slices", "1,2", "--hosts", "1",
                    "--devices-per-host", "2", "--axes", "dcn,ici,all", "--sizes", "4KiB",
-                   "--variants", "shard_map", "--iters", "2", "--warmup", "0",
-                   "--out", str(tmp_path))
+                   "--variants", "shard_map", "--iters", "6", "--warmup", "1",
+                   "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_FAULT": "stretch=3@1:all_reduce"})
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     run = load_run(only_run(tmp_path))
     t = run.summary()
@@ -273,3 +278,6 @@ def test_a_two_slice_job_runs_every_axis_and_records_each_process_slice(tmp_path
     assert sorted((int(p), e["slice"]) for p, e in zip(envs["process"], envs["extra"])) == \
         [(0, 0), (1, 1)]
     assert all(e["slice_from"].startswith("MEGASCALE_SLICE_ID") for e in envs["extra"])
+    sl = slowest_slice(relative(run.samples, t), t)
+    assert sl is not None and (sl["slice"], sl["processes"], sl["cases"]) == (1, [1], 3), sl
+    assert sl["relative"] > 1.5, sl

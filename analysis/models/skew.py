@@ -56,6 +56,27 @@ def slowest(matrix: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def slowest_slice(matrix: pd.DataFrame, summary: pd.DataFrame) -> dict | None:
+    """Over the multi-slice cases: each slice's median relative time (over its processes
+    and the cases), and the slowest slice against the others' median; None without
+    such cases."""
+    if matrix.empty or "slices" not in summary:
+        return None
+    multi = summary[(summary["slices"] > 1) & summary["case_id"].isin(matrix.columns)]
+    rows = [(int(p) // (int(r.hosts) // int(r.slices)), int(p), float(v))
+            for r in multi.itertuples() for p, v in matrix[r.case_id].dropna().items()]
+    if not rows:
+        return None
+    df = pd.DataFrame(rows, columns=["slice", "process", "relative"])
+    typical = df.groupby("slice")["relative"].median()
+    if len(typical) < 2:
+        return None
+    top = int(typical.idxmax())
+    return {"slice": top, "relative": float(typical[top] / typical.drop(top).median()),
+            "processes": sorted(set(df.loc[df["slice"] == top, "process"])),
+            "cases": len(multi)}
+
+
 #: a late arrival is named where it was the last (the shortest device time) in more of
 #: the case's executions than chance makes likely (one-sided binomial test against 1/P,
 #: p < LATE_P: with two processes one is always last), and the others' median device time

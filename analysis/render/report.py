@@ -119,7 +119,7 @@ def _analyse(run: Run, across: str) -> _Analysis:
     from podscale.analysis.models.links import matrices as link_matrices
     from podscale.analysis.models.pairs import outliers
     from podscale.analysis.models.scalemodel import scaling_models
-    from podscale.analysis.models.skew import late_arrivals, relative, slowest
+    from podscale.analysis.models.skew import late_arrivals, relative, slowest, slowest_slice
 
     samples = run.samples
     summary = with_ceilings(run.summary(across), run.device_kind, run.envs)
@@ -129,8 +129,10 @@ def _analyse(run: Run, across: str) -> _Analysis:
     reg = regimes(summary, fitted)
     summary[list(reg.columns)] = reg
     skew = relative(samples, summary, run.process_medians())
+    slow = slowest(skew)
+    slow.attrs["slice"] = slowest_slice(skew, summary)  # a slow slice, named like a host
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
-                     scaling(summary), outliers(summary, samples), skew, slowest(skew),
+                     scaling(summary), outliers(summary, samples), skew, slow,
                      fitted, scaling_models(samples, summary, rm=rm), run.status_text,
                      link_matrices(summary, run.process_medians()), run.ledger,
                      late_arrivals(run.participants(), summary),

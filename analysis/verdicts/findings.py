@@ -233,6 +233,12 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
                    f"{top.median_relative:.2f}x its cases' median process (slowest in "
                    f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
                    f"{top.worst_relative:.2f}x in {top.worst_case})")
+    sl = slowest.attrs.get("slice") if slowest is not None else None
+    if sl and sl["relative"] > 1.05:
+        out.append(f"slowest slice: slice {sl['slice']} (process(es) "
+                   f"{', '.join(map(str, sl['processes']))}), typically "
+                   f"{sl['relative']:.2f}x the other slices' processes in "
+                   f"{sl['cases']} multi-slice case(s)")
     out += _spread(summary)
     if "compile_s" in summary and summary["compile_s"].notna().any():
         c = summary.loc[summary["compile_s"].idxmax()]
