@@ -259,3 +259,17 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     bare = podscale("profile", "--hosts", "2", "--out", str(tmp_path / "bare"),
                     str(PROGRAMS / "ranked.py"), "JOB_COMPLETION_INDEX")
     assert bare.returncode == 1 and "KeyError: 'JOB_COMPLETION_INDEX'" in bare.stdout
+
+
+def test_a_straggler_of_a_multi_slice_job_is_named_by_slice_and_host(tmp_path):
+    """Two slices of one host each (the MEGASCALE_* variables a multi-slice job's processes
+    get): each process records its slice, and the straggler (process 1 sleeping 40 ms
+    before each step from step 10) is named by slice and host."""
+    res = podscale("profile", "--hosts", "1", "--slices", "2", "--out", str(tmp_path),
+                   str(PROGRAMS / "train.py"), "--steps", "30", "--slow", "1:10:0.04")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    s = summarize_profile(only_run(tmp_path))
+    assert s.profile.processes.set_index("process")["slice"].to_dict() == {0: 0, 1: 1}
+    said = findings(s)
+    assert any(line.startswith("slice 1, host 0 (process 1) was last in ") for line in said), \
+        said

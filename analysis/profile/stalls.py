@@ -164,15 +164,16 @@ def _doing(occurrences: pd.DataFrame | None, process: int, after: int) -> str:
     return str(at.sort_values("seconds")["what"].iloc[-1]) if len(at) else ""
 
 
-def findings(slow: pd.DataFrame) -> list[str]:
-    """The slow steps in sentences (the first five, then a count)."""
+def findings(slow: pd.DataFrame, names: dict[int, str] | None = None) -> list[str]:
+    """The slow steps in sentences (the first five, then a count); ``names``: how each
+    process is named (a multi-slice job's: its slice and host)."""
     fmt = time_h
     out = []
     for r in slow.head(5).itertuples(index=False):
         head = f"step {r.step} took {fmt(r.seconds)}, {r.seconds / r.median:.0f}x the " \
                f"median {fmt(r.median)}"
-        who = f"process {int(r.process)}" if r.process is not None and r.process == \
-            r.process else ""
+        who = (names or {}).get(int(r.process), f"process {int(r.process)}") \
+            if r.process is not None and r.process == r.process else ""
         if r.cause == "stood still":
             out.append(f"{head}: {who} stood still for {fmt(r.silent_s)} in it "
                        "(its heartbeat stopped: stopped, swapped out, or a thread holding "

@@ -185,18 +185,33 @@ def _unsaved(programs: pd.DataFrame) -> list[str]:
             f"capture: {r.error}" for r in failed.itertuples(index=False)]
 
 
+def names(s: ProfileSummary) -> dict[int, str]:
+    """Each process as the findings name it: ``process 4``, or in a multi-slice job
+    ``slice 1, host 0 (process 4)`` (its slice as its record says it)."""
+    procs = s.profile.processes
+    plain = {int(p): f"process {int(p)}" for p in procs["process"]}
+    if "slice" not in procs or procs["slice"].nunique() < 2:
+        return plain
+    out = {}
+    for sl, g in procs.dropna(subset=["slice"]).groupby("slice"):
+        for host, p in enumerate(sorted(int(x) for x in g["process"])):
+            out[p] = f"slice {int(sl)}, host {host} (process {p})"
+    return {**plain, **out}
+
+
 def _timing(s: ProfileSummary, total: int) -> list[str]:
     """Stragglers, the step's figures, slow steps, steps kept apart and compiles."""
     out = _impossible(s)
+    who = names(s)
     for _, r in s.table.sort_values("lost", ascending=False).iterrows():
         if r["straggler"] == "chronic":
             since = f" from step {int(r['since'])}" if r["since"] else ""
-            out.append(f"process {r['process']} was last in {r['late']} of {s.steps} steps"
-                       f"{since}, costing the job {time_h(r['lost'])}")
+            out.append(f"{who.get(int(r['process']), r['process'])} was last in {r['late']} "
+                       f"of {s.steps} steps{since}, costing the job {time_h(r['lost'])}")
     out += figures.findings(s, figures.figures(s))
     good = badput.sentence(badput.badput(s))
     out += [good] if good else []
-    out += stalls.findings(s.slow)
+    out += stalls.findings(s.slow, who)
     out += _apart(s.blame)
     c = s.compiles
     late = c[(c["kind"] == "re-compile") & (c["step"].fillna(-1) >= WARMUP_STEPS)

@@ -84,8 +84,12 @@ def devices() -> dict[str, Any]:
         device = jax.local_devices()[0]
     except Exception:  # noqa: BLE001 - no backend: nothing to say
         return {}
+    from podscale.startup.runtime import slice_of
+
+    found = slice_of(device).get("slice")  # a multi-slice job's: its TPU's, or the launcher's
     return {"local_devices": jax.local_device_count(), "platform": device.platform,
-            "device_kind": device.device_kind, "peaks": device_peaks()}
+            "device_kind": device.device_kind, "peaks": device_peaks(),
+            **({"slice": found} if found is not None else {})}
 
 
 def env_process() -> int:

@@ -32,7 +32,7 @@ FOLDER = "profile"
 
 
 #: the device facts a ``join`` or ``devices`` line carries (:func:`podscale.attach.joining.devices`)
-DEVICE_FIELDS = ("platform", "device_kind", "local_devices", "peaks")
+DEVICE_FIELDS = ("platform", "device_kind", "local_devices", "peaks", "slice")
 _DEVICE_MARKS = tuple((f, f) for f in DEVICE_FIELDS)
 
 

@@ -177,7 +177,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                "and traces)")
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
-            "rank_env": rank_env, "hosts": hosts,
+            "rank_env": rank_env, "hosts": hosts, "slices": layout.slices,
             "devices_per_host": None if launch.own_devices and launch.chips is None
             else layout.devices_per_host,
             "case_timeout": launch.case_timeout, "platform": launch.platform}

@@ -26,7 +26,11 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("profile", help="run your own program unmodified on simulated hosts "
                                        "and tabulate its steps", description=__doc__)
     p.add_argument("--hosts", type=int, default=None,
-                   help="processes (default: 2 simulated hosts; 1 on this machine's chips)")
+                   help="processes (default: 2 simulated hosts; 1 on this machine's chips); "
+                        "with --slices, per slice")
+    p.add_argument("--slices", type=int, default=1,
+                   help="simulated slices of --hosts processes each, with the MEGASCALE_* "
+                        "variables a multi-slice job's processes get")
     p.add_argument("--devices-per-host", type=int, default=None,
                    help="CPU devices per simulated process (default: as many as the "
                         "program asks for itself in XLA_FLAGS' "
@@ -82,9 +86,9 @@ def layout_of(args: argparse.Namespace) -> Layout:
 
     hosts = args.hosts if args.hosts is not None else 1 if launch_of(args).chips else 2
     devices = 1 if args.devices_per_host is None else args.devices_per_host
-    if hosts < 1 or devices < 1:
-        raise UsageError("--hosts and --devices-per-host must be >= 1")
-    return Layout(hosts, devices)
+    if hosts < 1 or devices < 1 or args.slices < 1:
+        raise UsageError("--hosts, --slices and --devices-per-host must be >= 1")
+    return Layout(hosts * args.slices, devices, slices=args.slices)
 
 
 def launch_of(args: argparse.Namespace) -> LaunchOptions:
