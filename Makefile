@@ -3,8 +3,9 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 # pytest-xdist workers: a test module runs whole on one of them (tests/conftest.py); two
-# fit this 2-core, 24 GiB machine beside the largest test's 32 processes
-TEST_WORKERS ?= 2
+# where this 2-core, 24 GiB machine's cores are idle, one where something else keeps
+# them busy (tests/workers.py); TEST_WORKERS=N sets them
+TEST_WORKERS ?= $$($(BIN)/python tests/workers.py)
 
 .PHONY: setup study test quick docs system-deps
 
@@ -31,7 +32,8 @@ system-deps:
 	fi
 
 test: setup system-deps
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
+	n=$(TEST_WORKERS); echo "# pytest-xdist workers: $$n"; \
+	  $(BIN)/python -m pytest -q -n $$n --dist loadgroup --durations=15
 
 # The tests that start no worker processes: seconds, for development.
 quick: setup

@@ -185,12 +185,17 @@ def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
                    for line in said), said  # said as events, not averaged per step
     host = s.slow[s.slow["cause"] == "host"]
     assert sorted(host["step"]) == [16, 31, 46], s.slow
-    saves = [line for line in said if line.startswith(("step 16 ", "step 31 ", "step 46 "))]
-    assert len(saves) == 3 and all("'s host in save_checkpoint" in line for line in saves), said
+    from podscale.analysis.profile import stalls
+
+    # (the Findings list the first five slow steps: under load there may be more)
+    saves = stalls.findings(host)
+    assert len(saves) == 3 and all("'s host in save_checkpoint" in line for line in saves), \
+        saves
     late = s.slow.set_index("step").loc[25]
     assert late["cause"] == "compile" and late["late_s"] > 0.5 * (late["seconds"] -
                                                                   late["median"]), s.slow
-    assert any(line.startswith("step 25 took ") and "compiled for" in line for line in said)
+    assert any(line.startswith("step 25 took ") and "compiled for" in line
+               for line in stalls.findings(s.slow[s.slow["step"] == 25]))
     # (a step the machine's load slowed is the device's: only the planted ones are asserted)
     # goodput and badput by cause: the saves (2 processes x 3 x 0.3 s) are checkpointing,
     # late_eval's device time eval; the causes and the productive time sum to the wall
