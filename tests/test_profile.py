@@ -586,7 +586,7 @@ def test_front_end_killed_or_signalled_leaves_no_process(tmp_path, sig):
 
 @pytest.mark.parametrize("args,message", [
     (["missing.py"], "missing.py: no such program"),
-    (["--hosts", "0", "examples/reference.py"], "--hosts and --devices-per-host must be"),
+    (["--hosts", "0", "examples/reference.py"], "--hosts, --slices and --devices-per-host must be"),
     (["--hosts", "10000", "examples/reference.py"], "10000 processes would need about"),
     (["--replay", "examples/reference.py"], "give a step window (--profile-steps"),
     (["--replay", "--profile-anomalies", "2", "examples/reference.py"],

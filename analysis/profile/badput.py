@@ -121,7 +121,7 @@ def changes(a: ProfileSummary, b: ProfileSummary, threshold: float) -> list[str]
     step: a change in checkpointing time is a verdict of its own."""
     from podscale.analysis.units import time_h
 
-    out = []
+    out: list[str] = []
     ja, jb = (badput(s).set_index("process") for s in (a, b))
     if "job" not in ja.index or "job" not in jb.index or not a.steps or not b.steps:
         return out

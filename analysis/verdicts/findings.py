@@ -188,6 +188,26 @@ def hooks_lacked(each: Iterable[object]) -> list[str]:
             for hook, lost in sorted(said.items())]
 
 
+def _slowest(slowest: pd.DataFrame | None) -> list[str]:
+    """The slowest process across cases, and the slowest slice (``attrs["slice"]``)."""
+    out: list[str] = []
+    if slowest is None:
+        return out
+    if len(slowest) and slowest["median_relative"].iloc[0] > 1.05:
+        top = slowest.iloc[0]
+        out.append(f"slowest process: {int(top.process)}, typically "
+                   f"{top.median_relative:.2f}x its cases' median process (slowest in "
+                   f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
+                   f"{top.worst_relative:.2f}x in {top.worst_case})")
+    sl = slowest.attrs.get("slice")
+    if sl and sl["relative"] > 1.05:
+        out.append(f"slowest slice: slice {sl['slice']} (process(es) "
+                   f"{', '.join(map(str, sl['processes']))}), typically "
+                   f"{sl['relative']:.2f}x the other slices' processes in "
+                   f"{sl['cases']} multi-slice case(s)")
+    return out
+
+
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
              scaled: dict | None = None, slowest: pd.DataFrame | None = None,
              fitted: pd.DataFrame | None = None,
@@ -227,18 +247,7 @@ def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFram
         out.append(f"slow process in the pair matrices: process {int(o.outlier)} "
                    f"({o.ratio:.2f}x the others' median pair time, {o.workload})")
     out += _scaling_models(scaled or {})
-    if slowest is not None and len(slowest) and slowest["median_relative"].iloc[0] > 1.05:
-        top = slowest.iloc[0]
-        out.append(f"slowest process: {int(top.process)}, typically "
-                   f"{top.median_relative:.2f}x its cases' median process (slowest in "
-                   f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
-                   f"{top.worst_relative:.2f}x in {top.worst_case})")
-    sl = slowest.attrs.get("slice") if slowest is not None else None
-    if sl and sl["relative"] > 1.05:
-        out.append(f"slowest slice: slice {sl['slice']} (process(es) "
-                   f"{', '.join(map(str, sl['processes']))}), typically "
-                   f"{sl['relative']:.2f}x the other slices' processes in "
-                   f"{sl['cases']} multi-slice case(s)")
+    out += _slowest(slowest)
     out += _spread(summary)
     if "compile_s" in summary and summary["compile_s"].notna().any():
         c = summary.loc[summary["compile_s"].idxmax()]
