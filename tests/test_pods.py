@@ -166,7 +166,7 @@ def test_a_multi_slice_jobset_and_xpk_command_run_here_as_slices_of_hosts(tmp_pa
     the JobSet gives them, the run back through podscale collect on process 0's log; the
     xpk command of the same job; a TPU type or host count that cannot be, one line."""
     res = podscale("jobset", "--slices", "2", "--tpu-type", "v5p-16", "--image", "img:1",
-                   "--name", "ms", "--run-dir", "run", "--", *GRID)
+                   "--name", "ms", "--run-dir", "run", "--", *GRID, "--devices-per-host", "1")
     assert res.returncode == 0, res.stderr
     (js,) = yaml.safe_load_all(res.stdout)
     assert (js["apiVersion"], js["kind"]) == ("jobset.x-k8s.io/v1alpha2", "JobSet")
@@ -194,7 +194,7 @@ def test_a_multi_slice_jobset_and_xpk_command_run_here_as_slices_of_hosts(tmp_pa
     res = podscale("collect", str(tmp_path / "pod-0.log"), "--out", str(tmp_path / "home"))
     assert res.returncode == 0, res.stderr
     run = load_run(tmp_path / "home" / "run")
-    assert set(run.cases["case_id"].str.split("/").str[-1]) == {"s2xh2xd2"}
+    assert set(run.cases["case_id"].str.split("/").str[-1]) == {"s2xh2xd1"}
     assert sorted((int(p), e["slice"]) for p, e in zip(run.envs["process"], run.envs["extra"])
                   ) == [(0, 0), (1, 0), (2, 1), (3, 1)]
     res = podscale("xpk", "--slices", "4", "--tpu-type", "v6e-16", "--image", "img:1",
