@@ -2,10 +2,11 @@
 # write its report) and `make test` (set up, run the tests; .ci/run calls this).
 VENV ?= .venv
 BIN := $(VENV)/bin
-# pytest-xdist workers: a test module runs whole on one of them (tests/conftest.py); two
-# where this 2-core, 24 GiB machine's cores are idle, one where something else keeps
-# them busy (tests/workers.py); TEST_WORKERS=N sets them
-TEST_WORKERS ?= $$($(BIN)/python tests/workers.py)
+# pytest-xdist workers: a test module runs whole on one of them (tests/conftest.py). One
+# by default: beside a second worker on this 2-core machine the suite's timing tests
+# (a planted host delay, 1 slow process among 32, an 8x stretch at alpha 0.01) failed
+# in 4 of 6 full runs (docs/decisions.md); make test TEST_WORKERS=2 is 8m50s-11m16s here
+TEST_WORKERS ?= 1
 
 .PHONY: setup study test quick docs system-deps
 
@@ -32,8 +33,7 @@ system-deps:
 	fi
 
 test: setup system-deps
-	n=$(TEST_WORKERS); echo "# pytest-xdist workers: $$n"; \
-	  $(BIN)/python -m pytest -q -n $$n --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The tests that start no worker processes: seconds, for development.
 quick: setup

@@ -5,7 +5,6 @@ import ast
 import shutil
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -208,7 +207,7 @@ LAUNCH_BUDGET: dict[str, int] = {
     "session": 2, "test_apart": 5, "test_asv": 4, "test_chips": 5, "test_cli": 83,
     "test_cluster": 17, "test_collectives": 7, "test_disk": 6, "test_edges": 3, "test_ending": 5,
     "test_faults": 12, "test_fits": 1, "test_history": 2, "test_ledger": 2, "test_links": 1,
-    "test_lint": 5, "test_load": 2, "test_messages": 5, "test_methods": 12,
+    "test_lint": 4, "test_load": 2, "test_messages": 5, "test_methods": 12,
     "test_multiprocess": 5, "test_package": 2, "test_pods": 5, "test_profile": 28,
     "test_programs": 1, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
     "test_selfbench": 3, "test_tools": 1, "test_traces": 2, "test_training": 11, "test_windows": 3,
@@ -259,20 +258,3 @@ def test_launch_budget_can_fail(request):
     assert readers > 1 and _launches([i for i in items if key in i.stash[LAUNCHES]])[
         key.split(":")[0].rsplit(".", 1)[-1]] <= readers
 
-
-def test_the_suite_takes_one_worker_beside_a_busy_machine():
-    """tests/workers.py: with every core kept busy by planted spinning processes, make test
-    starts one pytest worker, not two."""
-    import os
-
-    from tests.workers import workers
-
-    spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(os.cpu_count() or 1)]
-    try:
-        time.sleep(0.5)
-        assert workers() == 1
-    finally:
-        for p in spin:
-            p.kill()
-            p.wait()
