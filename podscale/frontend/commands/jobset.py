@@ -21,22 +21,9 @@ def common(p: argparse.ArgumentParser) -> None:
                    help="each slice's topology where not the usual one (e.g. 4x4x8)")
     p.add_argument("--image", required=True, help="container image with podscale installed")
     p.add_argument("--name", default="podscale", help="JobSet (workload) name")
-    p.add_argument("--results-pvc", dest="results_pvc", default=None, metavar="CLAIM",
-                   help="mount this PersistentVolumeClaim at /results for the gathered run; "
-                        "without it process 0 prints the run at the end of its log "
-                        "(podscale collect LOG)")
-    p.add_argument("--run-dir", default=None,
-                   help="run directory in process 0's container (default: /results/NAME "
-                        "with --results-pvc, else /tmp/podscale/NAME)")
-    p.add_argument("--program", default=None, metavar="SCRIPT",
-                   help="run this program of yours under podscale attach on every pod (a "
-                        "path in the image; needs --results-pvc) instead of podscale "
-                        "worker; the words after -- are its own")
-    p.add_argument("worker_args", nargs=argparse.REMAINDER,
-                   help="after --: arguments for podscale worker (workloads, grid options)")
-    from podscale.frontend.commands.captureargs import add_attach_args
+    from podscale.frontend.commands.k8s import add_pod_args
 
-    add_attach_args(p)
+    add_pod_args(p)
 
 
 def register(sub: Subparsers) -> None:
@@ -50,7 +37,8 @@ def register(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
     from podscale.frontend.commands.jobwords import job_of
-    from podscale.launch.jobset import jobset_manifest, pod_words, tpu_slice, xpk_command
+    from podscale.launch.generators import pod_words
+    from podscale.launch.jobset import jobset_manifest, tpu_slice, xpk_command
 
     if args.slices < 1:
         raise UsageError("--slices must be >= 1")

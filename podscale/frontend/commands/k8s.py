@@ -15,6 +15,18 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--image", required=True, help="container image with podscale installed")
     p.add_argument("--name", default="podscale", help="Job and Service name")
     p.add_argument("--namespace", default="default", help="Kubernetes namespace")
+    p.add_argument("--gpus-per-host", type=int, default=0,
+                   help="nvidia.com/gpu resources per pod (0: none requested)")
+    add_pod_args(p)
+    p.set_defaults(func=run)
+
+
+def add_pod_args(p: argparse.ArgumentParser) -> None:
+    """What every pod of a Kubernetes job runs, and where its run lands (``k8s``,
+    ``jobset``, ``xpk``): the claim, the run directory, a program of the user's, the
+    words after ``--``, ``--attach-args``."""
+    from podscale.frontend.commands.captureargs import add_attach_args
+
     p.add_argument("--run-dir", default=None,
                    help="run directory in process 0's container (default: /results/NAME "
                         "with --results-pvc, else /tmp/podscale/NAME)")
@@ -22,18 +34,13 @@ def register(sub: Subparsers) -> None:
                    help="mount this PersistentVolumeClaim at /results for the gathered run; "
                         "without it process 0 prints the run at the end of its log "
                         "(podscale collect LOG)")
-    p.add_argument("--gpus-per-host", type=int, default=0,
-                   help="nvidia.com/gpu resources per pod (0: none requested)")
     p.add_argument("--program", default=None, metavar="SCRIPT",
                    help="run this program of yours under podscale attach on every pod (a "
                         "path in the image; needs --results-pvc) instead of podscale "
                         "worker; the words after -- are its own")
     p.add_argument("worker_args", nargs=argparse.REMAINDER,
                    help="after --: arguments for podscale worker (workloads, grid options)")
-    from podscale.frontend.commands.captureargs import add_attach_args
-
     add_attach_args(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
