@@ -66,9 +66,6 @@ def k8s(name: str, image: str, hosts: int, words: list[str], *,
         raise UsageError("--hosts must be >= 1")
     if gpus_per_host < 0:
         raise UsageError("--gpus-per-host must be >= 0")
-    if program is not None and not results_pvc:
-        raise UsageError("--program needs --results-pvc: a profiled program's records come "
-                         "home on the claim, not through the log")
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
                        namespace=namespace, resources=res,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from podscale.core import envnames
+from podscale.core.errors import UsageError
 
 
 def worker_words(run_dir: str, args: Sequence[str], *, gather: bool = True,
@@ -31,6 +32,20 @@ def attach_words(run_dir: str, program: str, args: Sequence[str],
     records batched through the coordination service to process 0, which keeps them under
     ``run_dir``."""
     return ["podscale", "attach", "--run-dir", run_dir, *options, program, *args]
+
+
+def pod_words(name: str, words: Sequence[str], results_pvc: str | None,
+              run_dir: str | None, program: Sequence[str] = ()) -> tuple[list[str], str]:
+    """What every pod runs, and the run directory: ``podscale worker`` (records gathered
+    to process 0: on the claim, or printed at the end of its log), or ``podscale attach``
+    of ``program`` (its options, then its path in the image; the claim required)."""
+    run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
+    if program:
+        if not results_pvc:
+            raise UsageError("--program needs --results-pvc: a profiled program's records "
+                             "come home on the claim, not through the log")
+        return attach_words(run_dir, program[-1], words, program[:-1]), run_dir
+    return worker_words(run_dir, words, print_run=not results_pvc), run_dir
 
 
 def tpu_commands(name: str, zone: str, project: str | None, run_dir: str,
@@ -82,10 +97,11 @@ def sbatch_script(hosts: int, run_args: Sequence[str], *, job_name: str = "podsc
     return "\n".join(lines)
 
 
-def k8s_results(name: str, namespace: str, run_dir: str,
-                 results_pvc: str | None) -> tuple[str, str, str]:
+def k8s_results(name: str, namespace: str, run_dir: str, results_pvc: str | None,
+                job: str | None = None) -> tuple[str, str, str]:
     """Where a Kubernetes job's run lands: the comment saying how to get it, and the
-    claim's volume mount and volume (empty without a claim: process 0's log holds it)."""
+    claim's volume mount and volume (empty without a claim: process 0's log holds it;
+    ``job``: the labels of process 0's job, default the Indexed Job ``name``)."""
     q = json.dumps
     if results_pvc:
         return (f"# results: process 0 writes the gathered run to {run_dir} on the claim "
@@ -95,7 +111,7 @@ def k8s_results(name: str, namespace: str, run_dir: str,
                 '      volumes:\n        - name: "results"\n          persistentVolumeClaim:\n'
                 f"            claimName: {q(results_pvc)}\n")
     pod0 = (f"kubectl logs -n {namespace} $(kubectl get pods -n {namespace} -l "
-            f"job-name={name},batch.kubernetes.io/job-completion-index=0 -o name)")
+            f"{job or f'job-name={name}'},batch.kubernetes.io/job-completion-index=0 -o name)")
     return (f"# results: process 0 prints the gathered run at the end of its log; after the "
             f"job:\n#   {pod0} > podscale.log && podscale collect podscale.log\n", "", "")
 
@@ -111,15 +127,13 @@ def k8s_manifest(name: str, image: str, hosts: int, args: Sequence[str], *,
     path in the image), every pod runs it under ``podscale attach`` with ``args`` (the
     claim is then required). Rendered as YAML whose every scalar is a JSON string."""
     q = json.dumps
-    run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
+    words, run_dir = pod_words(name, args, results_pvc, run_dir, program)
     env = {
         envnames.COORDINATOR: f"{name}-0.{name}.{namespace}.svc:{port}",
         envnames.NUM_PROCESSES: str(hosts),
     }
     env_lines = "".join(f"            - name: {q(k)}\n              value: {q(v)}\n"
                         for k, v in env.items())
-    words = attach_words(run_dir, program[-1], args, program[:-1]) if program else \
-        worker_words(run_dir, args, print_run=not results_pvc)
     command = "".join(f"            - {q(w)}\n" for w in words)
     limits = "".join(f"              {q(k)}: {q(str(v))}\n" for k, v in (resources or {}).items())
     res = f"          resources:\n            limits:\n{limits}" if limits else ""

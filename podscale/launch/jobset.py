@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from podscale.core.errors import UsageError
-from podscale.launch.generators import attach_words, k8s_results, worker_words
+from podscale.launch.generators import k8s_results
 
 #: per TPU generation: GKE's accelerator node label, chips per host VM, the topology's
 #: dimensions, and TensorCores per chip (a v4 or v5p type counts TensorCores, v5e and v6e
@@ -103,13 +103,10 @@ def jobset_manifest(name: str, image: str, slices: int, tpu: Slice, words: Seque
     """The JobSet (module doc) running ``words`` (:func:`pod_words`) on every pod."""
     q = json.dumps
     command = "".join(f"                    - {q(w)}\n" for w in words)
-    how, mount, volume = k8s_results(name, namespace, run_dir or "", results_pvc)
-    if not results_pvc:  # pod 0 of slice 0, by the JobSet's labels
-        pod0 = (f"kubectl logs -n {namespace} $(kubectl get pods -n {namespace} -l "
-                f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/job-index=0,"
-                "batch.kubernetes.io/job-completion-index=0 -o name)")
-        how = (f"# results: process 0 prints the gathered run at the end of its log; after "
-               f"the job:\n#   {pod0} > podscale.log && podscale collect podscale.log\n")
+    # without a claim, process 0's log: pod 0 of slice 0, by the JobSet's labels
+    how, mount, volume = k8s_results(name, namespace, run_dir or "", results_pvc,
+                                     f"jobset.sigs.k8s.io/jobset-name={name},"
+                                     "jobset.sigs.k8s.io/job-index=0")
     # the claim's lines as an Indexed Job's pod has them, moved under the JobSet's
     mount, volume = ("".join(" " * 8 + line + "\n" for line in part.splitlines())
                      for part in (mount, volume))
@@ -153,20 +150,6 @@ spec:
                     limits:
                       google.com/tpu: {q(str(tpu.chips_per_host))}
 {mount}"""
-
-
-def pod_words(name: str, words: Sequence[str], results_pvc: str | None,
-              run_dir: str | None, program: Sequence[str] = ()) -> tuple[list[str], str]:
-    """What every pod runs, and the run directory: ``podscale worker`` (records gathered
-    to process 0: on the claim, or printed at the end of its log), or ``podscale attach``
-    of ``program`` (its options, then its path in the image; the claim required)."""
-    run_dir = run_dir or (f"/results/{name}" if results_pvc else f"/tmp/podscale/{name}")
-    if program:
-        if not results_pvc:
-            raise UsageError("--program needs --results-pvc: a profiled program's records "
-                             "come home on the claim, not through the log")
-        return attach_words(run_dir, program[-1], words, program[:-1]), run_dir
-    return worker_words(run_dir, words, print_run=not results_pvc), run_dir
 
 
 def xpk_command(name: str, image: str, slices: int, tpu: Slice, words: Sequence[str], *,
