@@ -371,3 +371,52 @@ def test_the_dispatched_mark_spans_only_the_wait_for_a_result():
     assert "warmup iteration 0" in stalled.describe()
     waiting.mark(1, "c", "check")
     assert "iteration" not in waiting.describe()
+
+
+
+WATCHED_EXIT = """
+import sys, threading, time, jax
+from podscale.core.ports import listen_port
+from podscale.startup import jaxapi
+from podscale.worker import watchdog
+
+jax.distributed.initialize(f"127.0.0.1:{listen_port()}", num_processes=1, process_id=0)
+client = jaxapi.coordination_client()
+
+class SlowService:  # the real client; its answer to a publish comes 1.5 s late
+    def __getattr__(self, name):
+        return getattr(client, name)
+
+    def key_value_set(self, *args, **kwargs):
+        print("publishing", flush=True)
+        try:
+            client.blocking_key_value_get("podscale/never", 1500)
+        except Exception:
+            pass
+        return client.key_value_set(*args, **kwargs)
+
+stop = watchdog.start(watchdog.Progress(0), SlowService(), 1, 100.0)
+time.sleep(2.5)  # the watchdog's first publish (at 2 s) is waiting for its answer
+if sys.argv[1] == "stop":
+    stop()
+alive = [t.name for t in threading.enumerate() if t.name == "podscale-watchdog"]
+print("watching:", alive, flush=True)
+jax.distributed.shutdown()
+"""
+
+
+def test_the_watchdog_has_ended_before_the_job_is_left():
+    """A watchdog call still waiting on the coordination service when the interpreter
+    finalizes aborts a process whose run succeeded (CI saw host 0 of a 4-process job end
+    with SIGABRT, "FATAL: exception not rethrown", after its run block): the worker stops
+    the watchdog before it leaves the job, and stopping it waits out a call in flight.
+    Planted: a publish answered 1.5 s late, in flight when the run ends."""
+    def leave(how: str) -> str:
+        res = subprocess.run([sys.executable, "-c", WATCHED_EXIT, how], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode in (0, -signal.SIGABRT), res.stderr[-2000:]
+        assert "publishing" in res.stdout, res.stdout
+        return res.stdout
+
+    assert "watching: ['podscale-watchdog']" in leave("left")  # the plant holds it
+    assert "watching: []" in leave("stop")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     manifest = Manifest.new(run_dir.name, {**spec_of(grids), "launcher": "podscale worker",
                                            "rounds": rounds, "gather": gather},
                             [lp.layout.key for lp in layouts])
-    rt = _watch(rt, run_dir, case_timeout, lead)
+    rt, unwatch = _watch(rt, run_dir, case_timeout, lead)
     try:
         with lifecycle(run_dir, manifest, write=lead):
             _run_unless_ending(plan, rt)
@@ -81,6 +82,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
             from podscale.core.runblock import encode
 
             lines.say("\n".join(encode(run_dir)))
+    unwatch()  # no call of the watchdog's in flight when the client goes
     runtime.shutdown(rt)
     return 0
 
@@ -111,12 +113,12 @@ def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:
 
 
 def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
-           ) -> runtime.Runtime:
+           ) -> tuple[runtime.Runtime, Callable[[], None]]:
     """Start the stuck-rank watchdog (a job of several processes, with a timeout); the
-    runtime that marks its progress for it."""
+    runtime that marks its progress for it, and the function that stops it."""
     client = jaxapi.coordination_client()
     if not timeout or rt.process_count < 2 or client is None:
-        return rt
+        return rt, lambda: None
     from podscale.core.records import now, read_manifest, write_manifest
     from podscale.worker import watchdog
 
@@ -128,5 +130,4 @@ def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
             write_manifest(run_dir, replace(m, status="failed", error=message,
                                             finished=now()))
 
-    watchdog.start(rt.progress, client, rt.process_count, timeout, record)
-    return rt
+    return rt, watchdog.start(rt.progress, client, rt.process_count, timeout, record)

@@ -153,10 +153,45 @@ def _leave(client: CoordinationClient, process: int, processes: int, period: flo
     os._exit(EXIT_STUCK)
 
 
+def _entries(client: CoordinationClient) -> dict[int, dict]:
+    """Every process's latest published entry, by process."""
+    out = {}
+    for key, value in client.key_value_dir_get(PREFIX):
+        try:
+            out[int(key.rsplit("/", 1)[1])] = json.loads(value)
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+def _end(client: CoordinationClient, process: int, processes: int, period: float,
+         message: str, on_stuck: Callable[[str], None] | None) -> None:
+    """Say why this process ends; process 0 records it and tells everyone, any other
+    asks process 0 to (and waits a while to be told); then leave with the others."""
+    lines.say(f"podscale: error: process {process}: {message}", err=True)
+    if process == 0:
+        _record(client, message, on_stuck)
+    elif not _try_get(client, STOP_KEY):
+        try:  # for process 0 to record; then it tells everyone to end
+            client.key_value_set(STUCK_KEY, message, allow_overwrite=False)
+        except Exception:  # noqa: BLE001 - another process set it first
+            pass
+        try:
+            client.blocking_key_value_get(STOP_KEY, int(3 * period * 1000))
+        except Exception:  # noqa: BLE001 - process 0 is gone too: end anyway
+            pass
+    _leave(client, process, processes, period)
+
+
 def start(progress: Progress, client: CoordinationClient, processes: int, timeout: float,
-          on_stuck: Callable[[str], None] | None = None) -> threading.Thread:
-    """Publish ``progress`` and end this process when it stops moving for ``timeout``."""
+          on_stuck: Callable[[str], None] | None = None) -> Callable[[], None]:
+    """Publish ``progress`` and end this process when it stops moving for ``timeout``;
+    the function that stops watching, returning once the thread has ended. Call it before
+    ``jax.distributed.shutdown``: a daemon thread still inside a call to the coordination
+    service when the interpreter finalizes is unwound through jaxlib's C++ frames, and
+    the process aborts ("FATAL: exception not rethrown") after a run that succeeded."""
     period = max(0.5, min(2.0, timeout / 5))
+    done = threading.Event()
     clock_zero = time.time() - time.monotonic()
 
     def publish() -> None:
@@ -165,33 +200,11 @@ def start(progress: Progress, client: CoordinationClient, processes: int, timeou
         client.key_value_set(f"{PREFIX}{progress.process}", json.dumps(entry),
                              allow_overwrite=True)
 
-    def entries() -> dict[int, dict]:
-        out = {}
-        for key, value in client.key_value_dir_get(PREFIX):
-            try:
-                out[int(key.rsplit("/", 1)[1])] = json.loads(value)
-            except (ValueError, IndexError):
-                continue
-        return out
-
     def end(message: str) -> None:
-        lines.say(f"podscale: error: process {progress.process}: {message}", err=True)
-        if progress.process == 0:
-            _record(client, message, on_stuck)
-        elif not _try_get(client, STOP_KEY):
-            try:  # for process 0 to record; then it tells everyone to end
-                client.key_value_set(STUCK_KEY, message, allow_overwrite=False)
-            except Exception:  # noqa: BLE001 - another process set it first
-                pass
-            try:
-                client.blocking_key_value_get(STOP_KEY, int(3 * period * 1000))
-            except Exception:  # noqa: BLE001 - process 0 is gone too: end anyway
-                pass
-        _leave(client, progress.process, processes, period)
+        _end(client, progress.process, processes, period, message, on_stuck)
 
     def watch() -> None:
-        while True:
-            time.sleep(period)
+        while not done.wait(period):
             told = _try_get(client, STOP_KEY if progress.process else STUCK_KEY)
             if told:  # another process saw it first: end with it
                 end(told)
@@ -199,8 +212,9 @@ def start(progress: Progress, client: CoordinationClient, processes: int, timeou
                 publish()
                 if time.monotonic() - progress.moved <= timeout:
                     continue
-                time.sleep(period)  # the others' latest entries
-                message = stuck_message(progress, entries(), processes, timeout,
+                if done.wait(period):  # (meanwhile: the others' latest entries)
+                    return
+                message = stuck_message(progress, _entries(client), processes, timeout,
                                         clock_zero + time.monotonic(), period)
             except Exception as exc:  # the coordination service itself is gone
                 message = (f"no progress for {timeout:g}s and the coordination service "
@@ -211,4 +225,10 @@ def start(progress: Progress, client: CoordinationClient, processes: int, timeou
 
     thread = threading.Thread(target=watch, name="podscale-watchdog", daemon=True)
     thread.start()
-    return thread
+
+    def stop() -> None:
+        done.set()
+        if threading.current_thread() is not thread:
+            thread.join(timeout=10 * period)
+
+    return stop
