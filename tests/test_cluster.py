@@ -295,13 +295,14 @@ def time_now() -> float:
 
 @needs_mpirun
 def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
-    """mpirun + podscale worker, 16 processes, process 11 hangs in its first case: every
-    process ends within --case-timeout + 10 s, the output and run.json name process 11
-    and where it stands, and how long the others waited."""
+    """mpirun + podscale worker, 16 processes as 4 slices (a multi-slice job's
+    ``MEGASCALE_NUM_SLICES``), process 11 hangs in its first case: every process ends
+    within --case-timeout + 10 s, the output and run.json name process 11, its slice and
+    where it stands, and how long the others waited."""
     import re
 
     res, took, run_dir = mpirun_worker(tmp_path, 16, "--case-timeout", "15",
-                                       PODSCALE_FAULT="hang@11:0")
+                                       PODSCALE_FAULT="hang@11:0", MEGASCALE_NUM_SLICES="4")
     assert res.returncode != 0
     out = res.stdout + res.stderr
     # the first processes to see it say why the job ends (later ones may find the
@@ -309,7 +310,8 @@ def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
     lines = [line for line in messages(out) if "no progress for 15s" in line
              and "behind:" in line]
     assert lines, out[-3000:]
-    assert all("behind: process 11 at case 0 (psum@1/" in line for line in lines), lines[:3]
+    assert all("behind: process 11 (slice 2) at case 0 (psum@1/" in line for line in lines), \
+        lines[:3]
     assert all(re.search(r"the other 15 waited 1[5-9]s", line) for line in lines), lines[:3]
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["status"] == "failed" and "behind: process 11" in manifest["error"]

@@ -92,3 +92,31 @@ def test_a_programs_fingerprint_ignores_where_it_was_traced_from():
     a, b, c = (program(lambda t=t: Fake(t))[0] for t in
                (text(89, "negate"), text(83, "negate"), text(89, "abs")))
     assert a == b != c and len(a) == 12
+
+
+def test_the_roll_call_and_the_watchdog_name_the_slice_behind():
+    """In a job of 4 slices of 2 processes, a whole slice that never answers is named as
+    that slice, one odd process with its slice; a one-slice job's words are unchanged."""
+    from podscale.core.groups import slice_words
+    from podscale.worker.watchdog import Progress, stuck_message
+
+    def at(state):
+        return {"state": state, "waiting_for": "step #4", "last": "step #3", "calling": None,
+                "at": "train.py:57 (x = step(x))", "recent": []}
+
+    stacks = {p: at("waiting") for p in range(8) if p not in (4, 5)}
+    stacks[1] = at("python")
+    text = verdict_text(stacks, 8, 20.0, 0.0, slices=4)
+    assert "process 1 (slice 0) at train.py:57" in text, text
+    assert "no answer from process(es) 4, 5 (all of slice 2)" in text, text
+    assert "processes 0, 2, 3, 6, 7 waiting" in text, text  # the common state: no slices
+    assert "slice" not in verdict_text(stacks, 8, 20.0, 0.0)
+    assert slice_words([3, 4], 8, 4) == " (slices 1, 2)"
+    assert slice_words([2, 3, 4, 5], 8, 4) == " (all of slices 1, 2)"
+    assert slice_words([3], 8, 1) == slice_words([3], 9, 4) == ""
+    entries = {p: {"position": [0, 5, 1, 1], "where": "case 0, warmup", "at": 100.0}
+               for p in range(8) if p != 6}
+    entries[3]["position"] = [0, 5, 0, 0]
+    said = stuck_message(Progress(0), entries, 8, 15.0, 101.0, 2.0, slices=4)
+    assert "behind: process 3 (slice 1) at case 0, warmup" in said, said
+    assert "no report from process 6 (slice 3)" in said, said

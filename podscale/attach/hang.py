@@ -201,7 +201,10 @@ class RollCall:
             stacks = {int(k.rsplit("/", 1)[1]): json.loads(v)
                       for k, v in self.client.key_value_dir_get(f"{PREFIX}stack/")}
             time.sleep(0.05)
-        return verdict_text(stacks, self.processes, limit, since, auto=self.timeout is None)
+        from podscale.startup.runtime import job_slices
+
+        return verdict_text(stacks, self.processes, limit, since, auto=self.timeout is None,
+                            slices=job_slices())
 
     def _leave(self, verdict: str) -> None:
         lines.say(f"podscale: hang: {verdict}", err=True)

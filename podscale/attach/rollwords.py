@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from podscale.core.desync import first
+from podscale.core.groups import slice_words
 
 
 def _where(s: dict) -> tuple[str, str]:
@@ -25,8 +26,9 @@ def _where(s: dict) -> tuple[str, str]:
 
 
 def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
-                 since: float, auto: bool = False) -> str:
-    """The roll-call's one line: the odd processes first, with where they stand."""
+                 since: float, auto: bool = False, slices: int = 1) -> str:
+    """The roll-call's one line: the odd processes first, with where they stand (and,
+    in a job of several ``slices``, which slices they are)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for p in sorted(stacks):
         groups.setdefault(_where(stacks[p]), []).append(p)
@@ -34,12 +36,14 @@ def verdict_text(stacks: dict[int, dict], processes: int, timeout: float,
         if groups else None
     parts = []
     for key, ps in sorted(groups.items(), key=lambda kv: (kv[0] == common, kv[1])):
-        who = ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps))
+        who = ("process " if len(ps) == 1 else "processes ") + ", ".join(map(str, ps)) + \
+            (slice_words(ps, processes, slices) if key != common else "")
         at = f" at {stacks[ps[0]]['at']}" if key != common or len(groups) == 1 else ""
         parts.append(f"{who}{at} {key[1]}")
     missing = sorted(set(range(processes)) - set(stacks))
     if missing:
-        parts.append(f"no answer from process(es) {', '.join(map(str, missing))}")
+        parts.append(f"no answer from process(es) {', '.join(map(str, missing))}"
+                     + slice_words(missing, processes, slices))
     desync = first({p: s.get("recent", ()) for p, s in stacks.items()})
     if desync is not None:
         parts.append(desync.text())

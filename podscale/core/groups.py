@@ -30,3 +30,17 @@ def parse_groups(text: str) -> list[list[int]]:
         else:
             out.append([int(v) for v in word.split(",")])
     return out
+
+
+def slice_words(ps: list[int], processes: int, slices: int) -> str:
+    """Where processes ``ps`` of a job of ``slices`` slices sit, as words to follow their
+    numbers: `` (slice 1)``, `` (all of slice 1)`` (every process of it), `` (slices 0,
+    1)``; empty in a one-slice job (processes are slice-major, as JAX numbers a
+    multi-slice job's)."""
+    if slices < 2 or processes % slices or not ps:
+        return ""
+    per = processes // slices
+    touched = sorted({p // per for p in ps})
+    whole = set(ps) == {p for s in touched for p in range(s * per, (s + 1) * per)}
+    which = "slice" + ("s " if len(touched) > 1 else " ") + ", ".join(map(str, touched))
+    return f" (all of {which})" if whole else f" ({which})"

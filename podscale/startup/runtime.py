@@ -249,6 +249,13 @@ def slice_of(dev: Any) -> dict[str, Any]:
     return {}
 
 
+def job_slices() -> int:
+    """The slice count a multi-slice job's launcher gave (``MEGASCALE_NUM_SLICES``: a
+    JobSet's, xpk's, the local launcher's), 1 where none did."""
+    said = os.environ.get("MEGASCALE_NUM_SLICES", "")
+    return int(said) if said.isdigit() and int(said) > 0 else 1
+
+
 def shutdown(rt: Runtime) -> None:
     if rt.process_count > 1:
         import jax

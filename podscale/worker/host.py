@@ -25,8 +25,7 @@ def _own_layout(grid: Grid, processes: int) -> Grid:
     the job's processes divided among them."""
     from podscale.core.errors import UsageError
 
-    said = os.environ.get("MEGASCALE_NUM_SLICES", "")
-    slices = grid.slices if grid.slices != (1,) or not said.isdigit() else (int(said),)
+    slices = grid.slices if grid.slices != (1,) else (runtime.job_slices(),)
     if len(slices) > 1 or processes % slices[0]:
         raise UsageError(f"this job has {processes} process(es): podscale worker runs them "
                          f"as one slice count that divides them, not --slices "
@@ -73,7 +72,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     manifest = Manifest.new(run_dir.name, {**spec_of(grids), "launcher": "podscale worker",
                                            "rounds": rounds, "gather": gather},
                             [lp.layout.key for lp in layouts])
-    rt, unwatch = _watch(rt, run_dir, case_timeout, lead)
+    rt, unwatch = _watch(rt, run_dir, case_timeout, lead, grids[0].slices[0])
     try:
         with lifecycle(run_dir, manifest, write=lead):
             _run_unless_ending(plan, rt)
@@ -112,8 +111,8 @@ def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:
         raise
 
 
-def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
-           ) -> tuple[runtime.Runtime, Callable[[], None]]:
+def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool,
+           slices: int) -> tuple[runtime.Runtime, Callable[[], None]]:
     """Start the stuck-rank watchdog (a job of several processes, with a timeout); the
     runtime that marks its progress for it, and the function that stops it."""
     client = jaxapi.coordination_client()
@@ -130,4 +129,5 @@ def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
             write_manifest(run_dir, replace(m, status="failed", error=message,
                                             finished=now()))
 
-    return rt, watchdog.start(rt.progress, client, rt.process_count, timeout, record)
+    return rt, watchdog.start(rt.progress, client, rt.process_count, timeout, record,
+                              slices)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from podscale.core import lines
+from podscale.core.groups import slice_words
 from podscale.startup.jaxapi import CoordinationClient
 
 PREFIX = "podscale/progress/"
@@ -88,17 +89,20 @@ def behind(entries: dict[int, dict], processes: int, now: float, period: float
 
 
 def stuck_message(me: Progress, entries: dict[int, dict], processes: int, timeout: float,
-                  now: float, period: float) -> str:
+                  now: float, period: float, slices: int = 1) -> str:
+    """The stuck job in words: who is behind, where, and which slices they are in."""
     late, silent = behind(entries, processes, now, period)
     parts = [f"no progress for {timeout:g}s (case timeout) in a job of {processes} "
              "processes"]
     if late:
         where = entries[late[0]]["where"]
         parts.append(f"behind: process{'es' if len(late) > 1 else ''} "
-                     f"{','.join(map(str, late))} at {where}")
+                     f"{','.join(map(str, late))}{slice_words(late, processes, slices)} "
+                     f"at {where}")
     if silent:
         parts.append(f"no report from process{'es' if len(silent) > 1 else ''} "
-                     f"{','.join(map(str, silent))} for {3 * period:g}s or more")
+                     f"{','.join(map(str, silent))}{slice_words(silent, processes, slices)} "
+                     f"for {3 * period:g}s or more")
     waiting = [p for p in range(processes) if p not in late and p not in silent]
     if waiting:
         mine = "" if me.process in late else f" (process {me.process} at {me.describe()})"
@@ -184,7 +188,8 @@ def _end(client: CoordinationClient, process: int, processes: int, period: float
 
 
 def start(progress: Progress, client: CoordinationClient, processes: int, timeout: float,
-          on_stuck: Callable[[str], None] | None = None) -> Callable[[], None]:
+          on_stuck: Callable[[str], None] | None = None, slices: int = 1
+          ) -> Callable[[], None]:
     """Publish ``progress`` and end this process when it stops moving for ``timeout``;
     the function that stops watching, returning once the thread has ended. Call it before
     ``jax.distributed.shutdown``: a daemon thread still inside a call to the coordination
@@ -215,7 +220,7 @@ def start(progress: Progress, client: CoordinationClient, processes: int, timeou
                 if done.wait(period):  # (meanwhile: the others' latest entries)
                     return
                 message = stuck_message(progress, _entries(client), processes, timeout,
-                                        clock_zero + time.monotonic(), period)
+                                        clock_zero + time.monotonic(), period, slices)
             except Exception as exc:  # the coordination service itself is gone
                 message = (f"no progress for {timeout:g}s and the coordination service "
                            f"does not answer ({type(exc).__name__}: {exc})")
