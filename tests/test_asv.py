@@ -50,7 +50,8 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     res = asv(*args, cwd=tmp_path)
     assert "failed" not in res.stdout.lower(), res.stdout
     for name in ("TimeDot.time_dot", "TimePsum.time_psum", "TrackMultiHost.track_psum_busbw",
-                 "TrackCollectives.track_busbw", "TrackCollectiveFits.track_beta"):
+                 "TrackCollectives.track_busbw", "TrackCollectiveFits.track_beta",
+                 "TrackSlices.track_busbw"):
         assert name in res.stdout
     if not head:
         pytest.skip("not a git checkout: results are not saved without a commit hash")
@@ -72,6 +73,10 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     assert len(prog) == 6 * 3 and prog.value.nunique() > 1 and set(prog.unit) == {"fingerprint"}
     beta = df[df.benchmark.str.endswith("TrackCollectiveFits.track_beta")]
     assert len(beta) == 6 and (beta.value > 0).all() and set(beta.unit) == {"GB/s"}
+    # a multi-slice job's collectives: a series per axis, between slices and inside one
+    sliced = df[df.benchmark.str.endswith("TrackSlices.track_busbw")]
+    assert len(sliced) == 2 * 2 and (sliced.value > 0).all(), sliced
+    assert set(sliced.params.str.extract(r"axes='(\w+)'")[0]) == {"dcn", "ici"}
     out = tmp_path / "rep"
     res = podscale("report", str(small_run), "--asv", str(tmp_path / "results"), "--out", str(out))
     assert res.returncode == 0, res.stderr
