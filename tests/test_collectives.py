@@ -258,26 +258,42 @@ def test_slices_are_a_layout_with_dcn_and_ici_axes():
         Layout(3, 1, slices=2)
 
 
-def test_a_two_slice_job_runs_every_axis_and_records_each_process_slice(tmp_path):
-    """Every axis of a two-slice job, checked; each process's slice recorded; slice 1's
-    process made twice as slow (a planted stretch) is the slowest slice, named."""
+def test_a_multi_slice_study_runs_every_axis_records_slices_and_models_more(tmp_path):
+    """Every axis of jobs of 1, 2 and 4 slices, checked; each process's slice recorded;
+    slice 1's process made three times as slow (a planted stretch) is the slowest slice,
+    named; the collectives between slices are a sweep of their own (n over ``dcn``: the
+    slice count), predicted at more slices than ran."""
+    from podscale.analysis.models.scalemodel import scaling_models
     from podscale.analysis.models.skew import relative, slowest_slice
+    from podscale.analysis.verdicts.findings import _scaling_models
 
-    res = podscale("run", "--rounds", "1", "all_reduce", "--slices", "1,2", "--hosts", "1",
-                   "--devices-per-host", "2", "--axes", "dcn,ici,all", "--sizes", "4KiB",
+    res = podscale("run", "--rounds", "1", "all_reduce", "--slices", "1,2,4", "--hosts", "1",
+                   "--devices-per-host", "2", "--axes", "dcn,ici,all", "--sizes", "4KiB,64KiB",
                    "--variants", "shard_map", "--iters", "6", "--warmup", "1",
                    "--out", str(tmp_path),
                    env={**os.environ, "PODSCALE_FAULT": "stretch=3@1:all_reduce"})
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
     run = load_run(only_run(tmp_path))
     t = run.summary()
-    got = sorted(zip(t["layout"], t["axes"], t["participants"], t["wrong"]))
+    got = sorted(set(zip(t["layout"], t["axes"], t["participants"], t["wrong"])))
     assert got == [("h1xd2", "all", 2, 0), ("h1xd2", "ici", 2, 0), ("s2xh1xd2", "all", 4, 0),
-                   ("s2xh1xd2", "dcn", 2, 0), ("s2xh1xd2", "ici", 2, 0)], got
+                   ("s2xh1xd2", "dcn", 2, 0), ("s2xh1xd2", "ici", 2, 0),
+                   ("s4xh1xd2", "all", 8, 0), ("s4xh1xd2", "dcn", 4, 0),
+                   ("s4xh1xd2", "ici", 2, 0)], got
+    models = scaling_models(run.samples, t, predict_n=(16,), draws=50)
+    m = models["models"].set_index(["regime", "axes"])
+    assert m.loc[("across slices", "dcn"), "n_values"] == "2,4", m
+    assert m.loc[("across slices", "all"), "n_values"] == "4,8", m
+    pred = models["predictions"]
+    dcn = pred[(pred["regime"] == "across slices") & (pred["axes"] == "dcn")]
+    assert set(dcn["n"]) == {16} and dcn["label"].str.contains("measured n: 2,4").all(), pred
+    said = [f for f in _scaling_models(models) if f.startswith("model output between")]
+    assert said and "all_reduce 64.0 KiB over dcn at 16 slices predicted" in said[0] and \
+        said[0].endswith("fitted on 2,4 slices"), said
     envs = run.envs[[e.get("layout") == "s2xh1xd2" for e in run.envs["extra"]]]
     assert sorted((int(p), e["slice"]) for p, e in zip(envs["process"], envs["extra"])) == \
         [(0, 0), (1, 1)]
     assert all(e["slice_from"].startswith("MEGASCALE_SLICE_ID") for e in envs["extra"])
     sl = slowest_slice(relative(run.samples, t), t)
-    assert sl is not None and (sl["slice"], sl["processes"], sl["cases"]) == (1, [1], 3), sl
+    assert sl is not None and (sl["slice"], sl["processes"], sl["cases"]) == (1, [1], 12), sl
     assert sl["relative"] > 1.5, sl

@@ -17,7 +17,10 @@ simplest is kept (fewest parameters, then slowest growth: predictions extrapolat
 
 Groups inside one host and groups across hosts use different links (shared memory or
 NVLink/ICI vs the network), so they are separate sweeps (``regime``, from the cases'
-``hosts_per_group``): a study that adds hosts models the across-hosts points only.
+``hosts_per_group``): a study that adds hosts models the across-hosts points only. Groups
+that cross the slices of a multi-slice job (over ``dcn``, or every axis) ride the
+data-centre network: a sweep of their own, ``across slices``, whose n over ``dcn`` is the
+slice count, so ``--slices 2,4`` predicts the collective at more slices than ran.
 
 Intervals are 95% prediction intervals from a residual bootstrap (relative residuals
 resampled onto the fit, the family held fixed, plus a new measurement's scatter); they do
@@ -39,6 +42,7 @@ from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
+from podscale.analysis.models.ceilings import crosses_dcn
 from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
 GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
@@ -136,8 +140,10 @@ def points(samples: pd.DataFrame, summary: pd.DataFrame,
             "size", "participants", "hosts_per_group", "bytes_per_device", "collective"]],
         on="case_id", how="inner")
     rm["n"] = rm["participants"].astype(int)
-    rm["regime"] = np.where(rm["hosts_per_group"].fillna(1) > 1, "across hosts",
-                            "within a host")
+    between = set(coll.loc[[crosses_dcn(r) for r in coll.itertuples()], "case_id"])
+    rm["regime"] = np.where(rm["case_id"].isin(between), "across slices",
+                            np.where(rm["hosts_per_group"].fillna(1) > 1, "across hosts",
+                                     "within a host"))
     rm["bus"] = [b * bus_factor(c, n) for b, c, n in zip(rm["bytes_per_device"],
                                                           rm["collective"], rm["n"])]
     return rm.rename(columns={"median": "t", "bytes_per_device": "S"}), keys

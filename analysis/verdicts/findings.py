@@ -120,7 +120,23 @@ def _scaling_models(scaled: dict) -> list[str]:
                    f"predicted {time_h(top.predicted_us / 1e6)} (95% "
                    f"{time_h(top.lo_us / 1e6)} to {time_h(top.hi_us / 1e6)}), from measured "
                    f"{top.label.split('measured ')[-1].rstrip(')')}")
-    return out
+    return out + _more_slices(pred)
+
+
+def _more_slices(pred: pd.DataFrame) -> list[str]:
+    """The collective between slices (over ``dcn``: n is the slice count) predicted at
+    the most slices asked for, from the slice counts that ran."""
+    if not len(pred) or "axes" not in pred or "regime" not in pred:
+        return []
+    dcn = pred[(pred["regime"] == "across slices") & (pred["axes"] == "dcn")]
+    if dcn.empty:
+        return []
+    top = dcn[dcn.n == dcn.n.max()]
+    top = top[top["size"] == top["size"].max()].sort_values("predicted_us").iloc[-1]
+    ran = top.label.split("measured n: ")[-1].rstrip(")")
+    return [f"model output between slices: {top.workload} {bytes_h(top['size'])} over dcn at "
+            f"{int(top.n)} slices predicted {time_h(top.predicted_us / 1e6)} (95% "
+            f"{time_h(top.lo_us / 1e6)} to {time_h(top.hi_us / 1e6)}), fitted on {ran} slices"]
 
 
 def _spread(summary: pd.DataFrame) -> list[str]:
