@@ -66,3 +66,27 @@ def test_a_slow_process_among_32_is_named(tmp_path):
     assert podscale("report", str(run.path)).returncode == 0
     md = (run.path / "report" / "summary.md").read_text()
     assert "## Links: links size 1024 on 32x1" in md
+
+
+def test_a_multi_slice_matrix_is_its_own_and_marks_the_slice_boundaries():
+    """8 processes as one slice and as 2 slices of 4 are two matrices, not one; the 2-slice
+    one's heatmap draws the boundary between process 3 and 4 across both axes, and its
+    title says the slices."""
+    from podscale.analysis.render import plots
+    from podscale.analysis.render.sections import _on, _per_slice
+
+    one, med_one = planted(8)
+    two, med_two = planted(8, slow_process=2)
+    two["slices"], one["slices"] = 2, 1
+    two["case_id"] = two["case_id"] + "/s2"
+    med_two.index = med_two.index.set_levels(med_two.index.levels[0] + "/s2", level=0)
+    found = matrices(pd.concat([one, two]), pd.concat([med_one, med_two]))
+    assert sorted(k["slices"] for k, _ in found) == [1, 2]
+    key, m = next((k, m) for k, m in found if k["slices"] == 2)
+    assert _on(key) == "8x1 (2 slices of 4)" and _per_slice(key) == 4
+    fig = plots.pair_heatmap(m * 1e6, "t", _per_slice(key))
+    drawn = [line.get_xydata()[:, i].tolist() for line in fig.axes[0].lines
+             for i in (0, 1)]
+    assert [4.0, 4.0] in drawn and len(fig.axes[0].lines) == 2, drawn
+    plain = plots.pair_heatmap(m * 1e6, "t")
+    assert not plain.axes[0].lines

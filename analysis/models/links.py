@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-KEYS = ["workload", "size", "hosts", "devices_per_host", "variant", "dtype"]
+KEYS = ["workload", "size", "hosts", "slices", "devices_per_host", "variant",
+        "dtype"]
 THRESHOLD = 1.3
 
 

@@ -14,7 +14,8 @@ import pandas as pd
 
 from podscale.analysis.models.stats import of_method
 
-KEYS = ["workload", "mode", "size", "hosts", "devices_per_host", "variant", "dtype"]
+KEYS = ["workload", "mode", "size", "hosts", "slices", "devices_per_host", "variant",
+        "dtype"]
 
 
 def _pair_rows(summary: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:

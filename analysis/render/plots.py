@@ -248,10 +248,17 @@ def asv_history(df: pd.DataFrame) -> Figure:
     return g.figure
 
 
-def pair_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
+def pair_heatmap(matrix: pd.DataFrame, title: str, per_slice: int = 0) -> Figure:
+    """A process x process matrix; ``per_slice``: processes per slice of a multi-slice
+    layout, whose boundaries are drawn (a pair across them crosses the DCN)."""
     fig, ax = plt.subplots(figsize=(1.2 + 0.6 * len(matrix.columns), 1.0 + 0.5 * len(matrix)))
     sns.heatmap(matrix, annot=len(matrix) <= 16, fmt=".0f", cmap="rocket_r", ax=ax,
                 cbar_kws={"label": "us"})
+    if per_slice:
+        top = max([*matrix.index, *matrix.columns], default=0)
+        for edge in range(per_slice, int(top) + 1, per_slice):
+            ax.axhline(sum(int(p) < edge for p in matrix.index), color="#3b7dd8", lw=2)
+            ax.axvline(sum(int(p) < edge for p in matrix.columns), color="#3b7dd8", lw=2)
     ax.set_xlabel("destination process")
     ax.set_ylabel("source process")
     ax.set_title(title)

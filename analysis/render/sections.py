@@ -72,17 +72,34 @@ class Doc:
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
 
 
+def _per_slice(key: dict) -> int:
+    """Processes per slice of a multi-slice matrix's layout; 0 for one slice."""
+    slices = key.get("slices", 1)
+    slices = 1 if pd.isna(slices) else int(slices)
+    return int(key["hosts"]) // slices if slices > 1 else 0
+
+
+def _on(key: dict) -> str:
+    per = _per_slice(key)
+    layout = f"{key['hosts']}x{key['devices_per_host']}"
+    return f"{layout} ({int(key['hosts']) // per} slices of {per})" if per else layout
+
+
+def _edges(key: dict) -> str:
+    return "; the blue lines are the slice boundaries (a pair across them crosses the " \
+        "DCN)" if _per_slice(key) else ""
+
+
 def pair_sections(doc: Doc, a: _Analysis) -> None:
     """Each pair matrix as a heatmap and a table, then the pair outliers."""
     from podscale.analysis.models.pairs import matrices, pair_table
 
     for key, m in matrices(a.summary, a.samples):
-        title = (f"{key['workload']} {key.get('mode', '')} size {key.get('size')} "
-                 f"on {key['hosts']}x{key['devices_per_host']}")
+        title = f"{key['workload']} {key.get('mode', '')} size {key.get('size')} on {_on(key)}"
         doc.heading(f"Pair matrix: {title}", "time per transfer (us): median over "
                     "iterations of the max over the two processes; rows: source, columns: "
-                    "destination")
-        doc.figure(plots.pair_heatmap(m, title), f"pair matrix {title}")
+                    "destination" + _edges(key))
+        doc.figure(plots.pair_heatmap(m, title, _per_slice(key)), f"pair matrix {title}")
         doc.table(pair_table(m), collapsed="the matrix")
     if not a.named.empty:
         doc.heading("Pair outliers", "per matrix: the process whose pairs are slowest, named "
@@ -97,13 +114,12 @@ def link_sections(doc: Doc, a: _Analysis) -> None:
     from podscale.analysis.models.links import outliers
 
     for key, m in a.links:
-        title = (f"{key['workload']} size {key['size']} on "
-                 f"{key['hosts']}x{key['devices_per_host']}")
+        title = f"{key['workload']} size {key['size']} on {_on(key)}"
         doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
                     "i -> i+k: the faster end's median at shift k (us); a process or link "
-                    ">= 1.3x the median is named")
+                    ">= 1.3x the median is named" + _edges(key))
         if len(m) <= 64:
-            doc.figure(plots.pair_heatmap(m * 1e6, title), f"links {title}")
+            doc.figure(plots.pair_heatmap(m * 1e6, title, _per_slice(key)), f"links {title}")
         procs, links = outliers(m)
         doc.table(procs.head(8).map(cell))
         doc.table(links.map(cell))
