@@ -295,27 +295,27 @@ def time_now() -> float:
 
 @needs_mpirun
 def test_stuck_rank_named_where_no_supervisor_watches(tmp_path):
-    """mpirun + podscale worker, 16 processes as 4 slices (a multi-slice job's
-    ``MEGASCALE_NUM_SLICES``), process 11 hangs in its first case: every process ends
-    within --case-timeout + 10 s, the output and run.json name process 11, its slice and
+    """mpirun + podscale worker, 8 processes as 4 slices (a multi-slice job's
+    ``MEGASCALE_NUM_SLICES``), process 5 hangs in its first case: every process ends
+    within --case-timeout + 10 s, the output and run.json name process 5, its slice and
     where it stands, and how long the others waited."""
     import re
 
-    res, took, run_dir = mpirun_worker(tmp_path, 16, "--case-timeout", "15",
-                                       PODSCALE_FAULT="hang@11:0", MEGASCALE_NUM_SLICES="4")
+    res, took, run_dir = mpirun_worker(tmp_path, 8, "--case-timeout", "10",
+                                       PODSCALE_FAULT="hang@5:0", MEGASCALE_NUM_SLICES="4")
     assert res.returncode != 0
     out = res.stdout + res.stderr
     # the first processes to see it say why the job ends (later ones may find the
     # coordination service already gone with process 0, and say that instead)
-    lines = [line for line in messages(out) if "no progress for 15s" in line
+    lines = [line for line in messages(out) if "no progress for 10s" in line
              and "behind:" in line]
     assert lines, out[-3000:]
-    assert all("behind: process 11 (slice 2) at case 0 (psum@1/" in line for line in lines), \
+    assert all("behind: process 5 (slice 2) at case 0 (psum@1/" in line for line in lines), \
         lines[:3]
-    assert all(re.search(r"the other 15 waited 1[5-9]s", line) for line in lines), lines[:3]
+    assert all(re.search(r"the other 7 waited 1[0-4]s", line) for line in lines), lines[:3]
     manifest = json.loads((run_dir / "run.json").read_text())
-    assert manifest["status"] == "failed" and "behind: process 11" in manifest["error"]
-    assert _verdict_after(manifest) <= 15 + 10, manifest  # by the run's own clock
+    assert manifest["status"] == "failed" and "behind: process 5" in manifest["error"]
+    assert _verdict_after(manifest) <= 10 + 10, manifest  # by the run's own clock
     assert took < 200  # the job's start on two cores, whatever the load: not a hang
     assert not survivors(f"--run-dir {run_dir}")  # no process left
 
