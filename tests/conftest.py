@@ -35,6 +35,24 @@ def small_run(tmp_path_factory) -> Path:
     return only_run(out)
 
 
+#: words of a module whose jobs JAX joins by its launcher's variables (mpirun's, srun's):
+#: JAX puts such a job's coordinator on a port from its job id, in one 4096-port range
+#: for both, so two at once may meet on one port (a process 0 of one job joining the
+#: other's coordinator: "tried to connect with a different incarnation"); they share the
+#: cluster modules' xdist group, one at a time
+LAUNCHED = ("mpirun", "srun", "sbatch")
+
+
+def _under_a_launcher(module) -> bool:
+    import inspect
+
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return False
+    return any(f'"{w}"' in source or f"'{w}'" in source for w in LAUNCHED)
+
+
 #: what in a test's (or a fixture's) source starts processes
 STARTS = ("podscale(", "execute(", "subprocess", "run_local(")
 
@@ -67,9 +85,11 @@ def pytest_collection_modifyitems(items) -> None:
     module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
     (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked.
     Under pytest-xdist (``--dist loadgroup``) a module runs whole on one worker, so its
-    shared launches are made once; the cluster modules share one Slurm and Open MPI."""
+    shared launches are made once; the cluster modules, and every module that starts a
+    job under mpirun or srun (:data:`LAUNCHED`), run on one worker, one job at a time."""
     for item in items:
-        group = "cluster" if item.get_closest_marker("cluster") else item.module.__name__
+        group = "cluster" if item.get_closest_marker("cluster") or _under_a_launcher(
+            item.module) else item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         names = vars(item.module)
