@@ -79,7 +79,13 @@ def _starts_processes(fn, names: dict, depth: int = 2) -> bool:
 LAUNCHES = pytest.StashKey[frozenset]()
 
 
-def pytest_collection_modifyitems(items) -> None:
+#: every test collected, before ``-m`` deselects any (make test runs the ``alone`` tests
+#: in a second session: the launch budget still counts the whole suite's)
+COLLECTED = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
     """Mark a test ``slow`` when it starts real processes: its own source, or that of any
     fixture it uses (directly or through others), calls the CLI or a launcher; unless its
     module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
@@ -87,6 +93,7 @@ def pytest_collection_modifyitems(items) -> None:
     Under pytest-xdist (``--dist loadgroup``) a module runs whole on one worker, so its
     shared launches are made once; the cluster modules, and every module that starts a
     job under mpirun or srun (:data:`LAUNCHED`), run on one worker, one job at a time."""
+    config.stash[COLLECTED] = list(items)
     for item in items:
         group = "cluster" if item.get_closest_marker("cluster") or _under_a_launcher(
             item.module) else item.module.__name__

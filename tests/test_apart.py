@@ -13,6 +13,9 @@ from podscale.analysis.profile.load import load_profile
 from podscale.analysis.profile.summary import summarize_profile
 from tests.conftest import ROOT, only_run, podscale
 
+# judged on timing: run after the others, alone on the machine (make test)
+pytestmark = pytest.mark.alone
+
 APART = ROOT / "tests" / "programs" / "apart.py"
 
 

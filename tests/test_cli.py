@@ -229,6 +229,7 @@ def test_ab_bad_input(args, message, tmp_path):
     assert len(res.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
 
 
+@pytest.mark.alone
 def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
     """Arm B's processes get the environment (a planted 8x stretch of psum's steps), arms
     alternate launch by launch, and the comparison flags psum, not dot. (6 rounds a side:

@@ -6,10 +6,14 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from podscale.analysis import load_run
 from podscale.analysis.models.links import matrices, outliers
 from tests.conftest import only_run, podscale
+
+# judged on timing: run after the others, alone on the machine (make test)
+pytestmark = pytest.mark.alone
 
 
 def planted(n: int, slow_process: int | None = None, slow_link: tuple[int, int] | None = None):

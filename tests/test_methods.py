@@ -20,6 +20,9 @@ from podscale.core.timing import back_to_back, chain, measure, parse_methods
 from podscale.startup.xspace import Execution
 from tests.conftest import only_run, podscale
 
+# judged on timing: run after the others, alone on the machine (make test)
+pytestmark = pytest.mark.alone
+
 
 class Clock:
     """A fake clock the steps advance."""

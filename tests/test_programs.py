@@ -4,9 +4,14 @@
 import os
 from pathlib import Path
 
+import pytest
+
 from podscale.analysis.verdicts.programs import changes, describe
 from podscale.worker.program import inventory
 from tests.conftest import podscale
+
+# judged on timing: run after the others, alone on the machine (make test)
+pytestmark = pytest.mark.alone
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,8 +1,13 @@
 """bench-self's pieces work (figures and targets are for `podscale bench-self`, not tests)."""
 
+import pytest
+
 from podscale.selfbench.baseline import harness_overhead, run_minimal
 from podscale.selfbench.stages import scale
 from podscale.startup.peaks import llc_bytes
+
+# judged on timing: run after the others, alone on the machine (make test)
+pytestmark = pytest.mark.alone
 
 
 def test_minimal_script_runs_on_two_processes():
