@@ -12,9 +12,6 @@ from podscale.analysis import load_run
 from podscale.analysis.models.links import matrices, outliers
 from tests.conftest import only_run, podscale
 
-# judged on timing: run after the others, alone on the machine (make test)
-pytestmark = pytest.mark.alone
-
 
 def planted(n: int, slow_process: int | None = None, slow_link: tuple[int, int] | None = None):
     """A summary and per-process medians as a links run of n processes would give: 1 ms
@@ -51,6 +48,7 @@ def test_slow_process_and_slow_link_are_named():
     assert links["outlier"].sum() == 1
 
 
+@pytest.mark.alone
 def test_a_slow_process_among_16_is_named(tmp_path):
     """16 real processes, process 11 planted 20 ms slower in every step: 15 cases (not
     240 pairs), and the terminal and the report name process 11 (from calls waited on:

@@ -20,9 +20,6 @@ from podscale.core.timing import back_to_back, chain, measure, parse_methods
 from podscale.startup.xspace import Execution
 from tests.conftest import only_run, podscale
 
-# judged on timing: run after the others, alone on the machine (make test)
-pytestmark = pytest.mark.alone
-
 
 class Clock:
     """A fake clock the steps advance."""
@@ -221,6 +218,7 @@ def delay_run(tmp_path_factory):
     return only_run(out)
 
 
+@pytest.mark.alone
 def test_a_planted_host_delay_grows_each_leaves_device_and_chain_hides_it(delay_run):
     run = load_run(delay_run)
     s = run.summary().sort_values("size")
@@ -269,6 +267,7 @@ def delay_ab(tmp_path_factory):
     return plain, delayed
 
 
+@pytest.mark.alone
 def test_every_method_round_trips_through_csv_json_compare_and_fits(delay_ab):
     plain, delayed = delay_ab
     res = podscale("show", str(delayed), "--format", "csv")
@@ -298,6 +297,7 @@ def test_every_method_round_trips_through_csv_json_compare_and_fits(delay_ab):
     assert res.returncode == 2 and "bad --judge 'wall'" in res.stderr
 
 
+@pytest.mark.alone
 def test_a_chain_across_4_processes_takes_the_slowest_and_names_who_is_waited_for(tmp_path):
     res = podscale("run", "psum", "--hosts", "4", "--devices-per-host", "1", "--sizes", "64K",
                    "--variants", "shard_map", "--rounds", "1", "--iters", "6", "--warmup", "1",
@@ -401,6 +401,7 @@ def test_timing_names_the_methods_that_run(tmp_path, timing, phases):
     assert f"# time by {method}" in res.stdout and row.timing == timing
 
 
+@pytest.mark.alone
 def test_a_planted_device_slowdown_is_seen_by_device_time(tmp_path):
     """PODSCALE_FAULT heavier=4 (the step program also reads its inputs 4 times more, one
     read after another, after the step, outputs unchanged) on the second of two like

@@ -54,6 +54,7 @@ def straggler(tmp_path_factory):
     return only_run(out), res
 
 
+@pytest.mark.alone
 def test_straggler_named_and_costed(straggler):
     run_dir, res = straggler
     s = summarize_profile(run_dir)
@@ -83,6 +84,7 @@ def test_straggler_named_and_costed(straggler):
     assert "process 3: final loss" in res.stdout  # the program's own output, per process
 
 
+@pytest.mark.alone
 def test_clock_offsets_recovered(straggler):
     """The planted offsets are found through the coordination service within 2 ms, and on
     the merged clock every process's step ends (an all-reduce's: simultaneous) line up."""
@@ -98,6 +100,7 @@ def test_clock_offsets_recovered(straggler):
     assert (skew < 0.002).all(), skew
 
 
+@pytest.mark.alone
 def test_goodput_ledger_sums_to_wall(straggler):
     run_dir, _ = straggler
     g = summarize_profile(run_dir).goodput.set_index("process")
@@ -112,6 +115,7 @@ def test_goodput_ledger_sums_to_wall(straggler):
                g.loc[p, "waiting"] - g.loc[2, "waiting"] > 1.2 for p in (0, 1, 3)), g
 
 
+@pytest.mark.alone
 def test_show_prints_the_step_table(straggler):
     run_dir, _ = straggler
     res = podscale("show", str(run_dir))
@@ -124,6 +128,7 @@ def test_show_prints_the_step_table(straggler):
     assert [r["process"] for r in rows] == [0, 1, 2, 3] and rows[2]["late"] >= 28
 
 
+@pytest.mark.alone
 def test_a_step_no_computation_has_is_said_with_what_ran(straggler):
     """--step (or show's) naming nothing that ran: the Finding says so and lists what ran,
     rather than "no computation recurred"."""
@@ -221,6 +226,7 @@ def _perfetto_imports(archive, events: int) -> None:
     tp.close()
 
 
+@pytest.mark.alone
 def test_a_killed_process_is_said_and_not_silently_left_out(straggler, tmp_path):
     """The straggler run with process 3's record cut as a SIGKILL leaves it (no end line)
     and without its call rows: the Findings say it has no end and is not in the step
@@ -270,6 +276,7 @@ def test_capture_window_agreed_by_every_process(loader):
     assert "# captured steps 20-22" in res.stdout
 
 
+@pytest.mark.alone
 def test_report_of_a_profiled_run(straggler):
     """podscale report writes a profiled run's Findings, figures and tables."""
     run_dir, _ = straggler
@@ -363,6 +370,7 @@ def test_the_record_is_declared_lines_and_an_unknown_kind_is_refused(loader, tmp
            "OSError: disk full" in said
 
 
+@pytest.mark.alone
 def test_ab_of_a_program_and_compare_name_a_straggler_change(tmp_path):
     """profile --rounds 2 --args-b: arm B sleeps 50 ms before every step on process 1 (a
     step, ~6 ms quiet, grows under load, and a sleep overlaps the step before it: a loaded
@@ -665,6 +673,7 @@ def test_host_callback_seen_inside_the_step(tmp_path):
     assert "## In the step vs alone" in md and op in res.stdout.split("in the step vs")[1]
 
 
+@pytest.mark.alone
 def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_path):
     """--profile-anomalies 3, 2 processes, 400 steps of ~6 ms; process 1 sleeps 50 ms
     before steps 120-159 (about 8x a step): every process holds a capture, triggered inside

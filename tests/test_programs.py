@@ -10,9 +10,6 @@ from podscale.analysis.verdicts.programs import changes, describe
 from podscale.worker.program import inventory
 from tests.conftest import podscale
 
-# judged on timing: run after the others, alone on the machine (make test)
-pytestmark = pytest.mark.alone
-
 DATA = Path(__file__).parent / "data"
 
 
@@ -58,6 +55,7 @@ def _ab(tmp_path, split: str):
     return res.stdout
 
 
+@pytest.mark.alone
 def test_ab_names_a_split_all_reduce_and_aa_shows_none(tmp_path):
     out = _ab(tmp_path / "ab", "1")
     assert "# compiled programs changed in 1 of 1 case(s):" in out

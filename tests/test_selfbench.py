@@ -6,15 +6,13 @@ from podscale.selfbench.baseline import harness_overhead, run_minimal
 from podscale.selfbench.stages import scale
 from podscale.startup.peaks import llc_bytes
 
-# judged on timing: run after the others, alone on the machine (make test)
-pytestmark = pytest.mark.alone
-
 
 def test_minimal_script_runs_on_two_processes():
     r = run_minimal(2, 2, "psum", 4096, iters=7, warmup=1)
     assert len(r["seconds"]) == 7 and r["wall_s"] > max(r["seconds"])
 
 
+@pytest.mark.alone
 def test_harness_overhead_sees_a_planted_slowdown(tmp_path, monkeypatch):
     """podscale's psum steps each made 20 ms slower (the script's are not): its ratio
     shows it, dot's does not. (Unfaulted, 4 KiB psum on 2 x 2 here takes 3-4 ms, and a
