@@ -148,6 +148,7 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     assert "Algorithms side by side" in (run / "report" / "index.html").read_text()
 
 
+@pytest.mark.alone
 def test_pair_matrix_names_the_planted_slow_process(tmp_path):
     from podscale.analysis.models.pairs import matrices, outliers
 

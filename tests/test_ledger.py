@@ -3,11 +3,14 @@ start 2 s late named as the join straggler that the others waited for."""
 
 import os
 
+import pytest
+
 from podscale.analysis import load_run
 from podscale.analysis.models.ledger import PHASES, launches, sentences, stragglers
 from tests.conftest import only_run, podscale
 
 
+@pytest.mark.alone
 def test_late_process_is_named_the_join_straggler(tmp_path):
     res = podscale("run", "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K",
                    "--variants", "shard_map", "--rounds", "1", "--iters", "3", "--warmup", "1",

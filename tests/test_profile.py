@@ -618,6 +618,7 @@ def test_profile_refuses_a_program_that_does_not_parse(tmp_path):
     assert res.returncode == 2 and "bad.py:1:" in res.stderr and "does not parse" in res.stderr
 
 
+@pytest.mark.alone
 def test_host_callback_seen_inside_the_step(tmp_path):
     """tests/programs/callback.py: a host callback inside shard_map sleeps 30 ms on process 1
     only, before the step's all-reduce; process 1's clock is planted 50 ms off. In the

@@ -38,6 +38,7 @@ def stalled(tmp_path_factory):
     return summarize_profile(only_run(out))
 
 
+@pytest.mark.alone
 def test_a_process_that_stood_still_is_named_at_its_step(stalled):
     s = stalled
     # (a process also stands still while a compile holds its interpreter: short spans)
@@ -53,6 +54,7 @@ def test_a_process_that_stood_still_is_named_at_its_step(stalled):
     assert not [line for line in findings(s) if line.startswith("defect: ")]
 
 
+@pytest.mark.alone
 def test_a_capture_inside_the_programs_step_is_the_profilers(stalled):
     """The window's start and stop fall inside annotation-defined steps: booked to the
     profiler column, those steps late for nobody and not anomalous for podscale's cost."""
@@ -79,6 +81,7 @@ def test_a_capture_inside_the_programs_step_is_the_profilers(stalled):
         assert g.loc[p, "anomalous"] < 3.5  # the 3 s stop at most
 
 
+@pytest.mark.alone
 def test_an_annotated_steps_figures_are_its_working_programs(stalled):
     """The step the program marks runs local_step, then apply_update: the figures are
     local_step's (the most FLOPs), the other named; its batch is local_step's."""
@@ -94,6 +97,7 @@ def test_an_annotated_steps_figures_are_its_working_programs(stalled):
                for line in findings(stalled)), findings(stalled)
 
 
+@pytest.mark.alone
 def test_start_up_skew_is_no_time_lost(stalled):
     first = stalled.blame.set_index("step").loc[0]
     assert first["apart"] == "compile" and first["lost"] == 0 and not first["late"]
@@ -118,6 +122,7 @@ def test_a_program_running_its_own_profiler_is_never_disturbed(tmp_path, window,
         summarize_profile(only_run(tmp_path / "out")))), res.stdout
 
 
+@pytest.mark.alone
 def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     """One process of 2 devices, 512 rows a step (256 per device), a weight of 32 x 1024
     (larger than the batch, its leading dimension 32), load_batch sleeping 10 ms a step:
@@ -157,6 +162,7 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     assert wrong[0].startswith("defect: local_step's MFU of ") and "exceeds 100%" in wrong[0]
 
 
+@pytest.mark.alone
 def test_compiles_as_a_table_and_checkpoints_as_events(tmp_path):
     """local_step compiled ahead of time (for its memory statistics, as MaxText does) and
     again at its first call; a 0.3 s checkpoint after every 15th step of 50; an eval
@@ -266,6 +272,7 @@ def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):
     assert bare.returncode == 1 and "KeyError: 'JOB_COMPLETION_INDEX'" in bare.stdout
 
 
+@pytest.mark.alone
 def test_a_straggler_of_a_multi_slice_job_is_named_by_slice_and_host(tmp_path):
     """Two slices of one host each (the MEGASCALE_* variables a multi-slice job's processes
     get): each process records its slice, and the straggler (process 1 sleeping 40 ms
