@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # pytest-xdist workers for the tests that judge no timing (a test module runs whole on
 # one of them: tests/conftest.py); the tests marked `alone` judge a planted timing effect
 # and run after them in a session of their own, alone on the machine: beside a second
-# worker they failed in 6 of 8 full runs on this 2-core machine (docs/decisions.md)
+# worker one of them failed in most full runs on this 2-core machine (docs/decisions.md)
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q
 

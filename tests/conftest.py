@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -43,7 +44,9 @@ def small_run(tmp_path_factory) -> Path:
 LAUNCHED = ("mpirun", "srun", "sbatch")
 
 
+@functools.cache
 def _under_a_launcher(module) -> bool:
+    """(Once per module: every test of the module asks.)"""
     import inspect
 
     try:

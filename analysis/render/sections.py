@@ -72,17 +72,21 @@ class Doc:
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.html) + "</body></html>")
 
 
+def _slices(key: dict) -> int:
+    """The slice count of a matrix's layout (1 where its summary has none)."""
+    slices = key.get("slices", 1)
+    return 1 if pd.isna(slices) else int(slices)
+
+
 def _per_slice(key: dict) -> int:
     """Processes per slice of a multi-slice matrix's layout; 0 for one slice."""
-    slices = key.get("slices", 1)
-    slices = 1 if pd.isna(slices) else int(slices)
-    return int(key["hosts"]) // slices if slices > 1 else 0
+    return int(key["hosts"]) // _slices(key) if _slices(key) > 1 else 0
 
 
 def _on(key: dict) -> str:
-    per = _per_slice(key)
     layout = f"{key['hosts']}x{key['devices_per_host']}"
-    return f"{layout} ({int(key['hosts']) // per} slices of {per})" if per else layout
+    per = _per_slice(key)
+    return f"{layout} ({_slices(key)} slices of {per})" if per else layout
 
 
 def _edges(key: dict) -> str:
