@@ -243,6 +243,32 @@ def test_periodic_work_set_up_and_hiccups_are_told_apart():
     assert not any("gc" in line for line in said)
 
 
+def test_a_save_split_by_launches_in_its_gap_is_one_occurrence():
+    """As MaxText's asynchronous saves: after steps 0, 10 and 20 a save's host time is
+    sampled in two launches' gaps (its own program ran between them, then the data
+    generator's); each step's gap holds one save of both parts' time, not two."""
+    import pandas as pd
+
+    from podscale.analysis.profile.phases import occurrences, table
+
+    # launches: the step at seqs 0, 3, 6, ... (step i at seq 3i), two others between
+    led = pd.DataFrame({"process": 0, "step": range(30), "seq": [3 * i for i in range(30)],
+                        "period": 0.1})
+    gaps = pd.DataFrame(
+        [(0, 3 * s + k, "save_checkpoint (ckpt.py:5)", 0.15) for s in (0, 10, 20)
+         for k in (1, 2)] + [(0, 3 * 7 + 1, "log (train.py:3)", 0.006),
+                             (0, 3 * 7 + 2, "log (train.py:3)", 0.006)],
+        columns=["process", "seq", "frame", "seconds"])
+    occ = occurrences(gaps, led)
+    save = occ[occ["what"].str.startswith("save")]
+    assert list(save["step"]) == [0, 10, 20] and (save["seconds"] == 0.3).all(), occ
+    # two 6 ms parts in one gap are one 12 ms occurrence (over MIN_S), at step 7
+    assert list(occ.loc[occ["what"].str.startswith("log"), "step"]) == [7], occ
+    t = table(occ, led).set_index("what")
+    assert (t.loc["save_checkpoint (ckpt.py:5)", "count"],
+            t.loc["save_checkpoint (ckpt.py:5)", "steps"]) == (3, [0, 10, 20]), t
+
+
 def test_compare_says_podscales_options_first_and_pairs_arguments_by_key():
     """MaxText's key=value arguments are paired by key, not by position; podscale's own
     options that differ (a capture window in one run only) come first."""

@@ -2,7 +2,8 @@
 
 Host time between steps is sampled and attributed to the program's innermost frame
 (:mod:`.goodput`'s host frames, while the device waits for the host). An **occurrence**
-is one gap between two steps in which a frame took at least :data:`MIN_S`. Each frame's
+is one gap between two steps in which a frame took at least :data:`MIN_S` (summed over
+the launches in the gap: an asynchronous save's own programs split it). Each frame's
 occurrences are then told apart (:func:`kind_of`): before step 0 they are **set-up**,
 after the last step **after the last step**; within the steps, a frame seen in three or
 more gaps at one period (a checkpoint save every 15 steps: three occurrences of 0.3 s after
@@ -45,13 +46,14 @@ def occurrences(gaps: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
     if gaps.empty or led.empty:
         return pd.DataFrame(columns=COLUMNS)
     per = gaps.groupby(["process", "seq", "frame"])["seconds"].sum().reset_index()
-    long = per[per["seconds"] >= MIN_S]
-    rows = []
-    for r in long.itertuples(index=False):
-        at = step_at(led, int(r.process), int(r.seq))
-        rows.append({"process": int(r.process), "what": str(r.frame),
-                     "step": -1 if at is None else int(at), "seconds": float(r.seconds)})
-    return pd.DataFrame(rows, columns=COLUMNS)
+    at = [step_at(led, int(p), int(q)) for p, q in zip(per["process"], per["seq"])]
+    per = per.assign(step=[-1 if a is None else int(a) for a in at])
+    # one gap between two steps may hold several launches (an eval's, an asynchronous
+    # save's own programs): a frame's time in it is one occurrence, not one per launch
+    occ = per.groupby(["process", "step", "frame"])["seconds"].sum().reset_index()
+    occ = occ[occ["seconds"] >= MIN_S].rename(columns={"frame": "what"})
+    return occ.astype({"process": int, "step": int, "what": str, "seconds": float}
+                      )[COLUMNS].reset_index(drop=True)
 
 
 def kind_of(steps: list[int], seconds: float, median_s: float, total: int) -> str:
