@@ -7,17 +7,18 @@
 # matmul's precision on the chip, the dispatch-bound mark, asv with JAX on PYTHONPATH only
 # (passed as asv's ASV_PYTHONPATH). Part E: ab A/A and of a planted 2% device slowdown
 # (heavier). Part F: the same judged at a 1% threshold, bench-self's methods stage on
-# the chip.
+# the chip. Part G: the rest of the issue's list at one commit (ab A/A and of a planted 2%
+# device slowdown at a 1% threshold, seed, replay, profile of a flax loop, asv).
 # Outputs under OUT (default /tmp/tpu-verify): each
 # command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B|C|D|E|F [OUT]
+#   bash tools/tpu_verify.sh A|B|C|D|E|F|G [OUT]
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps=/tmp/podscale-deps
 need() { PYTHONPATH="${PYTHONPATH:-}:$deps" python3 -c "import $1" 2>/dev/null || echo "$2"; }
 pkgs="$(need seaborn 'pandas matplotlib seaborn json5 tabulate virtualenv build packaging')"
-[ "$part" = B ] && pkgs="$pkgs $(need flax 'flax optax')"
+case $part in B|G) pkgs="$pkgs $(need flax 'flax optax')";; esac
 if [ -n "${pkgs// /}" ]; then
   PIP_CONFIG_FILE=/dev/null python3 -m pip install -q --isolated --only-binary=:all: \
     --index-url file:///opt/pypi/simple --target "$deps" $pkgs >/dev/null 2>&1
@@ -39,6 +40,20 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = G ]; then
+  TAILN=12 ps ab_aa ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
+    --out runs --name aa
+  TAILN=12 ps ab_heavier_1pct ab stream --hosts 1 --sizes 64M --variants shard_map \
+    --rounds 4 --threshold 0.01 --out runs --name heavier1 \
+    --env-b PODSCALE_FAULT=heavier=0.02@*:*
+  ps seed seed --out runs
+  ps replay replay "$root/examples/mlp.py:mlp_step" --hosts 1 --out runs
+  TAILN=30 ps profile profile --out runs "$root/examples/nnx_train.py"
+  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
+      --machine tpu-v5e --bench "time_(dot|stream)|TrackSlices" --show-stderr) \
+      >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -40 "$out/asv.txt"
 elif [ "$part" = F ]; then
   TAILN=10 ps ab_heavier_1pct ab stream --hosts 1 --sizes 64M --variants shard_map \
     --rounds 4 --threshold 0.01 --out runs --name heavier1 \
