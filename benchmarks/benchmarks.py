@@ -32,15 +32,19 @@ MAX_DEVICES = 4
 
 def _chips_runtime() -> str | None:
     """The JAX runtime of this machine's own chips (tpu, cuda, rocm) where its device nodes
-    show some and ``PODSCALE_ASV_PLATFORM`` is not ``cpu``; None: the CPU, simulated. No
-    device is opened here (asv imports this module in its server)."""
+    show some (or ``PODSCALE_ACCELERATORS`` plants) and ``PODSCALE_ASV_PLATFORM`` is not
+    ``cpu``; None: the CPU, simulated. No device is opened here (asv imports this module
+    in its server)."""
     if os.environ.get("PODSCALE_ASV_PLATFORM", "auto") == "cpu":
         return None
     try:
-        from podscale.launch.chips import signs
-    except ImportError:  # a commit before podscale measured chips: the CPU
-        return None
-    return signs()
+        from podscale.launch.chips import runtime
+    except ImportError:
+        try:
+            from podscale.launch.chips import signs as runtime
+        except ImportError:  # a commit before podscale measured chips: the CPU
+            return None
+    return runtime()
 
 
 RUNTIME = _chips_runtime()
@@ -134,13 +138,35 @@ def _stats():
     return per_iteration, round_medians
 
 
+class Unfit(dict):
+    """The cache of a benchmark whose layouts this machine cannot hold: every lookup skips
+    the benchmark (asv's SkipNotImplemented, a result of n/a). asv passes no cache where
+    setup_cache returned None, so None cannot say it."""
+
+    def __init__(self, why: str = ""):
+        super().__init__()
+        self.why = why
+
+    def __reduce__(self):  # pickled by asv between its processes
+        return (Unfit, (self.why,))
+
+    def __missing__(self, key):
+        try:
+            from asv_runner.benchmarks.mark import SkipNotImplemented
+        except ImportError:  # asv before asv_runner: NotImplementedError skips in setup
+            SkipNotImplemented = NotImplementedError
+        raise SkipNotImplemented(self.why)
+
+
 def _podscale_launches(grid, key) -> dict:
     """Per case ``key(row)``: per launch, (median time, GB/s, busbw at that time), and
-    under ``("program", key)`` the compiled program's collectives per step and hash."""
+    under ``("program", key)`` the compiled program's collectives per step and hash; an
+    :class:`Unfit` cache where the grid's layouts do not fit this machine's chips."""
     per_iteration, round_medians = _stats()
     measured = _measure(grid)
     if measured is None:
-        return None
+        return Unfit(f"{grid.hosts} hosts x {grid.devices_per_host} devices do not fit "
+                     "this machine's chips")
     samples, table = measured
     rm = round_medians(per_iteration(samples)).sort_values("round")
     result = {}
@@ -335,7 +361,7 @@ class TrackCollectiveFits:
                     params=(("size", tuple(SIZES)),))
         measured = _measure(grid)
         if measured is None:
-            return None
+            return Unfit("2 hosts x 2 devices do not fit this machine's chips")
         samples, table = measured
         rm = round_medians(per_iteration(samples))
         out: dict = {}

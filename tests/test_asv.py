@@ -22,13 +22,19 @@ pytestmark = pytest.mark.asv
 ASV = [sys.executable, "-m", "asv"]
 
 
-def asv(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+def asv(*args: str, cwd: Path, timeout: float = 900,
+        env: dict | None = None) -> subprocess.CompletedProcess:
     """asv as a user runs it; track_* rounds of one podscale launch each (users get 2)."""
-    env = {**os.environ, "PODSCALE_ASV_TRACK_LAUNCHES": "1"}
+    env = {**os.environ, "PODSCALE_ASV_TRACK_LAUNCHES": "1", **(env or {})}
     res = subprocess.run([*ASV, *args], cwd=cwd, capture_output=True, text=True,
                          timeout=timeout, env=env)
     assert res.returncode == 0, f"asv {' '.join(args)} failed:\n{res.stdout}\n{res.stderr}"
     return res
+
+
+def _head() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
 
 
 def test_asv_check():
@@ -39,8 +45,7 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     """(``two_commits`` runs meanwhile, in the background.)"""
     conf = config(tmp_path, ROOT)
     asv("machine", "--yes", "--machine", "podscale-ci", "--config", str(conf), cwd=tmp_path)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
+    head = _head()
     # every benchmark function; of the time_* grids, the smallest size on 1 and 4 devices
     # (asv matches --bench against "name(param, ...)"; each runs in a process of its own)
     args = ["run", "--python=same", "--quick", "--machine", "podscale-ci", "--config", str(conf),
@@ -81,6 +86,22 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     res = podscale("report", str(small_run), "--asv", str(tmp_path / "results"), "--out", str(out))
     assert res.returncode == 0, res.stderr
     assert "asv history across commits" in (out / "index.html").read_text()
+
+
+def test_asv_skips_what_the_machines_chips_cannot_hold(tmp_path):
+    """On one planted TPU chip, the track benchmarks whose layouts it cannot hold (2 hosts x
+    2 devices; slices, which one machine's chips never are) are skipped, n/a, not failed,
+    and start no process: asv gives no cache argument where setup_cache returned None."""
+    conf = config(tmp_path, ROOT)
+    asv("machine", "--yes", "--machine", "podscale-ci", "--config", str(conf), cwd=tmp_path)
+    res = asv("run", "--python=same", "--quick", "--machine", "podscale-ci", "--config",
+              str(conf), "--bench", "TrackSlices|TrackCollectiveFits.track_beta",
+              "--show-stderr", "--set-commit-hash", _head() or "HEAD", cwd=tmp_path,
+              env={"PODSCALE_ACCELERATORS": "tpu:TPU v5 lite:1"})
+    assert "failed" not in res.stdout.lower() and "Traceback" not in res.stdout, res.stdout
+    df = load_asv(tmp_path / "results")
+    assert len(df) == 2 * 2 * 2 + 6, df  # every parameter set recorded, n/a, on the tpu
+    assert df.value.isna().all() and df.params.str.endswith("platform='tpu'").all(), df
 
 
 def _two_commits(tmp: Path) -> tuple[Path, str, str, subprocess.CompletedProcess, str]:

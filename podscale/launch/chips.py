@@ -91,6 +91,16 @@ def signs() -> str | None:
     return None
 
 
+def runtime() -> str | None:
+    """The JAX runtime of this machine's chips (the planted ones' where
+    ``PODSCALE_ACCELERATORS`` plants some), or None; no device is opened."""
+    planted = os.environ.get(envnames.ACCELERATORS)
+    if planted is not None:
+        chips = _planted(planted)
+        return None if chips is None else chips.runtime
+    return signs()
+
+
 def detect() -> Chips | None:
     """This machine's accelerator chips, or None (a CPU machine)."""
     planted = os.environ.get(envnames.ACCELERATORS)
