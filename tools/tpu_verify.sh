@@ -8,10 +8,11 @@
 # (passed as asv's ASV_PYTHONPATH). Part E: ab A/A and of a planted 2% device slowdown
 # (heavier). Part F: the same judged at a 1% threshold, bench-self's methods stage on
 # the chip. Part G: the rest of the issue's list at one commit (ab A/A and of a planted 2%
-# device slowdown at a 1% threshold, seed, replay, profile of a flax loop, asv).
+# device slowdown at a 1% threshold, seed, replay, profile of a flax loop, asv). Part asv:
+# asv's quick run of the benchmarks the third argument selects.
 # Outputs under OUT (default /tmp/tpu-verify): each
 # command's output in a .txt.
-#   bash tools/tpu_verify.sh A|B|C|D|E|F|G [OUT]
+#   bash tools/tpu_verify.sh A|B|C|D|E|F|G [OUT] | asv OUT BENCH
 set -u
 part=${1:-A}; out=${2:-/tmp/tpu-verify}; mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +41,12 @@ if [ "$part" = A ]; then
   echo "== accel_check: rc=$? in $((SECONDS - t0)) s"; cat "$out/ac/summary.md" 2>/dev/null | head -40
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
+elif [ "$part" = asv ]; then
+  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
+      --machine tpu-v5e --bench "${3:-time_}") >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"; grep -v -i "hugepages\|warnings.warn" \
+    "$out/asv.txt" | tail -40
 elif [ "$part" = G ]; then
   TAILN=12 ps ab_aa ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
     --out runs --name aa
