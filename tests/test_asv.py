@@ -85,7 +85,9 @@ def test_asv_quick_run_same_python(tmp_path, small_run, two_commits):
     out = tmp_path / "rep"
     res = podscale("report", str(small_run), "--asv", str(tmp_path / "results"), "--out", str(out))
     assert res.returncode == 0, res.stderr
-    assert "asv history across commits" in (out / "index.html").read_text()
+    page = (out / "index.html").read_text()
+    assert "asv history across commits" in page and "has one commit so far" in page
+    assert "alt='asv history'" not in page
 
 
 def test_asv_skips_what_the_machines_chips_cannot_hold(tmp_path):
@@ -150,3 +152,10 @@ def test_asv_across_two_commits_in_virtualenvs(two_commits):
     assert df["value"].notna().sum() == 2 * 2  # two commits x the two selected cases
     assert "time_psum" in compared
     assert (tmp / "html" / "index.html").exists()
+    # podscale's report draws the history of the series that have two commits
+    from podscale.analysis.render.asvresults import history_section
+    from podscale.analysis.render.sections import Doc
+
+    doc = Doc("asv")
+    history_section(tmp / "results")(doc)
+    assert sum("alt='asv history'" in h for h in doc.html) == 1, doc.md

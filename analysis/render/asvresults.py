@@ -66,7 +66,15 @@ def history_section(results_dir: str | Path) -> Section:
             return
         from podscale.analysis.render import plots
 
-        doc.figure(plots.asv_history(df), "asv history")
+        # a series of one commit has no history: a panel of one point each says nothing
+        commits = df.groupby(["benchmark", "params"])["commit"].transform("nunique")
+        drawn = df[commits >= 2]
+        if drawn.empty:
+            doc.bullets([f"each of the {df.groupby(['benchmark', 'params']).ngroups} series "
+                         "has one commit so far: no history to draw (the latest values "
+                         "below)"])
+        else:
+            doc.figure(plots.asv_history(drawn), "asv history")
         latest = (df.sort_values("date").groupby(["benchmark", "params"]).tail(1)
                   [["benchmark", "params", "value", "unit", "commit", "machine"]])
         latest = latest.assign(commit=latest["commit"].str[:8],
