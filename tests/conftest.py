@@ -53,7 +53,38 @@ def _under_a_launcher(module) -> bool:
         source = inspect.getsource(module)
     except (OSError, TypeError):
         return False
+    return _launches_a_job(source)
+
+
+def _launches_a_job(source: str) -> bool:
     return any(f'"{w}"' in source or f"'{w}'" in source for w in LAUNCHED)
+
+
+@functools.cache
+def _group_of(path: str) -> str:
+    """The xdist group of a test module (its path as in a node id): ``cluster`` for the
+    cluster modules and those that start a job under a launcher, else the module."""
+    try:
+        source = (ROOT / path).read_text()
+    except OSError:
+        return path
+    return "cluster" if "pytest.mark.cluster" in source or _launches_a_job(source) else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` as this suite means it, a module whole on one worker and the
+    cluster modules together, decided from the node id's module: pytest-xdist 3.8 tells
+    the group by a suffix it writes into each node id, which pytest 9.2 no longer reads
+    (pytest-dev/pytest-xdist#1386), so every test had been scheduled alone."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid.split("::", 1)[0])
+
+    return ModuleGroups(config, log)
 
 
 #: what in a test's (or a fixture's) source starts processes
