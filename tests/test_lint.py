@@ -260,3 +260,22 @@ def test_launch_budget_can_fail(request):
     assert readers > 1 and _launches([i for i in items if key in i.stash[LAUNCHES]])[
         key.split(":")[0].rsplit(".", 1)[-1]] <= readers
 
+
+
+def test_xdist_groups_a_module_whole_and_the_cluster_modules_together(request):
+    """The suite's scheduler puts two tests of one module in one work unit, and the
+    cluster modules (and those that start a job under mpirun or srun) in one; a plain
+    module is its own (pytest-xdist's own grouping is lost on pytest 9.2)."""
+    from types import SimpleNamespace
+
+    from tests.conftest import pytest_xdist_make_scheduler
+
+    config = SimpleNamespace(getvalue={"dist": "loadgroup", "tx": ["2*popen"]}.get)
+    sched = pytest_xdist_make_scheduler(config, None)
+    scope = sched._split_scope
+    assert scope("tests/test_table.py::test_a") == scope("tests/test_table.py::test_b@x") \
+        == "tests/test_table.py"
+    assert scope("tests/test_cluster.py::t") == scope("tests/test_pods.py::t") == "cluster"
+    assert scope("tests/test_history.py::t") != scope("tests/test_table.py::t")
+    assert pytest_xdist_make_scheduler(SimpleNamespace(getvalue=lambda n: "load"), None) \
+        is None
