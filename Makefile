@@ -11,12 +11,10 @@ PYTEST := $(BIN)/python -m pytest -q
 
 .PHONY: setup study test quick docs system-deps
 
-# uv installs the same requirements as pip in seconds (pip took 35-50 s here); where uv
-# cannot be had or cannot reach an index, pip does it as before
 $(BIN)/podscale: pyproject.toml
 	python3 -m venv $(VENV)
-	{ $(BIN)/pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python -e '.[test]'; } \
-	  || { $(BIN)/pip install -q --upgrade pip && $(BIN)/pip install -q -e '.[test]'; }
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
 setup: $(BIN)/podscale
