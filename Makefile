@@ -33,7 +33,10 @@ system-deps:
 	    >/dev/null; } || echo "could not install $(DEBS); the tests that need them will skip"; \
 	fi
 
+# the project's own modules compiled once: where PYTHONDONTWRITEBYTECODE is set (as here)
+# every process the tests start would compile them again on import (a stale one is ignored)
 test: setup system-deps
+	@$(BIN)/python -m compileall -q podscale analysis suites tests >/dev/null
 	@$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --durations=15 -m "not alone"; shared=$$?; \
 	echo "== the tests that judge timing, alone on the machine"; \
 	$(PYTEST) --durations=5 -m alone; alone=$$?; \
