@@ -45,22 +45,6 @@ LAUNCHED = ("mpirun", "srun", "sbatch")
 
 
 @functools.cache
-def _under_a_launcher(module) -> bool:
-    """(Once per module: every test of the module asks.)"""
-    import inspect
-
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
-        return False
-    return _launches_a_job(source)
-
-
-def _launches_a_job(source: str) -> bool:
-    return any(f'"{w}"' in source or f"'{w}'" in source for w in LAUNCHED)
-
-
-@functools.cache
 def _group_of(path: str) -> str:
     """The xdist group of a test module (its path as in a node id): ``cluster`` for the
     cluster modules and those that start a job under a launcher, else the module."""
@@ -68,9 +52,11 @@ def _group_of(path: str) -> str:
         source = (ROOT / path).read_text()
     except OSError:
         return path
-    return "cluster" if "pytest.mark.cluster" in source or _launches_a_job(source) else path
+    launched = any(f'"{w}"' in source or f"'{w}'" in source for w in LAUNCHED)
+    return "cluster" if "pytest.mark.cluster" in source or launched else path
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, where it is loaded
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` as this suite means it, a module whole on one worker and the
     cluster modules together, decided from the node id's module: pytest-xdist 3.8 tells
@@ -124,14 +110,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     fixture it uses (directly or through others), calls the CLI or a launcher; unless its
     module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
     (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked.
-    Under pytest-xdist (``--dist loadgroup``) a module runs whole on one worker, so its
-    shared launches are made once; the cluster modules, and every module that starts a
-    job under mpirun or srun (:data:`LAUNCHED`), run on one worker, one job at a time."""
+    (Which worker runs a test: :func:`pytest_xdist_make_scheduler`.)"""
     config.stash[COLLECTED] = list(items)
     for item in items:
-        group = "cluster" if item.get_closest_marker("cluster") or _under_a_launcher(
-            item.module) else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         names = vars(item.module)
         starters = {(d.scope, d.func) for ds in defs.values() for d in ds  # ours, not pytest's
