@@ -30,6 +30,14 @@ if [ -d "$root/.device-wheels" ] && [ -n "$(need asv asv)" ]; then
 fi
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$root:$deps"
 export PATH="$deps/bin:$PATH"
+# asv's quick run of the benchmarks BENCH matches, on this machine's chips, with JAX passed
+# to asv's benchmark processes (ASV_PYTHONPATH); the output's last N lines
+asvq() { local bench=$1 n=$2 t0=$SECONDS
+  (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
+    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
+      --machine tpu-v5e --bench "$bench" --show-stderr) >"$out/asv.txt" 2>&1
+  echo "== asv: rc=$? in $((SECONDS - t0)) s"
+  grep -v -i "hugepages\|warnings.warn" "$out/asv.txt" | tail -"$n"; }
 ps() { local name=$1; shift; local t0=$SECONDS
   (cd "$out" && python3 -m podscale "$@") >"$out/$name.txt" 2>&1; local rc=$?
   echo "== $name: rc=$rc in $((SECONDS - t0)) s: podscale $*"; tail -n "${TAILN:-6}" "$out/$name.txt"; }
@@ -42,11 +50,7 @@ if [ "$part" = A ]; then
   ps worker worker stream --run-dir "$out/runs/worker" --sizes 64M --rounds 1
   (cd "$out/runs" && tar czf "$out/study.tgz" --exclude=traces --exclude=hlo --exclude=cache ./*study* 2>/dev/null)
 elif [ "$part" = asv ]; then
-  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
-    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
-      --machine tpu-v5e --bench "${3:-time_}") >"$out/asv.txt" 2>&1
-  echo "== asv: rc=$? in $((SECONDS - t0)) s"; grep -v -i "hugepages\|warnings.warn" \
-    "$out/asv.txt" | tail -40
+  asvq "${3:-time_}" 40
 elif [ "$part" = G ]; then
   TAILN=12 ps ab_aa ab stream --hosts 1 --sizes 64M --variants shard_map --rounds 8 \
     --out runs --name aa
@@ -56,11 +60,7 @@ elif [ "$part" = G ]; then
   ps seed seed --out runs
   ps replay replay "$root/examples/mlp.py:mlp_step" --hosts 1 --out runs
   TAILN=30 ps profile profile --out runs "$root/examples/nnx_train.py"
-  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
-    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
-      --machine tpu-v5e --bench "time_(dot|stream)|TrackSlices" --show-stderr) \
-      >"$out/asv.txt" 2>&1
-  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -40 "$out/asv.txt"
+  asvq "TrackSlices|TrackCollectiveFits|TimePsum" 40
 elif [ "$part" = F ]; then
   TAILN=10 ps ab_heavier_1pct ab stream --hosts 1 --sizes 64M --variants shard_map \
     --rounds 4 --threshold 0.01 --out runs --name heavier1 \
@@ -81,10 +81,7 @@ elif [ "$part" = D ]; then
   TAILN=12 ps precision run matmul --hosts 1 --dtypes float32 --sizes 4096 --rounds 1 \
     -p precision=default,high,highest --out runs
   TAILN=30 ps marks run dot,stream --hosts 1 --sizes 4K,64M --rounds 1 --out runs
-  t0=$SECONDS; (cd "$root" && python3 -m asv machine --yes --machine tpu-v5e >/dev/null 2>&1;
-    ASV_PYTHONPATH="$PYTHONPATH" python3 -m asv run --quick --python=same \
-      --machine tpu-v5e --bench "time_(dot|psum)" --show-stderr) >"$out/asv.txt" 2>&1
-  echo "== asv: rc=$? in $((SECONDS - t0)) s"; tail -30 "$out/asv.txt"
+  asvq "time_(dot|psum)" 30
 elif [ "$part" = C ]; then
   TAILN=12 ps window_1_4 profile --out runs --profile-steps 1:4 "$root/tests/programs/initfirst.py" 20
   TAILN=12 ps window_0_3 profile --out runs --profile-steps 0:3 "$root/tests/programs/initfirst.py" 20
