@@ -23,7 +23,7 @@ import re
 import pandas as pd
 
 from podscale.analysis.profile.load import Profile
-from podscale.analysis.profile.steps import step_at
+from podscale.analysis.profile.steps import steps_at
 
 COLUMNS = ["process", "name", "kind", "step", "seconds", "backend_s", "shapes", "changed"]
 
@@ -63,7 +63,7 @@ def table(profile: Profile, led: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return pd.DataFrame(columns=COLUMNS)
-    out["step"] = [step_at(led, p, s) for p, s in zip(out["process"], out["seq"])]
+    out["step"] = steps_at(led, out["process"], out["seq"])
     out[["kind", "shapes", "changed"]] = [_what(comp, p, s, k) for p, s, k in
                                           zip(out["process"], out["seq"], out["kind"])]
     return out[COLUMNS]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.profile.steps import step_at
+from podscale.analysis.profile.steps import steps_at
 
 #: an occurrence takes at least this long
 MIN_S = 0.01
@@ -46,8 +46,8 @@ def occurrences(gaps: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
     if gaps.empty or led.empty:
         return pd.DataFrame(columns=COLUMNS)
     per = gaps.groupby(["process", "seq", "frame"])["seconds"].sum().reset_index()
-    at = [step_at(led, int(p), int(q)) for p, q in zip(per["process"], per["seq"])]
-    per = per.assign(step=[-1 if a is None else int(a) for a in at])
+    at = steps_at(led, per["process"], per["seq"])
+    per = per.assign(step=[-1 if a is None else a for a in at])
     # one gap between two steps may hold several launches (an eval's, an asynchronous
     # save's own programs): a frame's time in it is one occurrence, not one per launch
     occ = per.groupby(["process", "step", "frame"])["seconds"].sum().reset_index()

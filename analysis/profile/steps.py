@@ -173,13 +173,18 @@ def job_periods(led: pd.DataFrame, skip: int = WARMUP) -> pd.Series:
     return job_ready(led).diff().iloc[skip:].dropna()
 
 
-def step_at(led: pd.DataFrame, process: int, seq: int | None) -> int | None:
-    """The step in progress at launch ``seq`` of ``process``, or the last one before it
-    (None before the first)."""
-    if seq is None or led.empty:
-        return None
-    mine = led[(led["process"] == process) & (led["seq"] <= seq)]
-    return int(mine["step"].max()) if len(mine) else None
+def steps_at(led: pd.DataFrame, processes: pd.Series, seqs: pd.Series) -> list[int | None]:
+    """Per (process, launch seq): the step in progress at that launch, or the last one
+    before it (None before the first, or where there is no launch)."""
+    procs, at = list(processes), list(seqs)
+    out: list[int | None] = [None] * len(at)
+    for p, mine in led.sort_values("seq").groupby("process"):
+        top = np.maximum.accumulate(mine["step"].to_numpy())
+        rows = [r for r, q in enumerate(procs) if q == p and at[r] is not None and at[r] == at[r]]
+        found = np.searchsorted(mine["seq"].to_numpy(), [at[r] for r in rows], side="right")
+        for r, k in zip(rows, found - 1):
+            out[r] = int(top[k]) if k >= 0 else None
+    return out
 
 
 def apart_steps(led: pd.DataFrame) -> pd.Series:
