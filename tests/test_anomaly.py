@@ -3,7 +3,7 @@ a wall-time capture's executions by their launch, partial ones left out (no proc
 
 import numpy as np
 
-from podscale.attach.anomaly import HISTORY, MIN_HISTORY, anomalous, first_step, whole
+from podscale.attach.anomaly import HISTORY, MIN_HISTORY, Episodes, anomalous, first_step, whole
 
 
 def test_rule_ignores_noise_and_finds_a_planted_slow_step():
@@ -33,3 +33,42 @@ def test_executions_numbered_by_launch_and_partial_ones_left_out():
     assert [r["step"] for r in whole(rows, readies, 21_000, 43_500)] == [13]
     assert whole(rows, readies, began=0, stopped=60_000)[0]["step"] == 11
     assert whole([{"step": 0}], readies, 0, 1) == []  # no clock to place it: none
+
+
+def proposals(periods: list[float], taken: dict[int, int] | None = None) -> list[int]:
+    """The steps that propose, over the last ``HISTORY`` periods as a process keeps them;
+    ``taken``: the job's words (the step a word arrives before -> the step it names)."""
+    ep, out = Episodes(), []
+    for k, period in enumerate(periods):
+        if taken and k in taken:
+            ep.taken(taken[k])
+        if ep.propose(k, period, sorted(periods[max(0, k - HISTORY):k])):
+            out.append(k)
+    return out
+
+
+def test_a_slow_stretch_proposes_once_and_a_stall_just_before_it_does_not_hide_it():
+    rng = np.random.default_rng(3)
+    base = list(6000 * rng.lognormal(0, 0.1, 300))  # 6 ms steps
+    stretch = [p + (50_000 if 120 <= k < 160 else 0) for k, p in enumerate(base)]
+    assert proposals(stretch) == [120]
+    # the stretch stays one episode though its slow steps stop being anomalous as they
+    # fill the history (from about step 145), and though one of them is quick
+    assert not anomalous(stretch[150], sorted(stretch[100:150]))
+    dip = stretch.copy()
+    dip[130] = 6000
+    assert proposals(dip) == [120]
+    # a busy machine's stall at 116, which the job captures, and the stretch 4 steps later
+    # both propose (a 50-step cooldown after 116 had hidden the stretch)
+    stall = stretch.copy()
+    stall[116] = 40_000
+    assert proposals(stall, taken={117: 116}) == [116, 120]
+    # another process's word for the stretch arrives before this process sees its onset,
+    # or this process sees the onset a step later: it proposes none for that episode
+    assert proposals(stretch, taken={119: 120}) == []
+    late = [p if k != 120 else base[120] for k, p in enumerate(stretch)]
+    assert proposals(late, taken={119: 120}) == []
+    # a later episode is a new one
+    again = stretch.copy()
+    again[250] = 60_000
+    assert proposals(again, taken={121: 120}) == [120, 250]

@@ -679,11 +679,12 @@ def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_pat
     """--profile-anomalies 3, 2 processes, 400 steps of ~6 ms; process 1 sleeps 50 ms
     before steps 120-159 (about 8x a step): every process holds a capture, triggered inside
     that stretch, of whole steps inside it, in which process 0 waits for process 1. The
-    stretch outlasts any trigger in it by more than a capture (its slow steps stay anomalous
-    until they are half the last 50; a capture a busy machine's stall opened first may delay
-    the planted one, one capture at a time, as a loaded run's did to step 138); every
-    capture's trigger was a step the rule calls anomalous (a busy machine's own stalls
-    may add one); one XProf session per capture, one file per process."""
+    stretch is one episode, captured once, and outlasts its trigger by more than a capture
+    (a capture a busy machine's stall opened first may delay the planted one, one capture
+    at a time, as a loaded run's did to step 138; a stall just before the stretch does not
+    hide it, as one at step 116 did under a 50-step cooldown); every capture's trigger was
+    a step the rule calls anomalous (a busy machine's own stalls may add one); one XProf
+    session per capture, one file per process."""
     from podscale.attach.anomaly import ANOMALY_WINDOWS, HISTORY, anomalous
 
     res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), "--profile-anomalies",

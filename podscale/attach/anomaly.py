@@ -19,6 +19,12 @@ collectives run the same steps at the same wall time, so every process holds the
 after the anomalous one. The record is a ``capture`` like a fixed window's, with the
 trigger (step, process); ``ANOMALY_WINDOWS`` at most, one at a time, and none while a
 fixed window is open.
+
+**Episodes.** A slow stretch is one anomaly: its first anomalous step proposes, and the
+stretch proposes no more until ``CALM`` steps in a row are back under the bar it began
+with (:class:`Episodes`); a process whose stretch began by the step after the job's
+trigger takes that trigger for its own. A capture asked for while one is under way follows
+it.
 """
 
 from __future__ import annotations
@@ -39,10 +45,17 @@ MIN_HISTORY = 20
 MIN_RATIO = ANOMALY_RATIO
 #: anomaly captures per run
 ANOMALY_WINDOWS = 3
+#: steps in a row back under its bar that end an episode
+CALM = 3
 PREFIX = "podscale/attach/anomaly/"
 POLL_MS = 200
 #: a capture waits at most this many median steps (and this long) for its K steps
 WAIT_STEPS, WAIT_MAX_S = 20, 60.0
+
+
+def _median(ranked: Sequence[float]) -> float:
+    n = len(ranked)
+    return ranked[n // 2] if n % 2 else (ranked[n // 2 - 1] + ranked[n // 2]) / 2
 
 
 def anomalous(period: float, history: Sequence[float], ordered: bool = False) -> bool:
@@ -52,11 +65,50 @@ def anomalous(period: float, history: Sequence[float], ordered: bool = False) ->
     if len(history) < MIN_HISTORY:
         return False
     ranked = history if ordered else sorted(history)
-    n = len(ranked)
-    med = ranked[n // 2] if n % 2 else (ranked[n // 2 - 1] + ranked[n // 2]) / 2
-    if period <= MIN_RATIO * med:
+    if period <= MIN_RATIO * _median(ranked):
         return False
-    return period > med + 3 * statistics.median(abs(x - med) for x in ranked)
+    return period > bar(ranked)
+
+
+def bar(ranked: Sequence[float]) -> float:
+    """The period above which a step is anomalous against the sorted ``ranked``."""
+    med = _median(ranked)
+    return max(MIN_RATIO * med, med + 3 * statistics.median(abs(x - med) for x in ranked))
+
+
+class Episodes:
+    """Which anomalous steps propose a capture: the first of each episode the job has not
+    taken. An episode begins at an anomalous step and lasts until ``CALM`` steps in a row
+    are back under the bar it began with (the history's own bar rises as slow steps fill
+    it, and one quick step in a slow stretch does not end it); ``taken(step)`` covers the
+    episode holding ``step`` or beginning the step after it (processes may number one
+    onset a step apart)."""
+
+    def __init__(self) -> None:
+        self.bar: float | None = None  # the current episode's, at its first step
+        self.calm = 0  # steps in a row under it
+        self.covered = -2  # the last step proposed or taken
+        self.lock = threading.Lock()  # the decision and a taken word: one at a time
+
+    def propose(self, k: int, period: float, ranked: Sequence[float]) -> bool:
+        """Step ``k`` took ``period`` after the sorted ``ranked``: whether it opens an
+        episode the job has not taken."""
+        if self.bar is not None:
+            self.calm = self.calm + 1 if period <= self.bar else 0
+            if self.calm < CALM:
+                return False
+            self.bar = None
+        if not anomalous(period, ranked, ordered=True):
+            return False
+        self.bar, self.calm = bar(ranked), 0
+        if self.covered >= k - 1:
+            return False
+        self.covered = k
+        return True
+
+    def taken(self, step: int) -> None:
+        """The job captures the anomaly at ``step``."""
+        self.covered = max(self.covered, step)
 
 
 def first_step(end_us: float, readies: list[tuple[int, int]]) -> int | None:
@@ -104,7 +156,7 @@ class Anomalies:
         self.step_name: str | None = None
         self.step_id = -1
         self.taken = 0  # windows captured (or begun)
-        self.cooldown = 0  # no proposal before this step
+        self.episodes = Episodes()
         self._words: deque[str] = deque()  # one process: proposals go here, not the store
         self._moved = threading.Condition()
         self.thread: threading.Thread | None = None
@@ -131,10 +183,10 @@ class Anomalies:
         k = readies[-1][0] + 1 if readies else 0
         if readies:
             period = ready_us - readies[-1][1]
-            if (self.thread is not None and self.taken < ANOMALY_WINDOWS
-                    and k >= self.cooldown and anomalous(period, ranked, ordered=True)):
-                self.cooldown = k + HISTORY  # this process proposes once per history
-                self._propose(k)
+            if self.thread is not None and self.taken < ANOMALY_WINDOWS:
+                with self.episodes.lock:
+                    if self.episodes.propose(k, period, ranked):
+                        self._propose(k)
             if len(periods) == HISTORY:  # the oldest leaves both
                 del ranked[bisect_left(ranked, periods[0])]
             periods.append(period)
@@ -146,7 +198,8 @@ class Anomalies:
     def _propose(self, k: int) -> None:
         word = f"{k}:{self.process}"
         if self.client is None:
-            self._words.append(word)
+            if not self._words:  # as the store's key: the first proposal waits, alone
+                self._words.append(word)
             return
         try:  # the first writer wins; a later one finds the key taken
             self.client.key_value_set(f"{PREFIX}{self.taken}", word)
@@ -158,10 +211,10 @@ class Anomalies:
             word = self._next_word()
             if word is None:
                 continue
-            self.taken += 1
             step, _, by = word.partition(":")
-            # this anomaly is the job's: this process proposes none of its own for it
-            self.cooldown = max(self.cooldown, int(step) + HISTORY)
+            with self.episodes.lock:  # the job's anomaly: this process proposes none for it
+                self.episodes.taken(int(step))
+                self.taken += 1
             try:
                 self._capture(int(step), int(by))
             except Exception as exc:  # noqa: BLE001 - the program runs on regardless
