@@ -70,10 +70,13 @@ def test_straggler_named_and_costed(straggler):
     row = s.table.set_index("process").loc[2]
     # from step 30, or a few steps later where the devices' backlog (the other hosts ran
     # ahead) hid the first sleeps, or the other test worker's load made another process
-    # last at a step or two after 30 (seen: 37, with "last in >= 28 of the 30" holding)
-    assert row["straggler"] == "chronic" and 30 <= row["since"] <= 38
+    # last at a step or two after 30 (seen: 37, with "last in >= 28 of the 30" holding);
+    # or from 29 where process 2 was last there by chance, above the late threshold (seen:
+    # 4.7 ms after the second-last, 5% of a median period of 80 ms being 4.0 ms)
+    assert row["straggler"] == "chronic" and 29 <= row["since"] <= 38
     said = findings(s)
-    assert any(line.startswith("process 2 was last in") and "from step 3" in line
+    since = f"from step {int(row['since'])}"
+    assert any(line.startswith("process 2 was last in") and since in line
                for line in said), said
     # the eval step every 10 steps is counted apart, not as a step
     others = s.others.set_index("name")
