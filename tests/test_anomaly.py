@@ -35,15 +35,18 @@ def test_executions_numbered_by_launch_and_partial_ones_left_out():
     assert whole([{"step": 0}], readies, 0, 1) == []  # no clock to place it: none
 
 
-def proposals(periods: list[float], taken: dict[int, int] | None = None) -> list[int]:
-    """The steps that propose, over the last ``HISTORY`` periods as a process keeps them;
-    ``taken``: the job's words (the step a word arrives before -> the step it names)."""
+def proposals(periods: list[float], job: dict[int, tuple[str, int]] | None = None) -> list:
+    """(step, onset) of each proposal, over the last ``HISTORY`` periods as a process keeps
+    them; ``job``: before step k, the job took the anomaly at a step ("taken", step) or a
+    capture ended with that many steps seen ("captured", seen)."""
     ep, out = Episodes(), []
     for k, period in enumerate(periods):
-        if taken and k in taken:
-            ep.taken(taken[k])
-        if ep.propose(k, period, sorted(periods[max(0, k - HISTORY):k])):
-            out.append(k)
+        what, n = (job or {}).get(k, ("", 0))
+        if what:
+            getattr(ep, what)(n)
+        onset = ep.propose(k, period, sorted(periods[max(0, k - HISTORY):k]))
+        if onset is not None:
+            out.append((k, onset))
     return out
 
 
@@ -51,24 +54,33 @@ def test_a_slow_stretch_proposes_once_and_a_stall_just_before_it_does_not_hide_i
     rng = np.random.default_rng(3)
     base = list(6000 * rng.lognormal(0, 0.1, 300))  # 6 ms steps
     stretch = [p + (50_000 if 120 <= k < 160 else 0) for k, p in enumerate(base)]
-    assert proposals(stretch) == [120]
+    assert proposals(stretch) == [(120, 120)]
     # the stretch stays one episode though its slow steps stop being anomalous as they
     # fill the history (from about step 145), and though one of them is quick
     assert not anomalous(stretch[150], sorted(stretch[100:150]))
     dip = stretch.copy()
     dip[130] = 6000
-    assert proposals(dip) == [120]
-    # a busy machine's stall at 116, which the job captures, and the stretch 4 steps later
-    # both propose (a 50-step cooldown after 116 had hidden the stretch)
+    assert proposals(dip) == [(120, 120)]
+    # a busy machine's stall at 116, which the job captures until 121 steps are seen, and
+    # the stretch 4 steps later: the stretch proposes its onset once the capture and the 3
+    # steps after it are over (a 50-step cooldown after 116 had hidden the stretch)
     stall = stretch.copy()
     stall[116] = 40_000
-    assert proposals(stall, taken={117: 116}) == [116, 120]
+    job = {117: ("taken", 116), 122: ("captured", 121)}
+    assert proposals(stall, job) == [(116, 116), (125, 120)]
     # another process's word for the stretch arrives before this process sees its onset,
     # or this process sees the onset a step later: it proposes none for that episode
-    assert proposals(stretch, taken={119: 120}) == []
+    taken = {119: ("taken", 120), 125: ("captured", 124)}
+    assert proposals(stretch, taken) == []
     late = [p if k != 120 else base[120] for k, p in enumerate(stretch)]
-    assert proposals(late, taken={119: 120}) == []
+    assert proposals(late, taken) == []
+    # a stall in the steps right after a capture is its own (the profiler's stop): none
+    stalls = base.copy()
+    stalls[50] = stalls[56] = 40_000
+    assert proposals(stalls) == [(50, 50), (56, 56)]
+    assert proposals(stalls, {51: ("taken", 50), 56: ("captured", 55)}) == [(50, 50)]
     # a later episode is a new one
     again = stretch.copy()
     again[250] = 60_000
-    assert proposals(again, taken={121: 120}) == [120, 250]
+    assert proposals(again, {121: ("taken", 120), 125: ("captured", 124)}) == [
+        (120, 120), (250, 250)]

@@ -23,8 +23,9 @@ fixed window is open.
 **Episodes.** A slow stretch is one anomaly: its first anomalous step proposes, and the
 stretch proposes no more until ``CALM`` steps in a row are back under the bar it began
 with (:class:`Episodes`); a process whose stretch began by the step after the job's
-trigger takes that trigger for its own. A capture asked for while one is under way follows
-it.
+trigger takes that trigger for its own. Nothing proposes while a capture is under way or
+in the ``CALM`` steps after it (starting and stopping the profiler stall steps); a stretch
+still on after them proposes its first step then.
 """
 
 from __future__ import annotations
@@ -77,38 +78,50 @@ def bar(ranked: Sequence[float]) -> float:
 
 
 class Episodes:
-    """Which anomalous steps propose a capture: the first of each episode the job has not
-    taken. An episode begins at an anomalous step and lasts until ``CALM`` steps in a row
-    are back under the bar it began with (the history's own bar rises as slow steps fill
-    it, and one quick step in a slow stretch does not end it); ``taken(step)`` covers the
-    episode holding ``step`` or beginning the step after it (processes may number one
-    onset a step apart)."""
+    """Which anomalous steps propose a capture, once per episode. An episode begins at an
+    anomalous step (its onset) and lasts until ``CALM`` steps in a row are back under the
+    bar it began with (the history's own bar rises as slow steps fill it, and one quick
+    step in a slow stretch does not end it). An episode the job took (its onset by the
+    step after the job's trigger: processes may number one onset a step apart) proposes
+    nothing; nor does any step while a capture is under way or in the ``CALM`` steps after
+    it (a capture's own start and stop stall the steps): an episode still on after them
+    proposes its onset then."""
 
     def __init__(self) -> None:
-        self.bar: float | None = None  # the current episode's, at its first step
+        self.bar: float | None = None  # the current episode's, at its onset
         self.calm = 0  # steps in a row under it
+        self.onset = -1
+        self.done = True  # the current episode proposed, or the job took it
         self.covered = -2  # the last step proposed or taken
+        self.quiet: float = -1  # no proposal at a step up to this one
         self.lock = threading.Lock()  # the decision and a taken word: one at a time
 
-    def propose(self, k: int, period: float, ranked: Sequence[float]) -> bool:
-        """Step ``k`` took ``period`` after the sorted ``ranked``: whether it opens an
-        episode the job has not taken."""
+    def propose(self, k: int, period: float, ranked: Sequence[float]) -> int | None:
+        """Step ``k`` took ``period`` after the sorted ``ranked``: the onset of an episode
+        to propose now, or None."""
         if self.bar is not None:
             self.calm = self.calm + 1 if period <= self.bar else 0
-            if self.calm < CALM:
-                return False
-            self.bar = None
-        if not anomalous(period, ranked, ordered=True):
-            return False
-        self.bar, self.calm = bar(ranked), 0
-        if self.covered >= k - 1:
-            return False
-        self.covered = k
-        return True
+            if self.calm >= CALM:
+                self.bar = None
+        if self.bar is None:
+            if not anomalous(period, ranked, ordered=True):
+                return None
+            self.bar, self.calm, self.onset = bar(ranked), 0, k
+            self.done = self.covered >= k - 1
+        if self.done or k <= self.quiet:
+            return None
+        self.done, self.covered = True, max(self.covered, self.onset)
+        return self.onset
 
     def taken(self, step: int) -> None:
-        """The job captures the anomaly at ``step``."""
-        self.covered = max(self.covered, step)
+        """The job captures the anomaly at ``step``, from now."""
+        self.covered, self.quiet = max(self.covered, step), float("inf")
+        if self.bar is not None and self.onset <= step + 1:
+            self.done = True
+
+    def captured(self, seen: int) -> None:
+        """The capture ended when ``seen`` steps were ready."""
+        self.quiet = seen + CALM
 
 
 def first_step(end_us: float, readies: list[tuple[int, int]]) -> int | None:
@@ -172,21 +185,22 @@ class Anomalies:
         """From now on proposals go through the store (``client`` None: one process)."""
         self.process, self.client = process, client
 
-    def observe(self, comp: Any, computations: list, ready_us: int) -> None:
-        """A call of ``comp`` is ready: if it is the step, its period against the last."""
+    def observe(self, comp: Any, computations: list, ready_us: int, k: int) -> None:
+        """The ``k``-th call of ``comp`` is ready: if it is the step, its period (from the
+        call before it, where that one was seen) against the last."""
         if not self.capture.is_step(comp, computations):
             return
         self.step_name, self.step_id = comp.name, comp.id
         readies = self.ready.setdefault(comp.id, deque(maxlen=4 * HISTORY))
         periods = self.periods.setdefault(comp.id, deque(maxlen=HISTORY))
         ranked = self.ranked.setdefault(comp.id, [])
-        k = readies[-1][0] + 1 if readies else 0
-        if readies:
+        if readies and readies[-1][0] == k - 1:
             period = ready_us - readies[-1][1]
             if self.thread is not None and self.taken < ANOMALY_WINDOWS:
                 with self.episodes.lock:
-                    if self.episodes.propose(k, period, ranked):
-                        self._propose(k)
+                    onset = self.episodes.propose(k, period, ranked)
+                    if onset is not None:
+                        self._propose(onset)
             if len(periods) == HISTORY:  # the oldest leaves both
                 del ranked[bisect_left(ranked, periods[0])]
             periods.append(period)
@@ -220,6 +234,8 @@ class Anomalies:
             except Exception as exc:  # noqa: BLE001 - the program runs on regardless
                 self.emit(record("capture_failed", trigger=[int(step), int(by)],
                                  error=f"{type(exc).__name__}: {exc}"))
+            with self.episodes.lock:
+                self.episodes.captured(self._steps_seen())
 
     def _next_word(self) -> str | None:
         if self.client is None:

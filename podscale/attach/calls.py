@@ -95,8 +95,9 @@ class CallLog:
         self.ahead = 0
         #: called before the first recorded call (the session's check that it joined)
         self.on_first: Callable[[], None] | None = None
-        #: told of each ready call on the watcher thread (:mod:`.anomaly`), where asked for
-        self.on_ready: Callable[[Computation, list[Computation], int], None] | None = None
+        #: told of each ready call (its computation, every computation, its ready time and
+        #: its index among the computation's calls) on the watcher thread (:mod:`.anomaly`)
+        self.on_ready: Callable[[Computation, list[Computation], int, int], None] | None = None
         self._owner: int | None = None  # the thread inside a recorded call
         self._main = threading.main_thread().ident
         #: calls from threads other than the main one, per computation name
@@ -195,7 +196,7 @@ class CallLog:
                 self._rows.append([cid, seq, t0, t1, ready])
             if self.on_ready is not None and ready != UNKNOWN:
                 try:
-                    self.on_ready(self.computations[cid], self.computations, ready)
+                    self.on_ready(self.computations[cid], self.computations, ready, call[1])
                 except Exception:  # noqa: BLE001 - never the program's failure
                     self.on_ready = None
             self.readied += 1
