@@ -11,10 +11,13 @@ PYTEST := $(BIN)/python -m pytest -q
 
 .PHONY: setup study test quick docs system-deps
 
+# pip compiles what it installs one file at a time; compileall does it on every core
+# (38 s against 46 s here, the same 8,364 files)
 $(BIN)/podscale: pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-compile -e '.[test]'
+	$(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null
 	touch $@
 
 setup: $(BIN)/podscale
@@ -36,7 +39,7 @@ system-deps:
 # the project's own modules compiled once: where PYTHONDONTWRITEBYTECODE is set (as here)
 # every process the tests start would compile them again on import (a stale one is ignored)
 test: setup system-deps
-	@$(BIN)/python -m compileall -q podscale analysis suites tests >/dev/null
+	@$(BIN)/python -m compileall -q -j 0 podscale analysis suites tests >/dev/null
 	@$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --durations=15 -m "not alone"; shared=$$?; \
 	echo "== the tests that judge timing, alone on the machine"; \
 	$(PYTEST) --durations=5 -m alone; alone=$$?; \

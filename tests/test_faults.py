@@ -227,27 +227,29 @@ def test_fault_specs_select_processes_and_workloads():
     assert 2 * own[0] <= total < 2.5 * own[0], (total, own)  # twice the step's own time
 
 
-#: 8 simulated hosts, each case slow enough that the signal lands mid-run
-WIDE = ["run", "--rounds", "1", "psum", "--hosts", "8", "--devices-per-host", "1",
+#: simulated hosts, each case slow enough that the signal lands mid-run
+HOSTS = 4
+WIDE = ["run", "--rounds", "1", "psum", "--hosts", str(HOSTS), "--devices-per-host", "1",
         "--sizes", "1K:512K:x2", "--variants", "shard_map", "--iters", "30", "--warmup", "1"]
 
 
 def wide_run(out: Path) -> tuple[subprocess.Popen, Path, dict[int, int]]:
-    """8 processes in the background, once every one has started and process 0 has
+    """HOSTS processes in the background, once every one has started and process 0 has
     finished its first case."""
     proc = subprocess.Popen([sys.executable, "-m", "podscale", *WIDE, "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     wait_for(lambda: any(out.iterdir()), timeout=180)
     run = only_run(out)
-    wait_for(lambda: cases_done(run, 0) >= 1 and len(worker_pids(run)) == 8, timeout=240)
+    wait_for(lambda: cases_done(run, 0) >= 1 and len(worker_pids(run)) == HOSTS,
+             timeout=240)
     return proc, run, worker_pids(run)
 
 
 @pytest.mark.parametrize("sig, wide", [(signal.SIGTERM, True), (signal.SIGHUP, False)])
 def test_scheduler_signal_stops_every_process(tmp_path, sig, wide):
     """What scancel, a Kubernetes eviction or timeout send, to the front end alone: every
-    one of 8 processes (2 for SIGHUP, the same path) stopped, the manifest interrupted
+    one of 4 processes (2 for SIGHUP, the same path) stopped, the manifest interrupted
     with the signal, records kept, exit 128 + the signal."""
     proc, run, pids = wide_run(tmp_path) if wide else started_run(tmp_path, 0)
     os.kill(proc.pid, sig)
@@ -263,7 +265,7 @@ def test_scheduler_signal_stops_every_process(tmp_path, sig, wide):
 
 
 def test_killed_front_end_leaves_no_worker_and_is_shown_abandoned(tmp_path):
-    """SIGKILL (or the out-of-memory killer) of the front end: its 8 workers end within
+    """SIGKILL (or the out-of-memory killer) of the front end: its 4 workers end within
     5 s, and show names the run abandoned, with the records it kept."""
     proc, run, pids = wide_run(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
