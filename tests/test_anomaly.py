@@ -84,3 +84,22 @@ def test_a_slow_stretch_proposes_once_and_a_stall_just_before_it_does_not_hide_i
     again[250] = 60_000
     assert proposals(again, {121: ("taken", 120), 125: ("captured", 124)}) == [
         (120, 120), (250, 250)]
+
+
+def test_a_step_is_numbered_by_its_call_not_by_the_calls_seen():
+    """The watcher is told each ready call's index among its computation's calls: a call
+    it was not told of (another computation was the step then, or its ready time was
+    unknown) leaves a gap in the numbering, and no period spans it."""
+    import threading
+    from types import SimpleNamespace
+
+    from podscale.attach.anomaly import Anomalies
+    from podscale.attach.windows import StepChoice
+
+    capture = SimpleNamespace(is_step=StepChoice("local_step").is_step)
+    watch = Anomalies(capture, 3, lambda: 0, lambda _: None, threading.Event())
+    step = SimpleNamespace(name="local_step", id=0)
+    for k in (0, 1, 2, 4, 5):  # call 3 never seen
+        watch.observe(step, [step], 6000 * k, k)
+    assert [k for k, _ in watch.ready[0]] == [0, 1, 2, 4, 5]
+    assert list(watch.periods[0]) == [6000, 6000, 6000]  # 0-1, 1-2, 4-5: none over 2-4
