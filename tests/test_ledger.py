@@ -77,3 +77,21 @@ def test_worker_numpy_buffers_without_huge_pages():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_a_process_start_is_read_to_the_clock_tick():
+    """A process's start, as its ledger reads it from /proc, lies between the instant its
+    parent started it and its own first line (to the 10 ms tick): the boot time in whole
+    seconds that it had been read against put it up to 1 s early (0.96 s here)."""
+    import subprocess
+    import sys
+    import time
+
+    code = ("import time\nfirst = time.time()\n"
+            "from podscale.startup.ledger import process_start\n"
+            "print(process_start(), first)\n")
+    before = time.time()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    start, first = map(float, out)
+    assert before - 0.02 <= start <= first + 0.02, (before, start, first)

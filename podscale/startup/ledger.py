@@ -30,14 +30,17 @@ def peak_rss_mb() -> float:
 
 
 def process_start() -> float | None:
-    """When this process started (seconds since the epoch), from /proc on Linux."""
+    """When this process started (seconds since the epoch), from /proc on Linux: its start
+    in clock ticks since boot, against the seconds since boot now (``/proc/uptime``, to
+    10 ms). Not against ``/proc/stat``'s ``btime``, the boot in whole seconds: it put every
+    start up to 1 s early (0.96 s on this machine, all of it in the ``interpreter`` phase)."""
     try:
         with open("/proc/self/stat") as fh:
             ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat") as fh:
-            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime"))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        with open("/proc/uptime") as fh:
+            up = float(fh.read().split()[0])
+        return time.time() - up + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
         return None
 
 
