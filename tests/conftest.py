@@ -36,24 +36,24 @@ def small_run(tmp_path_factory) -> Path:
     return only_run(out)
 
 
-#: words of a module whose jobs JAX joins by its launcher's variables (mpirun's, srun's):
-#: JAX puts such a job's coordinator on a port from its job id, in one 4096-port range
-#: for both, so two at once may meet on one port (a process 0 of one job joining the
-#: other's coordinator: "tried to connect with a different incarnation"); they share the
-#: cluster modules' xdist group, one at a time
-LAUNCHED = ("mpirun", "srun", "sbatch")
+#: a test module that starts a job under a launcher (mpirun, srun, sbatch) says so with
+#: ``pytest.mark.cluster``: JAX puts such a job's coordinator on a port from its job id,
+#: in one 4096-port range for both launchers, so two at once may meet on one port (a
+#: process 0 of one job joining the other's coordinator: "tried to connect with a
+#: different incarnation"); the marked modules share one xdist group, one at a time
+#: (``tests/test_lint.py`` finds a module that runs a launcher unmarked)
+CLUSTER = "pytest.mark.cluster"
 
 
 @functools.cache
 def _group_of(path: str) -> str:
     """The xdist group of a test module (its path as in a node id): ``cluster`` for the
-    cluster modules and those that start a job under a launcher, else the module."""
+    modules marked ``cluster``, else the module."""
     try:
         source = (ROOT / path).read_text()
     except OSError:
         return path
-    launched = any(f'"{w}"' in source or f"'{w}'" in source for w in LAUNCHED)
-    return "cluster" if "pytest.mark.cluster" in source or launched else path
+    return "cluster" if CLUSTER in source else path
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, where it is loaded

@@ -81,6 +81,7 @@ def test_a_failing_rank_ends_the_profiled_job_with_its_code(tmp_path, fault, cod
     assert ends[0]["error"].startswith("stopped: process 1 failed")
 
 
+@pytest.mark.cluster
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI's mpirun not installed")
 def test_a_failing_rank_ends_an_mpirun_job_with_no_front_end(tmp_path):
     """mpirun told to leave the job alone when a process exits non-zero

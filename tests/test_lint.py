@@ -2,6 +2,7 @@
 function length, and the docs site (mkdocs build --strict)."""
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -275,7 +276,34 @@ def test_xdist_groups_a_module_whole_and_the_cluster_modules_together(request):
     scope = sched._split_scope
     assert scope("tests/test_table.py::test_a") == scope("tests/test_table.py::test_b@x") \
         == "tests/test_table.py"
-    assert scope("tests/test_cluster.py::t") == scope("tests/test_pods.py::t") == "cluster"
+    assert scope("tests/test_cluster.py::t") == scope("tests/test_pods.py::t") \
+        == scope("tests/test_ending.py::t") == "cluster"
+    # a module that only names a launcher (a refused `podscale sbatch`) is its own
+    assert scope("tests/test_cli.py::t") == "tests/test_cli.py"
     assert scope("tests/test_history.py::t") != scope("tests/test_table.py::t")
     assert pytest_xdist_make_scheduler(SimpleNamespace(getvalue=lambda n: "load"), None) \
         is None
+
+
+#: what in a test module's source runs a launcher for real: it needs the launcher's
+#: program (and skips where it is missing), or starts the single-node Slurm cluster
+RUNS_A_LAUNCHER = re.compile(r'which\("(mpirun|srun|sbatch)"\)|\bdef test_\w+\([^)]*\bslurm\b')
+
+
+def _unmarked_launchers(tests: Path) -> list[str]:
+    from tests.conftest import CLUSTER
+
+    return sorted(f.name for f in tests.glob("test_*.py")
+                  if RUNS_A_LAUNCHER.search(f.read_text()) and CLUSTER not in f.read_text())
+
+
+def test_a_module_that_runs_a_launcher_is_marked_cluster(tmp_path):
+    """Jobs under mpirun or srun may meet on one coordinator port: the modules that start
+    them are marked ``cluster`` and run one at a time (tests/conftest.py); a module that
+    needs mpirun and is unmarked is found."""
+    assert _unmarked_launchers(ROOT / "tests") == []
+    (tmp_path / "test_planted.py").write_text(
+        "import shutil\nimport pytest\n\n\n@pytest.mark.skipif(shutil.which(\"mpirun\") is None,"
+        " reason='')\ndef test_x():\n    pass\n")
+    (tmp_path / "test_named.py").write_text('ARGS = ["sbatch", "--nodes", "1"]\n')
+    assert _unmarked_launchers(tmp_path) == ["test_planted.py"]
