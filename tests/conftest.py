@@ -26,14 +26,38 @@ def only_run(out: Path) -> Path:
     return run
 
 
-@pytest.fixture(scope="session")
-def small_run(tmp_path_factory) -> Path:
-    """A real 2-process x 2-device run of both suites and both variants, in 2 rounds."""
-    out = tmp_path_factory.mktemp("runs")
+def shared_once(tmp_path_factory, name: str, make) -> Path:
+    """``make(a new folder)``'s path, made once in the whole session: under pytest-xdist
+    the first worker to ask makes it while the others wait for it (a file lock in the
+    session's folder) and read the path it left; where making fails, the next to ask
+    tries again. What it makes is read, never changed, by the tests that share it."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return make(tmp_path_factory.mktemp(name))
+    made = base.parent / f"{name}.path"
+    with open(base.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made.exists():
+            return Path(made.read_text())
+        path = make(tmp_path_factory.mktemp(name))
+        made.write_text(str(path))
+        return path
+
+
+def _small_run(out: Path) -> Path:
     res = podscale("run", "dot,psum", "--rounds", "2", "--hosts", "1,2", "--devices-per-host", "2",
                    "--sizes", "4K,16K,64K", "--iters", "5", "--warmup", "1", "--out", str(out))
     assert res.returncode == 0, res.stderr + res.stdout
     return only_run(out)
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> Path:
+    """A real 2-process x 2-device run of both suites and both variants, in 2 rounds (one
+    for the whole session: :func:`shared_once`)."""
+    return shared_once(tmp_path_factory, "runs", _small_run)
 
 
 #: a test module that starts a job under a launcher (mpirun, srun, sbatch) says so with
@@ -78,9 +102,10 @@ STARTS = ("podscale(", "execute(", "subprocess", "run_local(")
 
 
 def _starts_processes(fn, names: dict, depth: int = 2) -> bool:
-    """Whether ``fn``'s source starts processes, or calls a function of ``names`` (its
-    module's globals) that does, ``depth`` calls deep."""
+    """Whether ``fn``'s source starts processes, or names (calls, or hands on to be
+    called) a function of ``names`` (its module's globals) that does, ``depth`` deep."""
     import inspect
+    import re
 
     try:
         source = inspect.getsource(fn)
@@ -88,8 +113,8 @@ def _starts_processes(fn, names: dict, depth: int = 2) -> bool:
         return False
     if any(s in source for s in STARTS):
         return True
-    called = [f for n, f in names.items() if f"{n}(" in source and inspect.isfunction(f)
-              and f is not fn]
+    called = [f for n, f in names.items() if inspect.isfunction(f) and f is not fn
+              and (f"{n}(" in source or re.search(rf"[(,]\s*{re.escape(n)}\s*[,)]", source))]
     return depth > 0 and any(_starts_processes(f, vars(inspect.getmodule(f) or fn),
                                                depth - 1) for f in called)
 
@@ -117,7 +142,7 @@ def pytest_collection_modifyitems(config, items) -> None:
         names = vars(item.module)
         starters = {(d.scope, d.func) for ds in defs.values() for d in ds  # ours, not pytest's
                     if d.func.__module__.startswith("tests") and d.argname[0] != "_"
-                    and _starts_processes(d.func, names)}
+                    and _starts_processes(d.func, vars(sys.modules[d.func.__module__]))}
         once = {"module": item.module.__name__, "session": "session"}
         item.stash[LAUNCHES] = frozenset(
             {f"{once.get(scope, item.nodeid)}:{f.__qualname__}" for scope, f in starters}
@@ -149,11 +174,15 @@ def _quick_starts_nothing(monkeypatch):
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory) -> Path:
     """podscale as a user gets it: a wheel built from this checkout, installed (no
-    dependencies: they are this environment's) into a folder outside the repository."""
+    dependencies: they are this environment's) into a folder outside the repository (one
+    for the whole session: :func:`shared_once`)."""
+    return shared_once(tmp_path_factory, "wheel", _install)
+
+
+def _install(work: Path) -> Path:
     import shutil
     import zipfile
 
-    work = tmp_path_factory.mktemp("wheel")
     source = work / "source"  # a copy of the working tree: building never touches it
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.split()

@@ -3,6 +3,7 @@ process, leaves no orphans and keeps the records already written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -46,12 +47,15 @@ def wait_for(predicate, timeout: float = 120.0) -> None:
 
 
 def worker_pids(run: Path) -> dict[int, int]:
+    """Each process's pid, from its env record (the records are read as the workers write
+    them: the last line may be half written, and is read on the next look)."""
     pids = {}
     for path in run.glob("records/*/process-*.jsonl"):
         for line in path.read_text().splitlines():
-            rec = json.loads(line)
-            if rec["type"] == "env":
-                pids[rec["process"]] = rec["pid"]
+            if '"type": "env"' in line:
+                with contextlib.suppress(json.JSONDecodeError):
+                    rec = json.loads(line)
+                    pids[rec["process"]] = rec["pid"]
     return pids
 
 
@@ -169,8 +173,7 @@ def test_damaged_record_lines_are_left_out_and_named(small_run, tmp_path):
     import shutil
 
     copy = tmp_path / "copy"
-    shutil.copytree(small_run, copy)
-    shutil.rmtree(copy / "cache", ignore_errors=True)
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", ".cache-*"))
     victim = sorted(copy.glob("records/*/process-0.jsonl"))[0]
     victim.write_text("".join(DAMAGED) + victim.read_text() + '{"type": "samples", "case_')
     res = podscale("show", str(copy))

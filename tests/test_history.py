@@ -41,8 +41,7 @@ def test_other_hardware_is_kept_apart(tmp_path):
 
 def test_history_of_real_runs_through_the_cli(small_run, tmp_path):
     copy = tmp_path / "runs" / f"{small_run.name}-copy"
-    shutil.copytree(small_run, copy)
-    shutil.rmtree(copy / "cache", ignore_errors=True)
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", ".cache-*"))
     res = podscale("history", str(small_run), str(copy), "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
     assert "# history: 2 runs" in res.stdout and "24 cases" in res.stdout

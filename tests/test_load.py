@@ -105,7 +105,7 @@ def test_a_complete_run_whose_records_are_empty_is_refused(small_run, tmp_path):
     from tests.conftest import podscale
 
     copy = tmp_path / "emptied"
-    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache"))
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", ".cache-*"))
     for f in (copy / "records").rglob("*.jsonl"):
         f.write_text("")
     for args in (("show", str(copy)), ("compare", str(small_run), str(copy))):
@@ -127,7 +127,7 @@ def test_a_degraded_jax_hook_is_said_in_the_report(small_run, tmp_path):
 
     assert degraded_findings(load_run(small_run).envs) == []
     copy = tmp_path / "run"
-    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", "report"))
+    shutil.copytree(small_run, copy, ignore=shutil.ignore_patterns("cache", ".cache-*", "report"))
     record = sorted(copy.glob("records/*/process-1.jsonl"))[0]
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     for obj in lines:
