@@ -3,10 +3,11 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 # pytest-xdist workers for the tests that judge no timing (a test module runs whole on
-# one of them: tests/conftest.py); the tests marked `alone` judge a planted timing effect
-# and run after them in a session of their own, alone on the machine: beside a second
-# worker one of them failed in most full runs on this 2-core machine (docs/decisions.md)
-TEST_WORKERS ?= 2
+# one of them: tests/conftest.py): one more than this 2-core machine's cores, to use what
+# a test waiting on a timeout or a launch leaves idle; the tests marked `alone` judge a
+# planted timing effect and run after them in a session of their own, alone on the
+# machine: beside a second worker one of them failed in most full runs (docs/decisions.md)
+TEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q
 
 .PHONY: setup study test quick docs system-deps
