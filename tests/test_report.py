@@ -1,5 +1,6 @@
 """Reports and comparisons, from synthetic records and from a real small run."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -140,9 +141,31 @@ def test_compare_refuses_different_environments(tmp_path):
     assert (tmp_path / "c" / "compare-a-fits.csv").exists()
 
 
-def test_synthetic_report_escapes(tmp_path):
-    run = make_run(tmp_path / "r")
-    html_path, md_path = write_report(run)
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A synthetic run's report, written by a process of its own that imports the analysis
+    side only: (the run, the modules of the measuring side it had imported by the end)."""
+    run = make_run(tmp_path_factory.mktemp("synthetic") / "r")
+    code = ("import json, sys, podscale.analysis as analysis, podscale.analysis.render.report, "
+            "podscale.analysis.data.traces, podscale.analysis.verdicts.compare, "
+            "podscale.analysis.render.asvresults, podscale.analysis.render.plots\n"
+            f"analysis.render.report.write_report({str(run)!r})\n"
+            "print(json.dumps([m for m in sys.modules if m.startswith(('podscale.worker', "
+            "'jax', 'podscale.suites', 'podscale.launch'))]))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    return run, json.loads(res.stdout.splitlines()[-1])
+
+
+def test_analysis_never_imports_jax_or_the_measuring_side(synthetic):
+    """A report is written without JAX (nor jaxlib), the worker, the launchers or the
+    workloads' code."""
+    assert synthetic[1] == []
+
+
+def test_synthetic_report_escapes(synthetic):
+    run = synthetic[0]
+    html_path, md_path = run / "report" / "index.html", run / "report" / "summary.md"
     text = html_path.read_text()
     assert "<synthetic" not in text and "&lt;synthetic &amp; 'run'&gt;" in text
     assert text.count("data:image/png;base64,") >= 5
@@ -184,18 +207,6 @@ def test_report_from_real_run_renders_in_chromium(small_run, tmp_path):
     rgb = img[..., :3]
     colourful = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 0.2
     assert colourful.mean() > 0.001  # a text-only page has ~0 colourful pixels
-
-
-def test_analysis_never_imports_jax(tmp_path):
-    code = ("import sys, podscale.analysis.render.report, podscale.analysis.data.traces, "
-            "podscale.analysis.verdicts.compare, podscale.analysis.render.asvresults, "
-            "podscale.analysis.render.plots\n"
-            "from podscale.analysis.render.report import write_report\n"
-            f"write_report({str(make_run(tmp_path / 'r'))!r})\n"
-            "assert 'jax' not in sys.modules and 'jaxlib' not in sys.modules, 'jax imported'\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT)
-    assert res.returncode == 0, res.stderr
 
 
 def test_slow_process_is_named_at_scale(tmp_path):

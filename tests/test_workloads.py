@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -161,18 +159,6 @@ def test_compare_refuses_different_settings(tmp_path):
     assert res.returncode == 2 and "use --force" in res.stderr
     table, notes = compare(a, b, force=True)
     assert len(table) == 48 and any("sync" in n for n in notes)
-
-
-def test_analysis_never_imports_worker_code(tmp_path):
-    code = ("import sys, podscale.analysis as analysis, podscale.analysis.render.report, "
-            "podscale.analysis.data.traces, podscale.analysis.verdicts.compare, "
-            "podscale.analysis.render.asvresults, podscale.analysis.render.plots\n"
-            f"analysis.render.report.write_report({str(make_run(tmp_path / 'r'))!r})\n"
-            "bad = [m for m in sys.modules if m.startswith(('podscale.worker', 'jax', "
-            "'podscale.suites', 'podscale.launch'))]\n"
-            "assert not bad, bad\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert res.returncode == 0, res.stderr
 
 
 # Two user collectives declaring no exact rule: a psum whose body is 2 ulps low on every
