@@ -271,7 +271,8 @@ def test_xdist_groups_a_module_whole_and_the_cluster_modules_together(request):
 
     from tests.conftest import pytest_xdist_make_scheduler
 
-    config = SimpleNamespace(getvalue={"dist": "loadgroup", "tx": ["2*popen"]}.get)
+    config = SimpleNamespace(getvalue={"dist": "loadgroup", "tx": ["2*popen"]}.get,
+                             option=SimpleNamespace())
     sched = pytest_xdist_make_scheduler(config, None)
     scope = sched._split_scope
     assert scope("tests/test_table.py::test_a") == scope("tests/test_table.py::test_b@x") \
@@ -283,6 +284,17 @@ def test_xdist_groups_a_module_whole_and_the_cluster_modules_together(request):
     assert scope("tests/test_history.py::t") != scope("tests/test_table.py::t")
     assert pytest_xdist_make_scheduler(SimpleNamespace(getvalue=lambda n: "load"), None) \
         is None
+    # the workers take the asv group first, then the groups with the most tests
+    from tests.conftest import in_schedule_order
+
+    def item(nodeid: str, asv: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda m: asv and m == "asv")
+
+    items = [item("tests/test_table.py::a"), item("tests/test_cli.py::a"),
+             item("tests/test_asv.py::x", asv=True), item("tests/test_cli.py::b")]
+    assert [i.nodeid for i in in_schedule_order(items)] == [
+        "tests/test_asv.py::x", "tests/test_cli.py::a", "tests/test_cli.py::b",
+        "tests/test_table.py::a"]
 
 
 #: what in a test module's source runs a launcher for real: it needs the launcher's
