@@ -139,6 +139,23 @@ def test_hung_worker_hits_case_timeout(tmp_path):
     assert_clean_failure(run, worker_pids(run))
 
 
+def test_a_start_up_is_bounded_by_the_join_not_the_case_timeout(tmp_path):
+    """Process 1 starts 4 s late (planted before its join), beyond a 2 s case timeout: a
+    start-up is no case, the join's own timeout bounds it, and the run completes. Both
+    processes stuck before joining, past the case timeout and the join's 2 s together: the
+    launch ends then (at 3 s, before the planted 6 s), naming both as never joined."""
+    grid = ["run", "psum", "--hosts", "2", "--devices-per-host", "1", "--sizes", "1K",
+            "--iters", "2", "--rounds", "1", "--case-timeout"]
+    res = podscale(*grid, "2", "--out", str(tmp_path / "late"),
+                   env={**os.environ, "PODSCALE_FAULT": "late=4@1:*"})
+    assert res.returncode == 0, res.stderr
+    res = podscale(*grid, "1", "--out", str(tmp_path / "stuck"),
+                   env={**os.environ, "PODSCALE_FAULT": "late=6@*:*",
+                        "PODSCALE_INIT_TIMEOUT": "2"})
+    assert res.returncode == 3 and "no progress for 3s before process(es) 0,1 joined the " \
+        "job (case timeout 1s + PODSCALE_INIT_TIMEOUT 2s)" in res.stderr, res.stderr
+
+
 def test_ctrl_c_shuts_down_cleanly(tmp_path):
     proc, run, pids = started_run(tmp_path, 0)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does to the foreground group

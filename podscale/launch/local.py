@@ -176,15 +176,29 @@ def supervise(
         now, progress = time.monotonic(), _progress(workers, watched)
         if progress != seen:
             seen, since = progress, now
-        elif now - since > case_timeout:
+        elif now - since > case_timeout and (why := _timed_out(now - since, case_timeout,
+                                                                watched)):
             stuck = [w for w, code in zip(workers, codes) if code is None]
             lasts = "; ".join("{}: {}".format(*w.culprit()) for w in stuck)
-            raise WorkerFailed(
-                f"{label}: no progress for {case_timeout:g}s (case timeout), stopped "
-                f"{len(stuck)} running process(es); last output: {lasts} "
-                f"(logs: {stuck[0].log.parent})"
-            )
+            raise WorkerFailed(f"{label}: {why}, stopped {len(stuck)} running process(es); "
+                               f"last output: {lasts} (logs: {stuck[0].log.parent})")
         time.sleep(0.05)
+
+
+def _timed_out(quiet: float, case_timeout: float, watched: Sequence[Path]) -> str | None:
+    """Why ``quiet`` seconds without progress end the launch, or None: the case timeout
+    once every process has joined; before, a start-up (imports, and a join that waits for
+    the slowest process) is no case, and the join's own timeout (``PODSCALE_INIT_TIMEOUT``,
+    which each worker holds itself to) comes on top of it."""
+    waiting = never_joined(watched)
+    if not waiting:
+        return f"no progress for {case_timeout:g}s (case timeout)"
+    join = float(os.environ.get(envnames.INIT_TIMEOUT, "300"))
+    if quiet <= case_timeout + join:
+        return None
+    return (f"no progress for {case_timeout + join:g}s before process(es) "
+            f"{','.join(map(str, waiting))} joined the job (case timeout {case_timeout:g}s + "
+            f"{envnames.INIT_TIMEOUT} {join:g}s)")
 
 
 def _disk_failure(w: Worker, code: int | None, line: str, label: str
