@@ -236,13 +236,17 @@ say("\\n".join(f"B {rank} {i} " + "y" * 100 for i in range(count)))  # on stdout
 
 
 @needs_mpirun
+@pytest.mark.alone
 def test_lines_written_at_the_same_instant_stay_whole_under_mpirun(tmp_path):
     """6 ranks under ``mpirun --tag-output`` write 200 long lines each at the same instant
     on standard error (where podscale's messages go; a pipe there): every line reaches
     mpirun's output whole, tagged once with its own rank. Standard output is a
     pseudo-terminal under Open MPI, read in pieces as they arrive whatever the writer
     does: a 200-line block there comes back whole as messages, its fragments joined
-    by rank (what ``podscale collect`` and the launcher's culprit read)."""
+    by rank (what ``podscale collect`` and the launcher's culprit read). (Alone on the
+    machine: a line waits at most 0.5 s for mpirun's reader to take what the pipe holds,
+    podscale.core.lines; beside three test workers and a busy loop the reader fell
+    further behind, one line came in two pieces, and the readers joined them.)"""
     import re
 
     from podscale.core.lines import rejoin_mpirun
