@@ -40,6 +40,11 @@ GRID: Final[MappingProxyType[str, Any]] = MappingProxyType({
     "params": {}})
 #: seconds without progress after which a run is stopped
 CASE_TIMEOUT: Final = 300.0
+#: seconds ``jax.distributed.initialize`` waits for every process where
+#: ``PODSCALE_INIT_TIMEOUT`` does not say: in a job podscale's local launcher started, and
+#: in a cluster JAX detects (JAX's own default); the local supervisor allows the longer
+JOIN_TIMEOUT_LOCAL: Final = 120
+JOIN_TIMEOUT_DETECTED: Final = 300
 #: where runs land
 OUT: Final = Path("results")
 #: podscale seed's reference layout

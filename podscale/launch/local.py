@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from podscale.core import envnames
+from podscale.core import defaults, envnames
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
@@ -193,7 +193,7 @@ def _timed_out(quiet: float, case_timeout: float, watched: Sequence[Path]) -> st
     waiting = never_joined(watched)
     if not waiting:
         return f"no progress for {case_timeout:g}s (case timeout)"
-    join = float(os.environ.get(envnames.INIT_TIMEOUT, "300"))
+    join = float(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_DETECTED))
     if quiet <= case_timeout + join:
         return None
     return (f"no progress for {case_timeout + join:g}s before process(es) "

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from podscale.core import envnames, lines
+from podscale.core import defaults, envnames, lines
 from podscale.core.records import EnvRecord
 from podscale.startup.jaxapi import DEGRADED, coordination_client
 
@@ -92,7 +92,8 @@ def join_detected(jax: Any) -> None:
     from podscale.core.errors import UsageError
     from podscale.startup.jaxapi import detected_join
 
-    began, timeout = time.monotonic(), int(os.environ.get(envnames.INIT_TIMEOUT, "300"))
+    began = time.monotonic()
+    timeout = int(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_DETECTED))
     try:
         address, _, index = detected_join()
         if address and index:  # JAX ends a process whose coordinator never answers
@@ -192,7 +193,7 @@ def start() -> Runtime:
     simulate_cpu(jax)
     join = local_join()
     if join:
-        timeout = int(os.environ.get(envnames.INIT_TIMEOUT, "120"))
+        timeout = int(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_LOCAL))
         began = time.monotonic()
         try:
             jax.distributed.initialize(**join, initialization_timeout=timeout)
