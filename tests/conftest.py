@@ -33,11 +33,11 @@ def shared_once(tmp_path_factory, name: str, make) -> Path:
     tries again. What it makes is read, never changed, by the tests that share it."""
     import fcntl
 
-    base = tmp_path_factory.getbasetemp()
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return make(tmp_path_factory.mktemp(name))
-    made = base.parent / f"{name}.path"
-    with open(base.parent / f"{name}.lock", "w") as lock:
+    session = tmp_path_factory.getbasetemp().parent  # the workers' folders are in it
+    made = session / f"{name}.path"
+    with open(session / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if made.exists():
             return Path(made.read_text())
@@ -80,6 +80,11 @@ def _group_of(path: str) -> str:
     return "cluster" if CLUSTER in source else path
 
 
+def _group_of_test(nodeid: str) -> str:
+    """The xdist group of a test, by its node id's module."""
+    return _group_of(nodeid.split("::", 1)[0])
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, where it is loaded
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` as this suite means it, a module whole on one worker and the
@@ -92,7 +97,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ModuleGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return _group_of(nodeid.split("::", 1)[0])
+            return _group_of_test(nodeid)
 
     config.option.loadscopereorder = False  # the workers' collection is in order already
     return ModuleGroups(config, log)
@@ -105,7 +110,7 @@ def in_schedule_order(items: list) -> list:
     tests first, as pytest-xdist orders them; a group's tests as collected."""
     groups: dict[str, list] = {}
     for item in items:
-        groups.setdefault(_group_of(item.nodeid.split("::", 1)[0]), []).append(item)
+        groups.setdefault(_group_of_test(item.nodeid), []).append(item)
 
     def first(group: str) -> tuple[bool, int]:
         return (not any(i.get_closest_marker("asv") for i in groups[group]),

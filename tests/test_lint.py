@@ -305,8 +305,9 @@ RUNS_A_LAUNCHER = re.compile(r'which\("(mpirun|srun|sbatch)"\)|\bdef test_\w+\([
 def _unmarked_launchers(tests: Path) -> list[str]:
     from tests.conftest import CLUSTER
 
-    return sorted(f.name for f in tests.glob("test_*.py")
-                  if RUNS_A_LAUNCHER.search(f.read_text()) and CLUSTER not in f.read_text())
+    sources = {f.name: f.read_text() for f in tests.glob("test_*.py")}
+    return sorted(name for name, source in sources.items()
+                  if RUNS_A_LAUNCHER.search(source) and CLUSTER not in source)
 
 
 def test_a_module_that_runs_a_launcher_is_marked_cluster(tmp_path):
