@@ -1,10 +1,15 @@
 """``matmul``: the compute ceiling — a matrix product on every local device.
 
-Each local device multiplies its own ``A`` (M x K) by its own ``B`` (K x N) and keeps the
-float32 product (``preferred_element_type``: a bfloat16 product accumulates in float32, as
-the MXU and tensor cores do); no communication. ``size`` N makes it square (N x N x N);
-``shape`` gives M x K x N instead. ``work`` counts 2·M·K·N flops per device, so its
-GFLOP/s is the figure to hold a step's FLOP/s against, and its bytes the three matrices.
+Each local device multiplies its own ``A`` (M x K) by its own ``B`` (K x N); no
+communication. ``size`` N makes it square (N x N x N); ``shape`` gives M x K x N instead.
+``work`` counts 2·M·K·N operations per device, so its GFLOP/s is the figure to hold a
+step's FLOP/s against, and its bytes the three matrices.
+
+``out_dtype`` is the product's dtype: ``accumulator`` (the default) keeps what the MXU and
+tensor cores accumulate in — float32, int32 for int8 inputs — every element exact and the
+series the same as before the parameter; ``input`` writes the inputs' dtype (a bfloat16
+product rounded once to bfloat16, as AMB's matmul and most models' layers write: half the
+output bytes). ``int8`` inputs accumulate in int32 (against the chip's int8 peak).
 
 ``precision`` is JAX's (``default``, ``high``, ``highest``): on a TPU ``default``
 multiplies float32 inputs as bfloat16 in one pass, and on GPUs as TF32. The inputs are
@@ -17,7 +22,7 @@ tells the precision the device used: an element equal to the integer-only produc
 ``high`` and is wrong at ``highest``. The exact pass multiplies integers by a B whose
 product is known in closed form — ones plus a shifted identity plus twice another:
 ``C[i, j] = sum(A[i]) + A[i, j mod K] + 2 A[i, (j + 1) mod K]`` — and compares every
-element.
+element (at ``out_dtype=input``, with the exact product rounded once to the output dtype).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from podscale import ExactCheck, Expected, Mapped, Param, UsageError, Work, cast
 LIMIT = 2
 #: JAX's matmul precisions
 PRECISIONS = ("default", "high", "highest")
+#: the product's dtype: what the device accumulates in, or the inputs' own
+OUT_DTYPES = ("accumulator", "input")
 #: A's integer parts where it carries a fraction: m + 2**-f rounds to m in bfloat16 and
 #: TF32 for each (never a tie), and B is then in [0, LIMIT] so the losses add up
 WHOLE = (-2, 1, 2)
@@ -62,27 +69,52 @@ def dims(case) -> tuple[int, int, int]:
     return m, k, n
 
 
+def out_dtype(case) -> str:
+    """The product's dtype: the accumulator's (float32, int32 for int8), or the input's."""
+    if case.p["out_dtype"] == "input":
+        return case.dtype
+    return "int32" if case.dtype == "int8" else "float32"
+
+
+def rounded(value: np.ndarray, case) -> np.ndarray:
+    """The exact product as the output holds it: rounded once to a narrower float output
+    (round to nearest even, as the device writes an accumulator it rounds), else itself."""
+    if out_dtype(case) in ("float32", "int32"):
+        return value
+    return np.asarray(cast(value, out_dtype(case)), np.float64)
+
+
 class Matmul(Mapped):
-    """compute ceiling: each local device's A (MxK) @ B (KxN), float32 accumulation"""
+    """compute ceiling: each local device's A (MxK) @ B (KxN), float32 (int32) accumulation"""
 
     name = "matmul"
     version = "2"
+    dtypes = ("float32", "bfloat16", "float16", "int8")
     split_param = None  # every device multiplies matrices of the full shape
     params = (Param("size", 4096, "size", help="N of a square N x N x N product per device",
                     unit="rows"),
               Param("shape", "square", "str", help="MxKxN per device instead of size "
                                                    "(square: size cubed)"),
               Param("precision", "default", "str", choices=PRECISIONS,
-                    help="JAX's matmul precision (default: bfloat16 on a TPU, TF32 on GPUs)"))
+                    help="JAX's matmul precision (default: bfloat16 on a TPU, TF32 on GPUs)"),
+              Param("out_dtype", "accumulator", "str", choices=OUT_DTYPES,
+                    help="the product's dtype: accumulator (float32; int32 for int8 "
+                         "inputs) or input (the inputs' dtype, as AMB writes)"))
 
     def cases(self, case):
         """One case per distinct product: a shaped one's ``size`` is its N, so ``--sizes``
-        given beside a shape does not repeat the product under other labels."""
-        if str(case.p["shape"]).lower() == "square":
-            return [case]
-        n = dims(case)[2]
-        return [replace(case, params=tuple((k, n if k == "size" else v)
-                                           for k, v in case.params))]
+        given beside a shape does not repeat the product under other labels; a float32
+        product written as its input dtype is the accumulator's (one case, not two)."""
+        n = dims(case)[2] if str(case.p["shape"]).lower() != "square" else case.p["size"]
+        same = case.dtype == "float32" and case.p["out_dtype"] == "input"
+        return [replace(case, params=tuple(
+            (k, n if k == "size" else "accumulator" if k == "out_dtype" and same else v)
+            for k, v in case.params))]
+
+    def unsupported_case(self, case):
+        if case.dtype == "int8" and case.p["out_dtype"] == "input":
+            return "int8 products accumulate in int32 and would overflow an int8 output"
+        return None
 
     def check_case(self, case):
         m, k, n = dims(case)
@@ -105,7 +137,7 @@ class Matmul(Mapped):
     def body(self, case, axes, a, b):
         import jax.numpy as jnp
 
-        return jnp.matmul(a, b, preferred_element_type=jnp.float32,
+        return jnp.matmul(a, b, preferred_element_type=jnp.dtype(out_dtype(case)),
                           precision=case.p["precision"])
 
     def reference(self, ctx, local):
@@ -119,8 +151,9 @@ class Matmul(Mapped):
         value = np.matmul(a, b[:, :, where])
         lowered = None if fraction_bits(ctx.case) is None else \
             np.matmul(np.floor(a), b[:, :, where])
-        return Expected(value, 0.0, positions=None if cols == n else where, dtype="float32",
-                        lowered=lowered, lowered_ok=ctx.case.p["precision"] != "highest")
+        return Expected(rounded(value, ctx.case), 0.0, positions=None if cols == n else where,
+                        dtype=out_dtype(ctx.case), lowered=lowered,
+                        lowered_ok=ctx.case.p["precision"] != "highest")
 
     def exact_check(self, ctx):
         m, k, n = dims(ctx.case)
@@ -134,12 +167,14 @@ class Matmul(Mapped):
         value = a.sum(axis=-1, keepdims=True) + a[:, :, j % k] + 2 * a[:, :, (j + 1) % k]
         inputs = (cast(a.astype(np.float32), ctx.case.dtype),
                   cast(np.broadcast_to(b, (d, k, n)).astype(np.float32), ctx.case.dtype))
-        return ExactCheck(inputs, Expected(value, 0.0, dtype="float32"))
+        return ExactCheck(inputs, Expected(rounded(value, ctx.case), 0.0,
+                                           dtype=out_dtype(ctx.case)))
 
     def work(self, case):
         m, k, n = dims(case)
         d = case.devices_per_host
-        per_device = (m * k + k * n) * case.itemsize + m * n * 4
+        out = 4 if case.p["out_dtype"] == "accumulator" else case.itemsize
+        per_device = (m * k + k * n) * case.itemsize + m * n * out
         return Work(per_device * d, 2 * m * k * n * d, per_device)
 
 

@@ -259,8 +259,8 @@ def test_matmul_float32_inputs_reveal_a_lowered_precision(k, bits):
 
     def case(precision):
         return Case("matmul", "2", "matmul", "shard_map", "float32", Layout(1, 1),
-                    (("size", 8), ("shape", f"8x{k}x8"), ("precision", precision)),
-                    Settings(check_elements=16))
+                    (("size", 8), ("shape", f"8x{k}x8"), ("precision", precision),
+                     ("out_dtype", "accumulator")), Settings(check_elements=16))
 
     assert fraction_bits(case("default")) == bits
     ctx = Context(case("default"), 0, 1, [None], None)
@@ -285,3 +285,46 @@ def test_matmul_float32_inputs_reveal_a_lowered_precision(k, bits):
         off[0, 0, :] += 1
         assert check(off, wl.reference(Context(case("default"), 0, 1, [None], None),
                                       (a, b))).wrong >= 1
+
+
+@pytest.mark.parametrize("dtype,out", [("bfloat16", "input"), ("float16", "input"),
+                                       ("int8", "accumulator")])
+def test_matmul_written_in_a_narrow_dtype_is_held_to_one_rounding(dtype, out):
+    """At ``out_dtype=input`` a bfloat16 (float16) product is the exact sum rounded once to
+    the output dtype, to nearest even, as a device rounds its float32 accumulator: that
+    passes the exact pass on every element, and the same sums truncated instead (a
+    rounding a device must not do) are wrong; an int8 product is its exact int32 sum, and
+    one element off by one is wrong. No JAX in this process (see above)."""
+    import ml_dtypes
+
+    from podscale.core.case import Layout, Settings
+    from podscale.core.workload import Context
+    from podscale.suites.matmul import matmul as wl
+
+    case = Case("matmul", "2", "matmul", "shard_map", dtype, Layout(1, 1),
+                (("size", 64), ("shape", "16x1024x64"), ("precision", "default"),
+                 ("out_dtype", out)), Settings())
+    ctx = Context(case, 0, 1, [None], None)
+    if dtype == "int8":
+        ex = wl.exact_check(ctx)
+        a, b = (np.asarray(x, np.float64) for x in ex.inputs)
+        got = np.matmul(a, b).astype(np.int32)
+        assert ex.expected.dtype == "int32" and check(got, ex.expected, dtype).wrong == 0
+        got.flat[7] += 1
+        assert check(got, ex.expected, dtype).wrong == 1
+        return
+    # sums near 2048-4096, where bfloat16 keeps 8 bits and float16 11: rounding matters
+    rng = np.random.default_rng(0)
+    a = np.full((1, 16, 1024), 3.0)
+    b = rng.integers(0, 3, (1, 1024, 64)).astype(np.float64)
+    expected = wl.reference(ctx, (a, b))
+    exact = np.matmul(a, b)
+    narrow = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
+    nearest = exact.astype(np.float32).astype(narrow)
+    assert expected.dtype == dtype and (nearest.astype(np.float64) != exact).any()
+    assert check(nearest, expected, dtype).wrong == 0
+    bits = {"bfloat16": 8, "float16": 11}[dtype]
+    scale = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(exact), 1))) - bits + 1)
+    truncated = (np.trunc(exact / scale) * scale).astype(narrow)
+    differs = np.count_nonzero(truncated.astype(np.float64) != nearest.astype(np.float64))
+    assert differs > 0 and check(truncated, expected, dtype).wrong == differs

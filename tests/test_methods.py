@@ -114,8 +114,8 @@ def test_peaks_read_from_a_tpus_info_and_held_against():
 
         chip = chip_version.TPU_V5E
     read = from_tpu_info(pltpu.get_tpu_info_for_chip(chip, 1))
-    assert (read["hbm_gbps"], read["bf16_tflops"], read["onchip_bytes"]) == (
-        820.0, 197.0, 128 << 20)
+    assert (read["hbm_gbps"], read["bf16_tflops"], read["onchip_bytes"], read["int8_tops"]) \
+        == (820.0, 197.0, 128 << 20, 394.0)
     envs = pd.DataFrame([{"process": 0, "extra": {"peaks": {**read, "hbm_gbps": 800.0}}}])
     peak = peak_of("TPU v5 lite", envs)
     assert peak.hbm_gbps == 800.0 and "read from the device" in peak.source  # not the 819
@@ -126,10 +126,15 @@ def test_peaks_read_from_a_tpus_info_and_held_against():
          "flops_per_process": 1, "gflops": 0.1},
         {"workload": "matmul", "collective": None, "participants": 1, "hosts": 1,
          "devices_per_host": 2, "dtype": "bfloat16", "gbps": 80.0, "busbw": np.nan,
-         "flops_per_process": 10, "gflops": 2 * 98_500.0}])
+         "flops_per_process": 10, "gflops": 2 * 98_500.0},
+        {"workload": "matmul", "collective": None, "participants": 1, "hosts": 1,
+         "devices_per_host": 1, "dtype": "int8", "gbps": 80.0, "busbw": np.nan,
+         "flops_per_process": 10, "gflops": 197_000.0}])
     out = with_ceilings(rows, "TPU v5 lite", envs)
-    assert out["pct_ceiling"].round(1).tolist() == [50.0, 5.0]  # GB/s per device / 800
+    assert out["pct_ceiling"].round(1).tolist() == [50.0, 5.0, 10.0]  # GB/s per device / 800
     assert out["pct_flops"].round(1).iloc[1] == 50.0  # per device / 197 TFLOP/s
+    # an int8 product against the chip's int8 peak, read from the device: 394 TOP/s
+    assert out["pct_flops"].round(1).iloc[2] == 50.0 and "int8" in out["flops_ceiling"][2]
     # on CPU the compute ceiling is the run's best matmul per device, of the same dtype
     cpu = with_ceilings(rows, "cpu")
     assert cpu["pct_flops"].iloc[1] == 100.0 and "matmul" in cpu["flops_ceiling"].iloc[1]
@@ -317,7 +322,8 @@ def test_a_chain_across_4_processes_takes_the_slowest_and_names_who_is_waited_fo
 
 
 @pytest.mark.parametrize("workload,extra", [
-    ("matmul", ["--sizes", "128", "--dtypes", "bfloat16,float32"]),
+    ("matmul", ["--sizes", "128", "--dtypes", "bfloat16,float32,int8", "-p",
+                "out_dtype=accumulator,input"]),
     ("stream", ["--sizes", "64K", "-p", "op=scale,add,triad", "--dtypes",
                 "float32,bfloat16"]),
 ])

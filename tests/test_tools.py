@@ -26,7 +26,10 @@ def test_accel_check_on_cpu_from_an_uninstalled_checkout(tmp_path):
     assert f"podscale from: {copy / 'podscale'}" in res.stdout  # the copy, not an install
     figures = json.loads((out / "figures.json").read_text())
     assert [f["case"].split("@")[0] for f in figures] == ["dot", *["stream"] * 5, "psum",
-                                                          "matmul"]
+                                                          *["matmul"] * 3]
+    # the matmuls into float32, into bfloat16 (as AMB writes) and int8 into int32
+    assert [f["case"].split("/")[2] for f in figures[-3:]] == ["bfloat16", "bfloat16", "int8"]
+    assert "out_dtype=input" in figures[-2]["case"]
     ops = [f["case"].split("op=")[1].split("/")[0] for f in figures if "op=" in f["case"]]
     assert ops == ["read", "copy", "scale", "add", "triad"]
     for f in figures:

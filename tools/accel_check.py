@@ -8,7 +8,8 @@ process on the first device::
     python tools/accel_check.py --out /tmp/ac --platform cpu  # the same on the CPU (tests)
 
 1. times ``dot``, ``stream`` (read, copy, scale, add, triad at 512 MiB), ``psum`` and
-   ``matmul`` (bf16, 8192 cubed) with podscale's own worker path (prepared inputs,
+   ``matmul`` (8192 cubed: bf16 into float32 and into bf16, int8 into int32) with
+   podscale's own worker path (prepared inputs,
    ahead-of-time compile, warm-up, the three timing methods each, chain and device, the
    correctness and exact checks);
 2. times the same ops with hand-written loops of each method in the same process
@@ -42,7 +43,9 @@ STREAM = ("read", "copy", "scale", "add", "triad")
 CASES = (("dot", {"size": 1 << 22}, "float32"),
          *(("stream", {"size": 1 << 27, "op": op}, "float32") for op in STREAM),
          ("psum", {"size": 1 << 24}, "float32"),
-         ("matmul", {"size": 8192}, "bfloat16"))
+         ("matmul", {"size": 8192}, "bfloat16"),
+         ("matmul", {"size": 8192, "out_dtype": "input"}, "bfloat16"),
+         ("matmul", {"size": 8192}, "int8"))
 QUICK = {"dot": 1 << 14, "stream": 1 << 18, "psum": 1 << 14, "matmul": 256}  # --platform cpu
 METHODS = ("each", "chain", "device")
 #: the issue's targets on a TPU v5e: (case prefix, figure, at least)
@@ -125,8 +128,9 @@ def _figure(case, times, hand, checks, work, peak, note) -> dict:
     local = case.workload != "psum"
     f["pct_hbm"] = 100 * f["gbps"] / peak["hbm_gbps"] if local and peak.get("hbm_gbps") \
         else None
-    f["pct_flops"] = 100 * f["tflops"] / peak["bf16_tflops"] if work.flops_per_process and \
-        peak.get("bf16_tflops") else None
+    flops_peak = peak.get("int8_tops" if case.dtype == "int8" else "bf16_tflops")
+    f["pct_flops"] = 100 * f["tflops"] / flops_peak if work.flops_per_process and \
+        flops_peak else None
     return f
 
 
@@ -140,7 +144,8 @@ def _peaks(device_kind: str) -> dict:
         return read
     doc = peak_for(device_kind)
     return {"hbm_gbps": doc.hbm_gbps, "bf16_tflops": doc.bf16_tflops,
-            "source": doc.source} if doc else {"source": read.get("source", "none")}
+            "int8_tops": doc.int8_tops, "source": doc.source} if doc else \
+        {"source": read.get("source", "none")}
 
 
 def _targets(figures: list[dict]) -> list[str]:
@@ -167,7 +172,7 @@ def _summary(figures: list[dict], meta: dict, out: Path, profiled: str = "") -> 
              "", "Median µs per call: podscale / hand-written loop, per method; GB/s and "
              "TFLOP/s from podscale's device time (else chain).", "",
              "| case | each | chain | device | host (each − device) | GB/s | % HBM | TFLOP/s "
-             "| % bf16 | wrong |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| % peak (bf16; int8) | wrong |", "|---|---|---|---|---|---|---|---|---|---|"]
     for f in figures:
         cells = [f"{us(f[f'podscale_{m}_us'])} / {us(f[f'hand_{m}_us'])}" for m in METHODS]
         host = f"{us(f['host_podscale_us'])} / {us(f['host_hand_us'])}"

@@ -40,6 +40,7 @@ class Peak:
     source: str
     bf16_tflops: float | None = None  # dense bf16 (TPU MXU, GPU tensor cores)
     onchip_bytes: int | None = None  # what a bandwidth buffer must exceed (VMEM, L2)
+    int8_tops: float | None = None  # dense int8 (int32 accumulation)
 
     @property
     def link_one_way_gbps(self) -> float:
@@ -51,19 +52,19 @@ PEAKS: tuple[Peak, ...] = (
     # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GB/s
     # (https://cloud.google.com/tpu/docs/v4)
     Peak("TPU v4", r"TPU v4", 600.0, 6, 1200.0, None,
-         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)", 275.0),
+         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)", 275.0, int8_tops=275.0),
     # TPU v5e: ICI 400 GB/s bidirectional per chip, 4 ports; HBM 819 GB/s; 2 x 100 Gbps
     # NICs per 8-chip host (https://cloud.google.com/tpu/docs/v5e)
     Peak("TPU v5e", r"TPU v5 ?lite|TPU v5e", 400.0, 4, 819.0, 200 / 8 / 8,
-         "cloud.google.com/tpu/docs/v5e", 197.0, 128 << 20),
+         "cloud.google.com/tpu/docs/v5e", 197.0, 128 << 20, 394.0),
     # TPU v5p: ICI 1200 GB/s bidirectional per chip (3D torus: 6 links); HBM 2765 GB/s;
     # DCN 50 Gbps per chip (https://cloud.google.com/tpu/docs/v5p)
     Peak("TPU v5p", r"TPU v5p|TPU v5$", 1200.0, 6, 2765.0, 50 / 8,
-         "cloud.google.com/tpu/docs/v5p", 459.0),
+         "cloud.google.com/tpu/docs/v5p", 459.0, int8_tops=918.0),
     # TPU v6e (Trillium): ICI 800 GB/s bidirectional per chip, 4 ports; HBM 1638 GB/s;
     # DCN 100 Gbps per chip (https://cloud.google.com/tpu/docs/v6e)
     Peak("TPU v6e", r"TPU v6 ?lite|TPU v6e|Trillium", 800.0, 4, 1638.0, 100 / 8,
-         "cloud.google.com/tpu/docs/v6e", 918.0),
+         "cloud.google.com/tpu/docs/v6e", 918.0, int8_tops=1836.0),
     # TPU7x (Ironwood): ICI 1200 GB/s bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
     # per chip (https://cloud.google.com/tpu/docs/tpu7x); link count not documented there
     Peak("TPU7x", r"TPU ?7x|Ironwood", 1200.0, None, 7380.0, 100 / 8,
@@ -71,15 +72,17 @@ PEAKS: tuple[Peak, ...] = (
     # A100 SXM4: NVLink 3, 12 links, 600 GB/s bidirectional; HBM2e 2039 GB/s (80 GB)
     # or 1555 GB/s (40 GB) (https://www.nvidia.com/en-us/data-center/a100/)
     Peak("A100 80GB", r"A100.*80GB", 600.0, 12, 2039.0, None, "nvidia.com A100 datasheet",
-         312.0),
-    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet", 312.0),
+         312.0, int8_tops=624.0),
+    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet", 312.0,
+         int8_tops=624.0),
     # H100 SXM5: NVLink 4, 18 links, 900 GB/s bidirectional; HBM3 3.35 TB/s
     # (https://www.nvidia.com/en-us/data-center/h100/); H100 PCIe is not this row
     Peak("H100 SXM", r"H100(?!.*PCIe)", 900.0, 18, 3350.0, None, "nvidia.com H100 datasheet",
-         989.0),
+         989.0, int8_tops=1979.0),
     # H200 SXM: NVLink 900 GB/s bidirectional (18 links); HBM3e 4.8 TB/s
     # (https://www.nvidia.com/en-us/data-center/h200/)
-    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet", 989.0),
+    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet", 989.0,
+         int8_tops=1979.0),
 )
 LOOPBACK = ("pairs", "ppermute")
 
@@ -115,7 +118,8 @@ def peak_of(device_kind: str | None, envs: pd.DataFrame | None = None) -> Peak |
                 float(read["hbm_gbps"]), doc.dcn_chip_gbps if doc else None,
                 f"HBM, FLOP/s and on-chip memory {read.get('source')}"
                 + (f"; links {doc.source}" if doc else ""),
-                read.get("bf16_tflops"), read.get("onchip_bytes"))
+                read.get("bf16_tflops"), read.get("onchip_bytes"),
+                read.get("int8_tops") or (doc.int8_tops if doc else None))
 
 
 def onchip_bytes(device_kind: str | None, envs: pd.DataFrame | None = None) -> int | None:
@@ -227,20 +231,25 @@ def under_onchip(summary: pd.DataFrame) -> pd.DataFrame:
     return rows[per < 4 * rows["onchip_bytes"]]
 
 
-def _flops(out: pd.DataFrame, peak: Peak | None) -> tuple[np.ndarray, str]:
-    """(the FLOP/s ceiling per device in GFLOP/s, per row; what it is): the bf16 peak, or
-    on CPU the best matmul of the run per device (same dtype where the run has it)."""
+def _flops(out: pd.DataFrame, peak: Peak | None) -> tuple[np.ndarray, np.ndarray]:
+    """(the FLOP/s ceiling per device in GFLOP/s, per row; what it is, per row): the chip's
+    int8 peak for int8 rows and its bf16 peak for the others, or on CPU the best matmul of
+    the run per device (same dtype where the run has it)."""
     if peak is not None and peak.bf16_tflops:
-        return np.full(len(out), peak.bf16_tflops * 1e3), \
-            f"{peak.name} bf16 peak ({peak.source})"
+        int8 = (out["dtype"] == "int8").to_numpy()
+        i8 = peak.int8_tops * 1e3 if peak.int8_tops else np.nan
+        return np.where(int8, i8, peak.bf16_tflops * 1e3), np.where(
+            int8, f"{peak.name} int8 peak ({peak.source})" if peak.int8_tops else
+            f"N/A: no int8 peak known for {peak.name}",
+            f"{peak.name} bf16 peak ({peak.source})")
     mm = out[out["workload"] == "matmul"]
     if mm.empty:
-        return np.full(len(out), np.nan), "N/A: add matmul to the run"
+        return np.full(len(out), np.nan), np.full(len(out), "N/A: add matmul to the run")
     per = mm["gflops"] / mm["devices_per_host"]
     by_dtype = per.groupby(mm["dtype"]).max()
     best = float(per.max())
     return np.array([by_dtype.get(d, best) for d in out["dtype"]], float), \
-        "matmul, best of this run per device (same dtype)"
+        np.full(len(out), "matmul, best of this run per device (same dtype)")
 
 
 def with_ceilings(summary: pd.DataFrame, device_kind: str | None,

@@ -15,7 +15,8 @@ from typing import Any
 from podscale.core import defaults
 from podscale.core.errors import UsageError
 
-DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
+DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
+FLOAT_DTYPES = ("float32", "bfloat16", "float16")  # a workload's unless it says (int8: matmul)
 HOSTS_AXIS, LOCAL_AXIS = "hosts", "local"
 #: the axis across slices (the data-centre network, DCN), first where a layout has slices;
 #: ``ici``: every axis inside a slice (the chip-to-chip links)

@@ -27,7 +27,7 @@ from typing import Any, final
 
 import numpy as np
 
-from podscale.core.case import DTYPES, Case
+from podscale.core.case import FLOAT_DTYPES, Case
 from podscale.core.errors import UsageError
 from podscale.core.params import MAX_SIZE, Param  # noqa: F401 (the protocol's own)
 
@@ -162,7 +162,7 @@ class Workload(abc.ABC):
     params: tuple[Param, ...] = ()
     collective: str | None = None
     variants: tuple[str, ...] = ("shard_map",)
-    dtypes: tuple[str, ...] = tuple(DTYPES)
+    dtypes: tuple[str, ...] = FLOAT_DTYPES
 
     # -- required hooks ---------------------------------------------------------------
 

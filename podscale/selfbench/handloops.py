@@ -102,8 +102,9 @@ def op_for(case: Any) -> tuple[Callable[..., Any], tuple]:
         return fn, (a,) if case.p["op"] in ("read", "copy", "scale") else (a, a[::-1] + 0)
     if case.workload == "psum":
         return _psum, (jnp.ones((1, n), jnp.float32),)
-    m = jnp.asarray(rng.integers(-2, 3, (2, n, n)), jnp.bfloat16)
-    return matmul, (m[0], m[1])
+    m = jnp.asarray(rng.integers(-2, 3, (2, n, n)), jnp.dtype(case.dtype))
+    into_input = case.p.get("out_dtype") == "input"
+    return matmul_input if into_input else matmul, (m[0], m[1])
 
 
 def _dot(a: Any, b: Any) -> Any:
@@ -151,6 +152,15 @@ def _psum(x: Any) -> Any:
 
 
 def matmul(a: Any, b: Any) -> Any:
+    """The product into the accumulator's dtype (float32; int32 for int8)."""
     import jax.numpy as jnp
 
-    return jnp.matmul(a, b, preferred_element_type=jnp.float32)
+    wide = jnp.int32 if a.dtype == jnp.int8 else jnp.float32
+    return jnp.matmul(a, b, preferred_element_type=wide)
+
+
+def matmul_input(a: Any, b: Any) -> Any:
+    """The product written in the inputs' dtype, as AMB's matmul writes it."""
+    import jax.numpy as jnp
+
+    return jnp.matmul(a, b)

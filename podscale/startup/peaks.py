@@ -1,7 +1,8 @@
 """The peaks of the device a worker runs on, read from the device where JAX gives them.
 
 On TPU, ``jax.experimental.pallas.tpu.get_tpu_info()`` (per TensorCore, times the
-device's cores): HBM bandwidth, bf16 FLOP/s, on-chip memory (VMEM). Elsewhere only the
+device's cores): HBM bandwidth, bf16 FLOP/s, int8 OP/s where it gives them, on-chip memory
+(VMEM). Elsewhere only the
 on-chip memory a bandwidth buffer must exceed: the CPU's last-level cache (Linux sysfs).
 Analysis falls back to its documented table (:mod:`podscale.analysis.models.ceilings`)
 for what is not read here, and names the source of each figure.
@@ -35,8 +36,10 @@ def llc_bytes(default: int = 32 << 20,
 def from_tpu_info(info: Any) -> dict[str, Any]:
     """Peaks from a ``TpuInfo`` (its figures are per TensorCore: times ``num_cores``)."""
     cores = max(int(getattr(info, "num_cores", 1) or 1), 1)
+    int8 = getattr(info, "int8_ops_per_second", 0) or 0  # 0: not given for this chip
     return {"hbm_gbps": info.mem_bw_bytes_per_second * cores / 1e9,
             "bf16_tflops": info.bf16_ops_per_second * cores / 1e12,
+            "int8_tops": int8 * cores / 1e12 if int8 else None,
             "onchip_bytes": int(info.vmem_capacity_bytes) * cores,
             "chip": str(info.chip_version), "cores": cores, "source": SOURCE_TPU}
 
