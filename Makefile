@@ -12,16 +12,49 @@ PYTEST := $(BIN)/python -m pytest -q
 
 .PHONY: setup study test quick docs system-deps
 
+# The accelerator's runtime comes from the project's pip extra of JAX's own (pyproject:
+# tpu = jax[tpu], cuda12, cuda13, rocm; cpu: none), chosen from this machine's device nodes
+# (/dev/accel* or /dev/vfio/N: tpu; /dev/nvidia*: cuda12; /dev/kfd: rocm) unless ACCEL
+# names one; packages come from pip's own settings (PIP_INDEX_URL, PIP_FIND_LINKS: a
+# mirror or a wheelhouse), and setup says in one line what it chose and why.
+ifeq ($(origin ACCEL),undefined)
+ACCEL_LINE := $(shell python3 -m podscale.core.machine || echo cpu: device nodes not read)
+ACCEL := $(firstword $(ACCEL_LINE))
+else
+ACCEL_LINE := $(ACCEL) ACCEL=$(ACCEL) given
+endif
+ACCELS := cpu tpu cuda12 cuda13 rocm
+ifneq ($(words $(ACCEL)),1)
+$(error ACCEL='$(ACCEL)': use one of $(ACCELS))
+endif
+ifeq ($(filter $(ACCEL),$(ACCELS)),)
+$(error ACCEL=$(ACCEL): use one of $(ACCELS))
+endif
+# one stamp per extra: `make setup ACCEL=tpu` after a CPU setup installs the runtime;
+# `make test` adds the test tools (`make study` needs none of them)
+STAMP := $(VENV)/.setup-$(ACCEL)
+TEST_STAMP := $(VENV)/.setup-test-$(ACCEL)
+PIP_INSTALL := $(BIN)/pip install -q --no-compile
 # pip compiles what it installs one file at a time; compileall does it on every core
 # (38 s against 46 s here, the same 8,364 files)
-$(BIN)/podscale: pyproject.toml
-	python3 -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --no-compile -e '.[test]'
-	$(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null
+COMPILE := $(BIN)/python -m compileall -q -j 0 \
+  "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null
+
+$(STAMP): pyproject.toml
+	@echo "make setup: ACCEL=$(ACCEL): $(wordlist 2,99,$(ACCEL_LINE))"
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(PIP_INSTALL) -e '.[$(ACCEL)]'
+	$(COMPILE)
 	touch $@
 
-setup: $(BIN)/podscale
+$(TEST_STAMP): pyproject.toml
+	@echo "make setup: ACCEL=$(ACCEL): $(wordlist 2,99,$(ACCEL_LINE))"
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(PIP_INSTALL) -e '.[test,$(ACCEL)]'
+	$(COMPILE)
+	touch $(STAMP) $@
+
+setup: $(STAMP)
 
 study: setup
 	$(BIN)/podscale study
@@ -39,7 +72,7 @@ system-deps:
 
 # the project's own modules compiled once: where PYTHONDONTWRITEBYTECODE is set (as here)
 # every process the tests start would compile them again on import (a stale one is ignored)
-test: setup system-deps
+test: $(TEST_STAMP) system-deps
 	@$(BIN)/python -m compileall -q -j 0 podscale analysis suites tests >/dev/null
 	@$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --durations=15 -m "not alone"; shared=$$?; \
 	echo "== the tests that judge timing, alone on the machine"; \
@@ -47,8 +80,8 @@ test: setup system-deps
 	[ $$shared -eq 0 ] && [ $$alone -eq 0 ]
 
 # The tests that start no worker processes: seconds, for development.
-quick: setup
+quick: $(TEST_STAMP)
 	PODSCALE_QUICK=1 $(BIN)/python -m pytest -q -m "not slow and not cluster and not asv"
 
-docs: setup
+docs: $(TEST_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site

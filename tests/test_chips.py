@@ -11,7 +11,8 @@ import os
 import pytest
 
 from podscale.core.errors import UsageError
-from podscale.launch.chips import Chips, check_layouts, choose, fits, process_env
+from podscale.launch.chips import Chips, check_layouts, fits, process_env
+from podscale.launch.platform import choose
 from tests.conftest import only_run, podscale
 
 V5E_4 = Chips("tpu", "TPU v5 lite", 4, "tpu")

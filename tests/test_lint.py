@@ -211,8 +211,8 @@ LAUNCH_BUDGET: dict[str, int] = {
     "test_lint": 4, "test_load": 2, "test_messages": 5, "test_methods": 12,
     "test_multiprocess": 5, "test_package": 2, "test_pods": 5, "test_profile": 28,
     "test_programs": 1, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
-    "test_selfbench": 3, "test_tools": 1, "test_traces": 2, "test_training": 11, "test_windows": 3,
-    "test_workloads": 6,
+    "test_selfbench": 3, "test_setup": 5, "test_tools": 1, "test_traces": 2, "test_training": 11,
+    "test_windows": 3, "test_workloads": 6,
 }
 
 

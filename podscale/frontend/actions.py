@@ -144,8 +144,9 @@ def _fit_chips(cases: list, options: LaunchOptions) -> None:
     layouts = sorted({(c.hosts, c.devices_per_host) for c in cases})
     if options.chips is None:
         if any(h > 1 for h, _ in layouts) and not loopback_opens():
+            beside = f" ({options.note})" if options.note else ""
             raise UsageError("simulated hosts join over loopback, and this machine opens no "
-                             "socket: --hosts 1")
+                             f"socket: --hosts 1{beside}")
         return
     from podscale.launch.admission import admit_device
     from podscale.launch.chips import check_layouts

@@ -1,12 +1,13 @@
-"""The machine's own accelerator chips: what this machine has, which platform a run's
-processes get (decided here, once, before any process starts), and how N processes on one
+"""The machine's own accelerator chips: what this machine has, and how N processes on one
 machine split its chips.
 
 Finding them opens no device in the front end (one program at a time holds a TPU): the
-signs (``libtpu`` and a TPU device node, an NVIDIA or AMD device node) are read from the
-file system; where one is found, a short child process asks JAX for the devices' kind,
-count and memory and exits, freeing them for the workers. ``PODSCALE_ACCELERATORS``
-plants a machine's chips (``tpu:TPU v5 lite:4``) or their absence (``none``) for tests.
+device nodes and the runtime installed for them are read from the file system
+(:mod:`podscale.core.machine`); where JAX can use them, a short child process asks JAX for
+the devices' kind, count and memory and exits, freeing them for the workers.
+``PODSCALE_ACCELERATORS`` plants a machine's chips (``tpu:TPU v5 lite:4``), chips without
+their runtime (``tpu:no-runtime``) or none (``none``) for tests. The platform a run takes
+is decided in :mod:`podscale.launch.platform`.
 
 Processes on one accelerator machine: one process sees every chip (``--hosts 1``), its
 layouts the first ``--devices-per-host`` of them; N processes each get a disjoint block of
@@ -17,8 +18,6 @@ chips through the runtime's documented variables (TPU: ``TPU_VISIBLE_CHIPS``,
 
 from __future__ import annotations
 
-import glob
-import importlib.util
 import json
 import os
 import socket
@@ -27,13 +26,12 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from podscale.core import envnames
+from podscale.core import envnames, machine
 from podscale.core.errors import UsageError
 
 if TYPE_CHECKING:
     from podscale.core.grid import Grid
 
-PLATFORMS = ("auto", "cpu", "tpu", "gpu")
 #: TPU chips of one host by count, as x,y,z (v4-8/v5e-4: 2x2; v5e-8/v6e-8: 2x4), where
 #: TPU_CHIPS_PER_HOST_BOUNDS does not say it
 HOST_GRIDS = {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 4, 1)}
@@ -67,97 +65,61 @@ class Chips:
         return f"{self.count} {self.kind} chip" + ("" if self.count == 1 else "s")
 
 
-def _planted(text: str) -> Chips | None:
-    if text == "none":
-        return None
+def planted_chips(text: str) -> Chips | None:
+    """The usable chips a planted ``PODSCALE_ACCELERATORS`` says (None: none, or device
+    nodes without a runtime)."""
     try:
+        if not machine.planted(text).usable:
+            return None
         platform, kind, count = text.split(":")
         runtime = "tpu" if platform == "tpu" else "cuda"
         return Chips(platform, kind, int(count), runtime)
     except (ValueError, UsageError):
         raise UsageError(f"bad {envnames.ACCELERATORS} {text!r}: use PLATFORM:KIND:COUNT "
-                         "(tpu:TPU v5 lite:4) or none") from None
+                         "(tpu:TPU v5 lite:4), PLATFORM:no-runtime or none") from None
 
 
-def signs() -> str | None:
-    """The JAX runtime this machine's device nodes point to (tpu, cuda, rocm), or None."""
-    if importlib.util.find_spec("libtpu") is not None and (
-            glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*")):
-        return "tpu"
-    if glob.glob("/dev/nvidia[0-9]*"):
-        return "cuda"
-    if os.path.exists("/dev/kfd") and glob.glob("/dev/dri/renderD*"):
-        return "rocm"
-    return None
+def nodes() -> machine.Nodes:
+    """This machine's device nodes and runtime (:mod:`podscale.core.machine`; a planted
+    ``PODSCALE_ACCELERATORS`` refused in one line where malformed)."""
+    text = os.environ.get(envnames.ACCELERATORS)
+    if text is not None:
+        planted_chips(text)
+    return machine.read()
 
 
 def runtime() -> str | None:
-    """The JAX runtime of this machine's chips (the planted ones' where
-    ``PODSCALE_ACCELERATORS`` plants some), or None; no device is opened."""
-    planted = os.environ.get(envnames.ACCELERATORS)
-    if planted is not None:
-        chips = _planted(planted)
-        return None if chips is None else chips.runtime
-    return signs()
+    """The JAX runtime of this machine's chips where JAX can use them (the planted ones'
+    where ``PODSCALE_ACCELERATORS`` plants some), or None; no device is opened."""
+    found = nodes()
+    return found.runtime if found.usable else None
 
 
 def detect() -> Chips | None:
-    """This machine's accelerator chips, or None (a CPU machine)."""
+    """This machine's accelerator chips JAX can use, or None (a CPU machine, or chips
+    whose runtime is not installed: :func:`nodes` tells which)."""
     planted = os.environ.get(envnames.ACCELERATORS)
     if planted is not None:
-        return _planted(planted)
-    runtime = signs()
-    if runtime is None:
+        return planted_chips(planted)
+    runtime = machine.read()
+    if not runtime.usable:
         return None
-    env = {**os.environ, "JAX_PLATFORMS": runtime}
+    env = {**os.environ, "JAX_PLATFORMS": runtime.runtime or ""}
     try:
         res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
                              timeout=300, env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise UsageError(f"this machine has {runtime} devices, but JAX did not list them "
-                         "within 300 s; --platform cpu simulates hosts on the CPU") from None
+        raise UsageError(f"this machine has {runtime.runtime} devices, but JAX did not list "
+                         "them within 300 s; --platform cpu simulates hosts on the CPU") from None
     if res.returncode != 0:
         said = [line for line in res.stderr.splitlines() if line.strip()] or ["no output"]
-        raise UsageError(f"this machine has {runtime} devices, but JAX could not open them "
-                         f"({said[-1].strip()[:200]}); another program may hold them; "
+        raise UsageError(f"this machine has {runtime.runtime} devices, but JAX could not open "
+                         f"them ({said[-1].strip()[:200]}); another program may hold them; "
                          "--platform cpu simulates hosts on the CPU")
     found = json.loads(res.stdout.strip().splitlines()[-1])
     platform = "tpu" if found["platform"] == "tpu" else "gpu"
-    return Chips(platform, found["kind"], int(found["count"]), runtime, found["memory"])
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The platform a run's processes get: ``chips`` measured (None: simulated CPU hosts,
-    or a cluster's own devices), ``simulate_cpu``, and ``note``, said once before the run
-    (a simulation on a machine that has chips)."""
-
-    chips: Chips | None
-    simulate_cpu: bool
-    note: str | None = None
-
-
-def choose(requested: str, launcher: str) -> Choice:
-    """``--platform`` for ``launcher``: auto takes the chips this machine has, else the CPU
-    simulation; cpu simulates (and says so where chips sit beside it); tpu or gpu must be
-    found. mpirun and srun leave it to the cluster's hosts (cpu: simulated there too)."""
-    if requested not in PLATFORMS:
-        raise UsageError(f"bad --platform {requested!r} (known: {', '.join(PLATFORMS)})")
-    if launcher != "local":
-        return Choice(None, requested == "cpu")
-    if requested == "cpu":
-        found = os.environ.get(envnames.ACCELERATORS)
-        planted = _planted(found) if found else None
-        here = planted.describe() if planted else None if found else signs()
-        note = (f"simulated hosts on the CPU, though this machine has {here} "
-                "(--platform auto measures it)") if here else None
-        return Choice(None, True, note)
-    chips = detect()
-    if requested != "auto" and (chips is None or chips.platform != requested):
-        has = chips.describe() if chips else "no accelerator JAX can use"
-        raise UsageError(f"--platform {requested}: this machine has {has} (--platform auto "
-                         "takes what it has; cpu simulates hosts)")
-    return Choice(chips, chips is None)
+    return Chips(platform, found["kind"], int(found["count"]), runtime.runtime or "",
+                 found["memory"])
 
 
 def host_grid(chips: Chips) -> tuple[int, int, int] | None:

@@ -30,6 +30,8 @@ from podscale.launch.options import DEFAULT, LaunchOptions
 from podscale.launch.progress import Progress
 from podscale.launch.room import check_room, records_bytes
 
+#: the platform notes this command has said (a command of several launches says each once)
+SAID: set[str] = set()
 
 def check_name(name: str) -> str:
     """A run name is one path component of letters, digits, ``.``, ``_`` and ``-``."""
@@ -115,7 +117,8 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
                       "platform": options.platform,
                       **({"chips": asdict(options.chips)} if options.chips else {}),
                       **({"platform_note": options.note} if options.note else {})}
-            if options.note:
+            if options.note and options.note not in SAID:  # once per command
+                SAID.add(options.note)
                 bar.say(f"# note: {options.note}")
             keys = [lp.layout.key for _, group in groups for lp in group]
             for run_dir, env in zip(run_dirs, envs):

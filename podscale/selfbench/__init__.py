@@ -30,7 +30,7 @@ def main(out: Path | None, max_processes: int, only: str | None,
          platform: str = "auto") -> int:
     """Run the chosen stages and write their figures as JSON; ``platform`` (``--platform``)
     chooses whether the stages that can measure this machine's chips do."""
-    from podscale.launch.chips import choose
+    from podscale.launch.platform import choose
     from podscale.selfbench.stages import run_all
 
     names = ",".join(STAGE_NAMES) if only is None else only

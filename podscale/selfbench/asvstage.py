@@ -57,11 +57,14 @@ def two_commit_copy(repo: Path, src: Path = ROOT, plant: str = "") -> tuple[str,
 
 
 def asv_config(tmp: Path, repo: Path) -> Path:
-    """The project's asv.conf.json with everything asv writes redirected into ``tmp``."""
+    """The project's asv.conf.json with everything asv writes redirected into ``tmp``, and
+    its install step (``{conf_dir}``: where asv was started) taken from ``repo``."""
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf.update(repo=str(repo), benchmark_dir=str(repo / "benchmarks"),
                 env_dir=str(tmp / "env"), results_dir=str(tmp / "results"),
-                html_dir=str(tmp / "html"))
+                html_dir=str(tmp / "html"),
+                install_command=[c.replace("{conf_dir}", str(repo))
+                                 for c in conf["install_command"]])
     path = tmp / "asv.conf.json"
     path.write_text(json.dumps(conf))
     return path

@@ -193,6 +193,27 @@ def detected_join() -> tuple[str | None, int | None, int | None]:
     return address, count, index
 
 
+def detected_cluster() -> str | None:
+    """The name of the cluster environment JAX's own detection finds here (its first
+    non-opt-in ``ClusterEnv`` present: ``SlurmCluster``, ``OmpiCluster``,
+    ``GkeTpuCluster``, ...), or None; a check that raises counts as absent."""
+    try:
+        from jax._src.clusters import ClusterEnv
+
+        kinds = list(ClusterEnv._cluster_types)
+    except (ImportError, AttributeError):
+        _degrade("detected_cluster", "jax._src.clusters moved: podscale doctor cannot say "
+                 "which cluster JAX would join")
+        return None
+    for kind in kinds:
+        try:
+            if not getattr(kind, "opt_in_only_method", False) and kind.is_env_present():
+                return str(kind.__name__)
+        except Exception:  # noqa: BLE001, S112 - a detection that fails finds nothing
+            continue
+    return None
+
+
 def hooks() -> dict[str, bool]:
     """Each hook, whether it resolves in the installed JAX (the canary a test reads)."""
     import jax
@@ -212,7 +233,8 @@ def hooks() -> dict[str, bool]:
                  "module_name": bool(module_name(compiled)) and "module_name" not in DEGRADED,
                  "start_trace": len(start_trace_owners()) == 2,
                  "coordination_client": _client_type_resolves(),
-                 "detected_join": _detection_resolves()}
+                 "detected_join": _detection_resolves(),
+                 "detected_cluster": _cluster_types_resolve()}
     finally:
         DEGRADED.clear()
         DEGRADED.update(before)
@@ -237,3 +259,11 @@ def _detection_resolves() -> bool:
     except ImportError:
         return False
     return callable(getattr(ClusterEnv, "auto_detect_unset_distributed_params", None))
+
+
+def _cluster_types_resolve() -> bool:
+    try:
+        from jax._src.clusters import ClusterEnv
+    except ImportError:
+        return False
+    return bool(getattr(ClusterEnv, "_cluster_types", None))

@@ -38,7 +38,7 @@ def launch_options(args: argparse.Namespace, **fields: Any) -> LaunchOptions:
     platform chosen once per command (finding chips opens them)."""
     import shlex
 
-    from podscale.launch.chips import choose
+    from podscale.launch.platform import choose
 
     if getattr(args, "platform_choice", None) is None:
         args.platform_choice = choose(args.platform, args.launcher)

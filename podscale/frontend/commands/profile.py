@@ -94,8 +94,8 @@ def layout_of(args: argparse.Namespace) -> Layout:
 def launch_of(args: argparse.Namespace) -> LaunchOptions:
     """The profiled processes' launch: local, with the command's timeout, port and
     platform (this machine's chips, or simulated hosts)."""
-    from podscale.launch.chips import choose
     from podscale.launch.options import LaunchOptions
+    from podscale.launch.platform import choose
 
     if getattr(args, "launch", None) is None:  # chosen once: finding chips opens them
         choice = choose(args.platform, "local")

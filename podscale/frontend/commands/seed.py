@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
         admit_processes(layout.hosts, layout.hosts * SEED_MB, force=args.force,
                         basis=f"{SEED_MB} MB per seed process, measured")
+    if options.note:  # no progress is printed: said here, once
+        print(f"# note: {options.note}", flush=True)
     run_dir = execute([], args.out, "seed", options, mode="seed", layouts=[layout],
                       progress=None)
     return report(run_dir)

@@ -39,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError(f"--run-dir {args.run_dir} is a file, not a directory")
     _refuse_ignored(args)
+    if args.platform in ("tpu", "gpu"):  # JAX takes that platform, or fails loudly
+        import os
+
+        from podscale.launch.platform import require
+
+        os.environ["JAX_PLATFORMS"] = require(args.platform)
     gs, rounds = grids_from_args(args)
     cpu = max(d for g in gs for d in g.devices_per_host) if args.platform == "cpu" else None
     asked = tuple(parse_int_list(args.hosts, "hosts")) if args.hosts else None
