@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,12 @@ def podscale(*args: str, timeout: float = 600, **kw) -> subprocess.CompletedProc
         [sys.executable, "-m", "podscale", *args],
         capture_output=True, text=True, timeout=timeout, cwd=kw.pop("cwd", ROOT), **kw,
     )
+
+
+def unwrap(text: str) -> str:
+    """Output with its wrapped comment lines (``#   ...``) joined back onto the line they
+    continue (:func:`podscale.core.lines.commented`)."""
+    return re.sub(r"\n#   ", " ", text)
 
 
 def only_run(out: Path) -> Path:

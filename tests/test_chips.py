@@ -13,7 +13,7 @@ import pytest
 from podscale.core.errors import UsageError
 from podscale.launch.chips import Chips, check_layouts, fits, process_env
 from podscale.launch.platform import choose
-from tests.conftest import only_run, podscale
+from tests.conftest import only_run, podscale, unwrap
 
 V5E_4 = Chips("tpu", "TPU v5 lite", 4, "tpu")
 V5E_8 = Chips("tpu", "TPU v5 lite", 8, "tpu")
@@ -146,9 +146,9 @@ def test_a_simulation_beside_chips_says_so(tmp_path):
     assert res.returncode == 0, res.stderr
     said = ("simulated hosts on the CPU, though this machine has 8 NVIDIA H100 80GB HBM3 "
             "chips (--platform auto measures it)")
-    assert res.stdout.count(f"# note: {said}") == 1
-    assert f"# platform cpu: hosts simulated on this machine's CPU (cpu); note: {said}" in \
-        res.stdout
+    out = unwrap(res.stdout)  # comment lines wrap at 120 columns
+    assert out.count(f"# note: {said}") == 1 and max(map(len, res.stdout.splitlines())) <= 120
+    assert f"# platform cpu: hosts simulated on this machine's CPU (cpu); note: {said}" in out
     manifest = json.loads((only_run(tmp_path) / "run.json").read_text())
     assert manifest["spec"]["platform"] == "cpu" and manifest["spec"]["platform_note"] == said
 

@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from tests.conftest import ROOT, podscale
+from tests.conftest import ROOT, podscale, unwrap
 
 NO_RUNTIME = "tpu:no-runtime"
 SAID = ("this machine has TPU device nodes (planted by PODSCALE_ACCELERATORS) but JAX's TPU "
@@ -111,7 +111,7 @@ def test_chips_without_their_runtime_are_said_once_and_refuse_platform_tpu(tmp_p
                             env=env)}
     for command, res in said.items():
         assert res.returncode == 0, (command, res.stderr[-2000:])
-        out = res.stdout + res.stderr
+        out = unwrap(res.stdout + res.stderr)
         assert out.count(f"# note: hosts simulated on the CPU: {SAID}") == 1, (command, out)
     out = ["--out", str(tmp_path / "x")]
     for words in (["run", *out, "dot"], ["ab", *out, "dot"], ["profile", *out, str(prog)],

@@ -22,13 +22,16 @@ TABLE_COLUMNS = {
     "compile_s": "compile (ms)",
     "wrong": "#wrong",
 }
-_US = ("time_s", "host_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
+_US = ("time_s", "host_s", "each_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
 
 
 def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
     """One workload's rows: its own parameters after the head, only columns it has."""
     params = [c for c in param_columns(summary) if summary[c].notna().any()]
     names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
+    if summary.attrs.get("simulated"):  # each - device is no host cost on the CPU
+        names = {("each_s" if k == "host_s" else k): ("each (us)" if k == "host_s" else v)
+                 for k, v in names.items()}
     df = summary[[c for c in names if c in summary.columns]].copy()
     for c in _US:
         if c in df:

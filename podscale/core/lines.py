@@ -109,3 +109,16 @@ def rejoin_mpirun(text: str) -> list[tuple[int, str]]:
         if newline:
             lines.append((rank, partial.pop(rank)))
     return lines + list(partial.items())
+
+
+#: the width of a table's comment lines (the header, notes, findings)
+COMMENT_WIDTH = 120
+
+
+def commented(text: str, width: int = COMMENT_WIDTH) -> str:
+    """``text`` as comment lines of at most ``width`` columns: ``# `` first, ``#   `` on
+    each line it wraps onto (a word longer than a line, a path, stays whole)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, initial_indent="# ", subsequent_indent="#   ",
+                                   break_long_words=False, break_on_hyphens=False)) or "#"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from podscale.core.errors import UsageError, WrongResults
+from podscale.core.lines import commented
 from podscale.launch.options import LaunchOptions
 
 if TYPE_CHECKING:
@@ -35,19 +36,19 @@ def show(run: Run, fmt: str = "text") -> int:
     env = run.manifest.environment
     versions = env.get("versions", {})
     commit = (env.get("git_commit") or "")[:9]
-    print(f"# podscale run {run.run_id} ({run.status_text})")
+    print(commented(f"podscale run {run.run_id} ({run.status_text})"))
     if run.problems:
-        print(f"# {run.problems_text()}")
+        print(commented(run.problems_text() or ""))
     print(f"# jax {versions.get('jax', '?')}, podscale {versions.get('podscale', '?')}"
           + (f", commit {commit}{'+dirty' if env.get('git_dirty') else ''}" if commit else "")
           + f", {env.get('hostname', '?')}")
-    print(f"# {platform_line(run)}")
+    print(commented(platform_line(run)))
     skipped: dict[tuple[str, str], int] = {}  # (workload, reason) -> cases
     for case_id, reason in run.skipped.items():
         key = (case_id.split("@")[0], reason)
         skipped[key] = skipped.get(key, 0) + 1
     for (workload, reason), n in skipped.items():
-        print(f"# skipped {n} {workload} case(s): {reason}")
+        print(commented(f"skipped {n} {workload} case(s): {reason}"))
     if run.cases.empty:
         print("# no case completed")
         return 0
@@ -55,15 +56,15 @@ def show(run: Run, fmt: str = "text") -> int:
     from podscale.analysis.models.links import summary_lines
 
     for line in summary_lines(run.summary(), run.process_medians()):  # ring-shift sweeps
-        print(f"# {line}")
+        print(commented(line))
     from podscale.analysis.models.skew import late_arrivals
     from podscale.analysis.units import time_h
 
     for r in late_arrivals(run.participants(), run.summary()).itertuples():
-        print(f"# {r.case_id}: process {r.process} arrives last at the collective in "
-              f"{r.last_in} of {r.executions} executions: the others wait "
-              f"{time_h(r.others_wait_s)} for it (device time {time_h(r.its_device_s)} "
-              f"against {time_h(r.others_device_s)})")
+        print(commented(f"{r.case_id}: process {r.process} arrives last at the collective in "
+                        f"{r.last_in} of {r.executions} executions: the others wait "
+                        f"{time_h(r.others_wait_s)} for it (device time "
+                        f"{time_h(r.its_device_s)} against {time_h(r.others_device_s)})"))
     return run.wrong
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from podscale.attach import SUPERVISED
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
+from podscale.core.lines import commented
 from podscale.core.profilerecord import path_of
 from podscale.launch.options import DEFAULT, LaunchOptions
 from podscale.launch.room import PROGRAM_BYTES, check_room, full_disk
@@ -172,7 +173,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
         check_layouts(launch.chips, [(hosts, min(layout.devices_per_host,
                                                   launch.chips.count // hosts or 1))])
     if launch.note:
-        print(f"# note: {launch.note}", file=sys.stderr)
+        print(commented(f"note: {launch.note}"), file=sys.stderr)
     check_room(out, hosts * PROGRAM_BYTES, f"{hosts} profiled process(es) (their records "
                "and traces)")
     run_dir = new_run_dir(out, name or run_name(script))

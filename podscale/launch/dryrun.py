@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from podscale.core import envnames
 from podscale.core.case import Case
+from podscale.core.lines import commented
 from podscale.core.plan import launches
 from podscale.launch.options import LaunchOptions
 
@@ -43,7 +44,7 @@ def print_dry_run(cases: Sequence[Case], options: LaunchOptions, reuse: bool = T
     print(f"# platform: {options.platform}"
           + (f" ({options.chips.describe()})" if options.chips else ""))
     if options.note:
-        print(f"# note: {options.note}")
+        print(commented(f"note: {options.note}"))
     for heading, envs in process_envs(cases, options, reuse):
         print(f"# {heading}")
         for i, env in enumerate(envs):

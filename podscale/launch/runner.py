@@ -22,6 +22,7 @@ from pathlib import Path
 
 from podscale.core.case import Case, Layout
 from podscale.core.errors import Interrupted, UsageError, WorkerFailed, interrupt_signal
+from podscale.core.lines import commented
 from podscale.core.plan import LayoutPlan, Plan, launches
 from podscale.core.records import Manifest, lifecycle
 from podscale.launch.cluster import run_external
@@ -119,7 +120,7 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
                       **({"platform_note": options.note} if options.note else {})}
             if options.note and options.note not in SAID:  # once per command
                 SAID.add(options.note)
-                bar.say(f"# note: {options.note}")
+                bar.say(commented(f"note: {options.note}"))
             keys = [lp.layout.key for _, group in groups for lp in group]
             for run_dir, env in zip(run_dirs, envs):
                 others = [i for i in ids if i != run_dir.name]

@@ -18,6 +18,7 @@ from typing import TypeAlias
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+from podscale.core.lines import commented
 
 #: where a stage writes its progress lines (``print`` by default)
 Log: TypeAlias = Callable[[str], None]
@@ -43,7 +44,7 @@ def main(out: Path | None, max_processes: int, only: str | None,
         raise UsageError(f"--max-processes must be >= 1, got {max_processes}")
     choice = choose(platform, "local")  # before any process starts
     if choice.note:
-        print(f"# note: {choice.note}")
+        print(commented(f"note: {choice.note}"))
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     run_all(out or defaults.OUT / f"bench-self-{stamp}.json", max_processes=max_processes,
             only=chosen, chips=choice.chips)

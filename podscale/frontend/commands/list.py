@@ -28,9 +28,18 @@ def run(args: argparse.Namespace) -> int:
         per_case = type(wl).collective_of is not Workload.collective_of
         kind = f"collective {wl.collective}" if wl.collective else \
             "collective per case (its kind)" if per_case else "no collective"
-        print(f"{wl.name}@{wl.version}  {wl.summary}")
-        print(f"    {kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
-              f"source {f.source}")
+        say(f"{wl.name}@{wl.version}  {wl.summary}")
+        say(f"{kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
+            f"source {f.source}", "    ")
         for p in wl.params:
-            print(f"    --param {p.describe()}")
+            say(f"--param {p.describe()}", "    ", "        ")
     return 0
+
+
+def say(text: str, first: str = "", rest: str = "      ", columns: int = 100) -> None:
+    """A line of the listing, wrapped to ``columns`` (the help's width)."""
+    import textwrap
+
+    print("\n".join(textwrap.wrap(text, columns, initial_indent=first,
+                                   subsequent_indent=rest or first, break_long_words=False,
+                                   break_on_hyphens=False)))

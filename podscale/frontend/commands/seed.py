@@ -8,6 +8,7 @@ from pathlib import Path
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+from podscale.core.lines import commented
 from podscale.frontend.commands import Subparsers
 from podscale.frontend.commands.argtypes import seconds
 from podscale.frontend.commands.gridargs import add_launcher_args
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         admit_processes(layout.hosts, layout.hosts * SEED_MB, force=args.force,
                         basis=f"{SEED_MB} MB per seed process, measured")
     if options.note:  # no progress is printed: said here, once
-        print(f"# note: {options.note}", flush=True)
+        print(commented(f"note: {options.note}"), flush=True)
     run_dir = execute([], args.out, "seed", options, mode="seed", layouts=[layout],
                       progress=None)
     return report(run_dir)
