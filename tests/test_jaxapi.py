@@ -22,7 +22,7 @@ def test_every_hook_resolves_in_the_installed_jax():
 
     assert jaxapi.hooks() == dict.fromkeys(
         ["tracing", "cache_size", "device_order", "module_name", "start_trace",
-         "coordination_client", "detected_join", "detected_cluster"], True)
+         "coordination_client", "detected_join", "detected_cluster", "computed"], True)
     assert not jaxapi.DEGRADED
 
 

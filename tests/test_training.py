@@ -6,6 +6,8 @@ profiler, not to the step; compiles are start-up skew, not time lost."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from podscale.analysis.profile.summary import summarize_profile
@@ -231,9 +233,26 @@ def test_a_program_keeps_the_device_count_it_asks_for_and_a_replaced_one_is_said
     assert res.returncode == 1, said
     assert said.count("--devices-per-host gives each process 4 CPU device(s); the program's "
                       "XLA_FLAGS --xla_force_host_platform_device_count=8 has no effect") == 1
-    for p in (0, 1):
-        assert f"process {p} ended (exit code 1) before it joined the job: each of its 2 " \
-               "processes ran alone until then" in said, said
+    for p in (0, 1):  # the program's own error first, then the hint
+        assert re.search(rf"process {p} ended \(exit code 1: \w+Error: .+\) before it joined "
+                         "the job: each of its 2 processes ran alone until then", said), said
+
+
+def test_a_program_that_fails_before_any_jax_keeps_its_own_error(tmp_path):
+    """A program that fails at import, and one that never imports JAX and exits 2: the
+    error line shows the program's own last error, not the never-joined hint (which
+    told them to call jax.distributed.initialize() before computing)."""
+    (tmp_path / "imports.py").write_text("import nosuchmodule_of_podscale\n")
+    (tmp_path / "usage.py").write_text("import sys\nprint('usage: usage.py DATA', "
+                                       "file=sys.stderr)\nsys.exit(2)\n")
+    for name, code, said in (("imports", 1, "ModuleNotFoundError: No module named "
+                                             "'nosuchmodule_of_podscale'"),
+                             ("usage", 2, "usage: usage.py DATA")):
+        res = podscale("profile", "--hosts", "2", "--out", str(tmp_path / name),
+                       str(tmp_path / f"{name}.py"))
+        assert res.returncode == code, res.stderr
+        assert f"exited with code {code}; last output: {said} (log:" in res.stderr, res.stderr
+        assert "before it joined" not in res.stderr + res.stdout
 
 
 def test_a_program_reading_its_rank_from_a_launchers_variables(tmp_path):

@@ -17,7 +17,11 @@ PROGRAM = ROOT / "tests" / "programs" / "initfirst.py"
 
 @pytest.mark.parametrize(("hosts", "window", "held", "said"), [
     ("2", "0:3", [0, 1, 2], "# captured steps 0-2: steps 0-2 held"),
-    ("1", "1:2", [1], "# captured step 1: step 1 held")])
+    ("1", "1:2", [1], "# captured step 1: step 1 held"),
+    # a window the program's end cut (12 steps): the steps that ran, and said so (it read
+    # "no step execution found", then Findings quoted "the captured steps")
+    ("1", "10:15", [10, 11], "# captured steps 10-end (cut: the program ended inside the "
+                             "window): steps 10-11 held")])
 def test_a_window_from_the_first_steps_holds_the_steps_not_the_initialisation(
         tmp_path, hosts, window, held, said):
     res = podscale("profile", "--hosts", hosts, "--out", str(tmp_path), "--profile-steps",

@@ -108,13 +108,14 @@ def captures_table(s: ProfileSummary) -> list[str]:
         firsts = set(mine["first"])
         w = c[c["first"].isin(firsts) & c["process"].isin(set(mine["process"]))] \
             if len(c) else c
-        if not isinstance(trig, list):
-            stop = mine["stop"].iloc[0]
-            w = w[(w["stop"] == stop) | (stop != stop)] if len(w) else w
-        steps = sorted(set(w["step"])) if len(w) else []
         first, stop = mine["first"].iloc[0], mine["stop"].iloc[0]
+        if not isinstance(trig, list) and len(w):  # a window the program's end cut: None
+            w = w[w["stop"].isna() if pd.isna(stop) else w["stop"] == stop]
+        steps = sorted(set(w["step"])) if len(w) else []
         window = (f"after the anomalous step {trig[0]} (seen first by process {trig[1]})"
                   if isinstance(trig, list) else window_label(first, stop))
+        if not isinstance(trig, list) and pd.isna(stop):
+            window += " (cut: the program ended inside the window)"
         held = ("no step execution found" if not steps else f"step {steps[0]} held"
                 if len(steps) == 1 else f"steps {steps[0]}-{steps[-1]} held")
         noun = "step" if window.isdigit() else "steps"

@@ -107,17 +107,20 @@ def no_cluster(exc: Exception) -> bool:
         or "metadata" in text.lower()
 
 
-def ended_alone(code: int) -> None:
+def ended_alone(code: int, computed: bool, error: str | None = None) -> None:
     """A process that failed before it joined, where its launcher started several: the
-    never-joined hint; and (process 0) the device count podscale replaced."""
+    never-joined hint, where it ``computed`` before (a program that failed at import, or
+    never used JAX, keeps its own last error as the last line); and (process 0) the device
+    count podscale replaced."""
     from podscale.startup.faults import launcher_size
 
     size = launcher_size()
     if env_process() == 0:
         said_device_count()
-    if not code or size is None or size < 2:
+    if not code or size is None or size < 2 or not computed:
         return
-    lines.say(f"podscale: process {env_process()} ended (exit code {code}) before it joined "
+    why = f": {error.strip().splitlines()[-1][:120]}" if error and error.strip() else ""
+    lines.say(f"podscale: process {env_process()} ended (exit code {code}{why}) before it joined "
               f"the job: each of its {size} processes ran alone until then; a program of "
               "several processes calls jax.distributed.initialize() before its first JAX "
               "computation (or run it as one process: --hosts 1)", err=True)

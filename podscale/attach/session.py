@@ -34,7 +34,7 @@ from podscale.attach.sampler import Sampler
 from podscale.attach.windows import Windows
 from podscale.core import lines
 from podscale.core.profilerecord import SCHEMA, record
-from podscale.startup.jaxapi import DEGRADED
+from podscale.startup.jaxapi import DEGRADED, computed
 
 #: how long a short script's end waits for its clock offset (process 0 answers the peers'
 #: round trips one peer after another)
@@ -240,6 +240,7 @@ class Session:
         """Finish the record: rows of every queued call, the sampled gaps, the end; then
         (a clean exit of a job of several processes) meet the others, and process 0 drains
         the store once more."""
+        program_computed = computed()  # before this process's own calls start JAX
         if self.log.capture is not None:
             self.log._quietly(self.log.capture.close)
         self.undo()
@@ -249,7 +250,7 @@ class Session:
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
             self.record.add(record("degraded", hooks=dict(DEGRADED)))
         if self.record.process is None:  # a one-process script that never joined
-            ended_alone(code)
+            ended_alone(code, program_computed, error)
             self.record.joined(env_process(), None)
             self.record.add(ZERO_OFFSET)
             self.record.add(record("devices", **devices()))

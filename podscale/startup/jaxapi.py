@@ -193,6 +193,23 @@ def detected_join() -> tuple[str | None, int | None, int | None]:
     return address, count, index
 
 
+def computed() -> bool:
+    """Whether this process's JAX has started a backend (computed, or listed devices):
+    what makes a later ``jax.distributed.initialize()`` fail. False where JAX was never
+    imported; where the hook is gone, whether JAX was imported at all."""
+    import sys
+
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src.xla_bridge import backends_are_initialized
+    except ImportError:
+        _degrade("computed", "jax._src.xla_bridge moved: a process that failed before it "
+                 "joined may be told it computed first")
+        return True
+    return bool(backends_are_initialized())
+
+
 def detected_cluster() -> str | None:
     """The name of the cluster environment JAX's own detection finds here (its first
     non-opt-in ``ClusterEnv`` present: ``SlurmCluster``, ``OmpiCluster``,
@@ -234,7 +251,8 @@ def hooks() -> dict[str, bool]:
                  "start_trace": len(start_trace_owners()) == 2,
                  "coordination_client": _client_type_resolves(),
                  "detected_join": _detection_resolves(),
-                 "detected_cluster": _cluster_types_resolve()}
+                 "detected_cluster": _cluster_types_resolve(),
+                 "computed": computed() and "computed" not in DEGRADED}
     finally:
         DEGRADED.clear()
         DEGRADED.update(before)
