@@ -100,14 +100,20 @@ def started_run(out: Path, process: int) -> tuple[subprocess.Popen, Path, dict[i
     return proc, run, worker_pids(run)
 
 
-def test_killed_worker_stops_run(tmp_path):
+@pytest.mark.parametrize("sig, said", [
+    (signal.SIGKILL, "process 1 killed by SIGKILL"),
+    # JAX's preemption service caught it once the worker had joined: the run went on and
+    # ended "complete", exit 0, nothing said
+    (signal.SIGTERM, "process 1 received SIGTERM (a preemption, or a scheduler stopping it?)"),
+])
+def test_killed_worker_stops_run(tmp_path, sig, said):
     proc, run, pids = started_run(tmp_path, 1)
-    os.kill(pids[1], signal.SIGKILL)
+    os.kill(pids[1], sig)
     killed = time.monotonic()
     _, err = proc.communicate(timeout=30)
     assert time.monotonic() - killed < 10
     assert proc.returncode == 3
-    assert "process 1 killed by SIGKILL" in err and "last output:" in err
+    assert said in err and "last output:" in err
     assert len(err.strip().splitlines()) == 1
     assert_clean_failure(run, pids)
     res = podscale("report", str(run))  # a failed run still has a report of what it kept
@@ -154,6 +160,25 @@ def test_a_start_up_is_bounded_by_the_join_not_the_case_timeout(tmp_path):
                         "PODSCALE_INIT_TIMEOUT": "2"})
     assert res.returncode == 3 and "no progress for 3s before process(es) 0,1 joined the " \
         "job (case timeout 1s + PODSCALE_INIT_TIMEOUT 2s)" in res.stderr, res.stderr
+
+
+def test_the_end_after_the_last_case_is_no_case_either(tmp_path):
+    """Process 1 lingers 3 s after its last case (planted, before the job's end), beyond a
+    1 s case timeout: every case is done, the end is no case, and the run completes (it
+    failed with exit 3, both processes "done, 0 wrong"). One that lingers past the case
+    timeout and the join's 2 s together is stopped then (at 3 s, before the planted 8 s),
+    said as an end that hangs."""
+    grid = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K",
+            "--iters", "2", "--rounds", "1", "--variants", "shard_map", "--case-timeout", "1"]
+    res = podscale(*grid, "--out", str(tmp_path / "slow"),
+                   env={**os.environ, "PODSCALE_FAULT": "linger=3@1:*"})
+    assert res.returncode == 0, res.stderr
+    assert read_manifest(only_run(tmp_path / "slow")).status == "complete"
+    res = podscale(*grid, "--out", str(tmp_path / "stuck"),
+                   env={**os.environ, "PODSCALE_FAULT": "linger=8@1:*",
+                        "PODSCALE_INIT_TIMEOUT": "2"})
+    assert res.returncode == 3 and "no progress for 3s after every process finished its " \
+        "cases (case timeout 1s + PODSCALE_INIT_TIMEOUT 2s)" in res.stderr, res.stderr
 
 
 def test_ctrl_c_shuts_down_cleanly(tmp_path):

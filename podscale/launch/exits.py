@@ -1,5 +1,6 @@
 """What a worker left behind: the last meaningful line of its output (a traceback's error, the
-C++ runtime's fatal message), the processes that never joined, and its exit in words."""
+C++ runtime's fatal message), the processes that never joined or have finished, its exit in
+words, and why a launch without progress is stopped."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
+
+from podscale.core import defaults, envnames
+from podscale.core.environment import init_timeout
 
 NOISE = ("[Gloo]",
          # JAX's traceback-filtering footer, printed after the exception it explains
@@ -57,8 +61,49 @@ def describe_exit(code: int) -> str:
     if code < 0:
         try:
             name = signal.Signals(-code).name
+            if name == "SIGTERM":
+                return "received SIGTERM (a preemption, or a scheduler stopping it?)"
             return f"killed by {name}" + (" (the kernel's out-of-memory killer sends SIGKILL: "
                                           "see dmesg)" if name == "SIGKILL" else "")
         except ValueError:
             return f"killed by signal {-code}"
     return f"exited with code {code}"
+
+
+def finished(watched: Sequence[Path], start: dict[Path, int]) -> bool:
+    """Whether every process has finished its cases in this launch: each watched record
+    file has grown since ``start`` (its size when the launch began) and its last line is
+    the layout's ledger record, the last a worker writes before the job's end."""
+    for path in watched:
+        try:
+            with path.open("rb") as fh:
+                size = fh.seek(0, 2)
+                if size <= start.get(path, 0):
+                    return False
+                fh.seek(max(start.get(path, 0), size - 4096))
+                tail = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        except OSError:
+            return False
+        if not tail.endswith(b'"type": "ledger"}'):
+            return False
+    return bool(watched)
+
+
+def timed_out(quiet: float, case_timeout: float, watched: Sequence[Path],
+               start: dict[Path, int]) -> str | None:
+    """Why ``quiet`` seconds without progress end the launch, or None: the case timeout
+    once every process has joined; the start-up (imports, a join that waits for the
+    slowest process) and the end after every process finished its cases (the job's
+    shutdown) are no case: the join's own timeout (``PODSCALE_INIT_TIMEOUT``, which each
+    worker holds itself to) comes on top of it there."""
+    waiting = never_joined(watched)
+    ended = not waiting and finished(watched, start)
+    if not (waiting or ended):
+        return f"no progress for {case_timeout:g}s (case timeout)"
+    join = init_timeout(defaults.JOIN_TIMEOUT_DETECTED)
+    if quiet <= case_timeout + join:
+        return None
+    when = "after every process finished its cases" if ended else \
+        f"before process(es) {','.join(map(str, waiting))} joined the job"
+    return (f"no progress for {case_timeout + join:g}s {when} (case timeout "
+            f"{case_timeout:g}s + {envnames.INIT_TIMEOUT} {join:g}s)")

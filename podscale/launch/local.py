@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from podscale.core import defaults, envnames
+from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
-from podscale.launch.exits import HANG, describe_exit, last_line, never_joined
+from podscale.launch.exits import HANG, describe_exit, last_line, never_joined, timed_out
 from podscale.launch.rankenv import RANK_ENVS
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ def supervise(
     ``on_poll`` is called on every round (progress display); ``workers_ours``: the
     processes run podscale's worker (not a program, whose exit codes are its own)."""
     seen, since = -1, time.monotonic()
+    start = {p: p.stat().st_size if p.exists() else 0 for p in watched}
     while True:
         if on_poll is not None:
             on_poll()
@@ -176,29 +177,13 @@ def supervise(
         now, progress = time.monotonic(), _progress(workers, watched)
         if progress != seen:
             seen, since = progress, now
-        elif now - since > case_timeout and (why := _timed_out(now - since, case_timeout,
-                                                                watched)):
+        elif now - since > case_timeout and (why := timed_out(now - since, case_timeout,
+                                                                watched, start)):
             stuck = [w for w, code in zip(workers, codes) if code is None]
             lasts = "; ".join("{}: {}".format(*w.culprit()) for w in stuck)
             raise WorkerFailed(f"{label}: {why}, stopped {len(stuck)} running process(es); "
                                f"last output: {lasts} (logs: {stuck[0].log.parent})")
         time.sleep(0.05)
-
-
-def _timed_out(quiet: float, case_timeout: float, watched: Sequence[Path]) -> str | None:
-    """Why ``quiet`` seconds without progress end the launch, or None: the case timeout
-    once every process has joined; before, a start-up (imports, and a join that waits for
-    the slowest process) is no case, and the join's own timeout (``PODSCALE_INIT_TIMEOUT``,
-    which each worker holds itself to) comes on top of it."""
-    waiting = never_joined(watched)
-    if not waiting:
-        return f"no progress for {case_timeout:g}s (case timeout)"
-    join = float(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_DETECTED))
-    if quiet <= case_timeout + join:
-        return None
-    return (f"no progress for {case_timeout + join:g}s before process(es) "
-            f"{','.join(map(str, waiting))} joined the job (case timeout {case_timeout:g}s + "
-            f"{envnames.INIT_TIMEOUT} {join:g}s)")
 
 
 def _disk_failure(w: Worker, code: int | None, line: str, label: str

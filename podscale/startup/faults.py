@@ -27,7 +27,9 @@ launch, ``*`` (every case) or a workload name (its every case). KIND is one of:
   float32 in bfloat16 computes;
 - ``drop`` — process PROCESS's share of the seed's global sums is left out (zeros);
 - ``late[=SECONDS]`` — process PROCESS sleeps SECONDS (default 2) before it joins the job:
-  a slow start its peers wait for (the ledger names it the join straggler).
+  a slow start its peers wait for (the ledger names it the join straggler);
+- ``linger[=SECONDS]`` — process PROCESS sleeps SECONDS (default 2) after its last case,
+  before the job's end: a slow shutdown, which is no case.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ import numpy as np
 from podscale.core import envnames
 
 KINDS = ("raise", "exit", "kill", "hang", "slow", "stretch", "stall", "corrupt", "drop",
-         "late", "lower", "heavier")
-#: act on steps, inputs, outputs or the join, not at case start
-STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late", "lower", "heavier")
+         "late", "lower", "heavier", "linger")
+#: act on steps, inputs, outputs, the join or the end, not at case start
+STEP_KINDS = ("slow", "stretch", "stall", "corrupt", "drop", "late", "lower", "heavier",
+              "linger")
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,12 @@ def before_join(fault: Fault | None) -> None:
     rank = launcher_rank()
     if fault is not None and fault.kind == "late" and rank is not None and \
             fault.process in (None, rank):
+        time.sleep(2.0 if fault.arg is None else fault.arg)
+
+
+def at_end(fault: Fault | None, process: int) -> None:
+    """``linger``: the process ends late, after its last case."""
+    if fault is not None and fault.kind == "linger" and fault.process in (None, process):
         time.sleep(2.0 if fault.arg is None else fault.arg)
 
 

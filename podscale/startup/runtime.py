@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podscale.core import defaults, envnames, lines
+from podscale.core.environment import init_timeout
 from podscale.core.records import EnvRecord
 from podscale.startup.jaxapi import DEGRADED, coordination_client
 
@@ -93,7 +94,7 @@ def join_detected(jax: Any) -> None:
     from podscale.startup.jaxapi import detected_join
 
     began = time.monotonic()
-    timeout = int(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_DETECTED))
+    timeout = init_timeout(defaults.JOIN_TIMEOUT_DETECTED)
     try:
         address, _, index = detected_join()
         if address and index:  # JAX ends a process whose coordinator never answers
@@ -178,6 +179,12 @@ def small_pages() -> None:
         setter(False)
 
 
+#: JAX's own variable for its preemption service, which catches SIGTERM once a process
+#: has joined (a worker then ran on, its run "complete"); podscale's workers reach no
+#: preemption sync point, so they run without it unless the user sets this variable
+PREEMPTION = "JAX_ENABLE_PREEMPTION_SERVICE"
+
+
 def start() -> Runtime:
     """Configure JAX from the environment and join the distributed job (the ledger marks
     when JAX was imported, when joining began and when it ended)."""
@@ -191,9 +198,11 @@ def start() -> Runtime:
     faults.before_join(faults.from_env())
     ledger.mark("init_start")
     simulate_cpu(jax)
+    if PREEMPTION not in os.environ:  # SIGTERM ends a worker, as it would without JAX
+        jax.config.update("jax_enable_preemption_service", False)
     join = local_join()
     if join:
-        timeout = int(os.environ.get(envnames.INIT_TIMEOUT, defaults.JOIN_TIMEOUT_LOCAL))
+        timeout = init_timeout(defaults.JOIN_TIMEOUT_LOCAL)
         began = time.monotonic()
         try:
             jax.distributed.initialize(**join, initialization_timeout=timeout)

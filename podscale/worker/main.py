@@ -203,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         said = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename, exc)
         lines.say(f"podscale: error: process {rt.process}: {said}", err=True)
         return EXIT_DISK
+    faults.at_end(faults.from_env(), rt.process)
     runtime.shutdown(rt)
     return 0
 
