@@ -1,6 +1,7 @@
 """Bad input: one line on stderr, exit 2, nothing started."""
 
 import os
+import re
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.conftest import ROOT, only_run, podscale
         (["run", "/nonexistent/w.py:f"], "no such workload file"),
         (["list", "/nonexistent/w.py:f"], "no such workload file"),
         (["run", "dot", "--sizes", "5", "--devices-per-host", "2"], "not divisible"),
-        (["run", "dot", "--hosts", "0"], "hosts must be >= 1"),
+        (["run", "dot", "--hosts", "0"], "--hosts 0: want counts >= 1, got 0"),
         (["run", "dot", "--hosts", "a,b"], "bad hosts list"),
         (["run", "dot", "--sizes", "huge"], "bad size"),
         (["run", "dot", "--bogus"], "unrecognized arguments"),
@@ -43,7 +44,7 @@ from tests.conftest import ROOT, only_run, podscale
          "group 2 does not divide the 3 devices"),
         (["tpu", "--tpu", "t", "--zone", "z", "--dry-run", "--", "nosuch"], "unknown workload"),
         (["tpu", "--tpu", "t", "--zone", "z", "--dry-run"], "name the workloads after --"),
-        (["sbatch", "--nodes", "2", "--", "psum", "--hosts", "0"], "hosts must be >= 1"),
+        (["sbatch", "--nodes", "2", "--", "psum", "--hosts", "0"], "--hosts 0: want counts >= 1"),
         (["sbatch", "--nodes", "2", "--", "psum", "--sizes", "0"], "out of range"),
         (["report", "/nonexistent/run"], "no such run directory"),
         (["fit", "/nonexistent/run"], "no such run directory"),
@@ -178,6 +179,7 @@ def test_list_prints_workloads_and_params(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "psum@1" in res.stdout and "collective all_reduce" in res.stdout
     assert "--param width=3 (int)" in res.stdout
+    assert max(map(len, res.stdout.splitlines())) <= 100  # wrapped as --help is
     res = podscale("list", f"{ROOT}/examples/mlp.py:mlp_step")
     assert "mlp_step@1" in res.stdout and "--param batch=256 (size)" in res.stdout
 
@@ -282,6 +284,9 @@ def test_every_option_has_help_and_shows_its_default():
                 assert "default" in p._get_formatter()._format_action(action), \
                     f"podscale {name} {action.option_strings}: default not shown"
         assert p.description, name
+        text = p.format_help()  # plain words: the docstrings' markup was printed as is
+        assert not re.search(r"``|:[a-z]+:`", text), (name, re.findall(r".*`.*", text))
+        assert max(map(len, text.splitlines())) <= 100, name
     run_help = sub.choices["run"].format_help()
     for option, default in (("--iters", "20"), ("--warmup", "3"), ("--rounds", "3"),
                             ("--out", "results"), ("--case-timeout", "300")):
@@ -403,6 +408,60 @@ def test_podscales_own_variables_checked_before_anything_starts(tmp_path):
         assert res.returncode == 2 and message in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+JOB = ["--slices", "2", "--tpu-type", "v5e-16", "--image", "x"]
+#: the edges of names and values a demanding user tried (#63): (argv, the line's words)
+EDGES = [
+    (["jobset", *JOB, "--name", "My_Job", "--", "psum"], "bad --name 'My_Job': want at most 63"),
+    (["jobset", *JOB, "--name", "", "--", "psum"], "bad --name ''"),
+    (["jobset", *JOB, "--name", "a" * 60, "--", "psum"],
+     f"the pods' hostnames (NAME-slice-SLICE-INDEX, e.g. {'a' * 60}-slice-1-3) would have 70 "
+     "characters, over Kubernetes' 63; 53 at most here"),
+    (["jobset", *JOB, "--image", "", "--", "psum"], "bad --image ''"),
+    (["jobset", *JOB, "--namespace", "Bad NS", "--", "psum"], "bad --namespace 'Bad NS'"),
+    (["k8s", "--hosts", "2", "--image", "x", "--name", "Bad.Name", "--", "psum"],
+     "bad --name 'Bad.Name'"),
+    (["k8s", "--hosts", "2", "--image", "x", "--results-pvc", "My_Claim", "--", "psum"],
+     "bad --results-pvc 'My_Claim'"),
+    (["xpk", *JOB, "--cluster", "", "--", "psum"], "bad --cluster ''"),
+    (["xpk", *JOB, "--cluster", "c", "--results-pvc", "claim", "--", "psum"],
+     "xpk workload create mounts no PersistentVolumeClaim, so process 0's run would stay on "
+     "its pod's own disk; podscale jobset --results-pvc CLAIM prints a JobSet"),
+    (["jobset", "--slices", "2", "--tpu-type", "v5p-15", "--image", "x", "--", "psum"],
+     "bad --tpu-type v5p-15: a v5p type counts TensorCores, 2 a chip"),
+    (["jobset", "--slices", "2", "--tpu-type", "v5p-0", "--image", "x", "--", "psum"],
+     "want a multiple of 2, at least 2"),
+    (["jobset", "--slices", "0", "--tpu-type", "v5e-16", "--image", "x", "--", "psum"],
+     "--slices 0: want 1 or more"),
+    (["jobset", *JOB, "--", "psum", "--slices", "3"],
+     "--slices 3 after -- contradicts the job's 2 slice(s)"),
+    (["run", "psum", "--slices", "0"], "--slices 0: want counts >= 1, got 0"),
+    (["run", "psum", "--slices", "-1"], "--slices -1: want counts >= 1, got -1"),
+]
+
+
+def test_edges_of_names_and_values_are_one_line_each(tmp_path):
+    """Kubernetes names and values, TPU types, slices, and odd values of
+    PODSCALE_INIT_TIMEOUT and --out: each refused in one line naming what was given, exit
+    2, before anything is printed, started or written."""
+    out = ["--out", str(tmp_path / "out")]
+    for args, said in EDGES:
+        res = podscale(*args, *(out if args[0] == "run" else []))
+        assert (res.returncode, res.stdout) == (2, ""), (args, res.stderr, res.stdout)
+        assert res.stderr.startswith("podscale: error: ") and said in res.stderr, (args, res)
+        assert len(res.stderr.splitlines()) == 1, res.stderr
+    small = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K", *out]
+    for value in ("abc", "0.0", "-1", "nan", "1e9", "inf"):
+        res = podscale(*small, env={**os.environ, "PODSCALE_INIT_TIMEOUT": value})
+        assert res.returncode == 2 and res.stderr == (
+            f"podscale: error: bad PODSCALE_INIT_TIMEOUT={value!r}: want the seconds the join "
+            "waits for every process, a number > 0 and at most 86,400 (fractions round up to "
+            "whole seconds)\n"), res.stderr
+    long = tmp_path / ("x" * 300)
+    res = podscale("run", "dot", "--hosts", "1", "--out", str(long))
+    assert res.returncode == 2 and res.stderr.endswith(" characters): File name too long\n")
+    assert "internal" not in res.stderr and not (tmp_path / "out").exists()
 
 
 def test_last_turns_messages(small_run, tmp_path):

@@ -31,6 +31,19 @@ def test_a_run_stopped_in_its_first_case_reads_everywhere(tmp_path):
     res = podscale("compare", str(run), str(run))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "has no completed case (failed): nothing to compare" in res.stderr
+    # history among runs that completed cases: named as left out, not dropped unsaid
+    from podscale.selfbench.historystage import make_history
+
+    folder = tmp_path / "history"
+    made = make_history(folder, 2, 2, seed=1)
+    shutil.copytree(run, folder / run.name)
+    res = podscale("history", str(folder))
+    assert res.returncode == 0, res.stderr
+    assert f"# left out: {folder / run.name} (no completed case: failed)" in res.stdout
+    shutil.rmtree(made[0])  # one run with cases beside it is no history
+    res = podscale("history", str(folder))
+    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and \
+        "needs 2 or more runs with a completed case; 1 of 2 have none" in res.stderr
 
 
 def test_judge_and_timing_checked_together_before_anything_launches(tmp_path):
@@ -80,3 +93,9 @@ def test_trace_checks_what_it_is_given(tmp_path):
     res = podscale("trace", str(run), "--traces", str(tmp_path / "nonexistent"))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert f"--traces {tmp_path / 'nonexistent'}: no such folder" in res.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = podscale("trace", str(run), "--traces", str(empty))  # was ignored without a word
+    assert res.returncode == 2 and res.stderr == (
+        f"podscale: error: --traces {empty}: no XSpace files (*.xplane.pb) in it: name the "
+        "folder --trace-dir wrote, or its copy\n")

@@ -62,12 +62,12 @@ def test_a_damaged_run_is_named_and_left_out(tmp_path):
     df = history.collect([tmp_path])
     assert df["run_id"].nunique() == 39 and damaged.name not in set(df["run_id"])
     text = history_text(df, history.analyse(df))
-    assert f"# left out, cannot be read: {damaged} (UsageError:" in text
+    assert f"# left out: {damaged} (UsageError:" in text
     assert len(history.analyse(df)["changes"]) == 1
     for run in sorted(p for p in tmp_path.iterdir() if p.is_dir() and p != damaged)[1:]:
         shutil.rmtree(run)
     res = podscale("history", str(tmp_path))
-    assert res.returncode == 2 and "1 of 2 could not be read" in res.stderr
+    assert res.returncode == 2 and "1 of 2 have none or could not be read" in res.stderr
 
 
 def test_a_change_of_timing_method_starts_a_series_not_a_change(tmp_path):

@@ -199,10 +199,14 @@ def test_a_multi_slice_jobset_and_xpk_command_run_here_as_slices_of_hosts(tmp_pa
                   ) == [(0, 0), (1, 0), (2, 1), (3, 1)]
     res = podscale("xpk", "--slices", "4", "--tpu-type", "v6e-16", "--image", "img:1",
                    "--cluster", "c1", "--", "psum", "--sizes", "1M")
-    assert res.returncode == 0 and res.stdout.startswith(
+    *how, command = res.stdout.splitlines()
+    assert res.returncode == 0 and command.startswith(
         "xpk workload create --cluster c1 --workload podscale --docker-image img:1 "
         "--tpu-type v6e-16 --num-slices 4 --command 'podscale worker --run-dir "), res.stdout
-    assert res.stdout.rstrip().endswith("psum --sizes 1M --slices 4'"), res.stdout
+    assert command.endswith("psum --sizes 1M --slices 4'"), res.stdout
+    # how the run comes home, said as a comment: process 0's log, by the JobSet's labels
+    assert how[0].startswith("# results: process 0 prints the gathered run at the end of its")
+    assert "jobset.sigs.k8s.io/jobset-name=podscale,jobset.sigs.k8s.io/job-index=0" in how[1]
     for bad, said in ((["--hosts", "3"], "a v5p-16 slice (2x2x2, 8 chips) has 2 host(s)"),
                       (["--tpu-type", "v7-16"], "bad --tpu-type 'v7-16'")):
         res = podscale("jobset", "--slices", "2", "--tpu-type", "v5p-16", "--image", "i",

@@ -78,7 +78,7 @@ def history_text(df: pd.DataFrame, found: dict) -> str:
              "# change points: binary segmentation of log times (analysis/models/changepoints.py); "
              "drift: the median over cases of each run's deviation, removed before each "
              "case is searched"]
-    lines += [f"# left out, cannot be read: {s}" for s in df.attrs.get("skipped", [])]
+    lines += [f"# left out: {s}" for s in df.attrs.get("skipped", [])]
     drift = found["drift"]
     if drift.empty:
         lines.append("# drift of the whole run: none")

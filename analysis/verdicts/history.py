@@ -150,8 +150,8 @@ def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
     ``time_s`` of the timing method judged (``auto``: each run's headline, device else
     chain else each; or each, chain, device: runs without it leave the case out). The
     method is part of a series' settings, so a run timed otherwise starts a series of its
-    own rather than a change. A run that cannot be read is left out and named
-    (``df.attrs["skipped"]``)."""
+    own rather than a change. A run that cannot be read, or has no completed case, is left
+    out and named (``df.attrs["skipped"]``)."""
     rows: list[list] = []
     skipped: list[str] = []
     dirs = run_dirs(paths)
@@ -162,11 +162,14 @@ def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
             skipped.append(f"{d} ({type(exc).__name__}: {str(exc)[:120]})")
             continue
         meta = {**data["meta"], "run_id": d.name}  # a run's folder names it (copies apart)
+        if not data["rows"]:  # stopped before its first case ended: nothing to follow
+            skipped.append(f"{d} (no completed case: {meta.get('status') or 'unknown'})")
+            continue
         extra = [meta.get(k, "") for k in META]
         rows += [row + extra for row in data["rows"]]
     if len(dirs) - len(skipped) < 2:
-        raise UsageError(f"history needs 2 or more readable runs; {len(skipped)} of "
-                         f"{len(dirs)} could not be read: {'; '.join(skipped)}")
+        raise UsageError(f"history needs 2 or more runs with a completed case; {len(skipped)} "
+                         f"of {len(dirs)} have none or could not be read: {'; '.join(skipped)}")
     df = pd.DataFrame(rows, columns=KEEP + list(META))
     if judge != "auto":  # one method's time, where the run has it; runs without it named
         df = df.assign(time_s=df[f"{judge}_s"], method=judge)

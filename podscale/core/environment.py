@@ -98,6 +98,7 @@ def check_owned_env(env: dict[str, str] | None = None) -> None:
     if processes is not None and index is not None and index >= processes:
         raise UsageError(f"bad PODSCALE_PROCESS_ID={index}: want 0..{processes - 1} "
                          f"(PODSCALE_NUM_PROCESSES={processes})")
+    init_timeout(0, env)  # a bad one is refused here, not in every worker
     coordinator = env.get(envnames.COORDINATOR)
     if coordinator:
         host, _, port = coordinator.rpartition(":")
@@ -106,3 +107,31 @@ def check_owned_env(env: dict[str, str] | None = None) -> None:
         if processes is None or index is None:
             raise UsageError("PODSCALE_COORDINATOR needs PODSCALE_NUM_PROCESSES and "
                              "PODSCALE_PROCESS_ID set too")
+
+
+#: the longest join ``PODSCALE_INIT_TIMEOUT`` may ask for: a job whose processes have not
+#: all come after a day is not coming
+INIT_TIMEOUT_MAX = 86_400
+
+
+def init_timeout(default: int, env: dict[str, str] | None = None) -> int:
+    """``PODSCALE_INIT_TIMEOUT``: the seconds ``jax.distributed.initialize`` waits for every
+    process (``default`` where unset), one reading for the workers and the supervisor: a
+    number > 0 and at most a day, a fraction rounded up to the whole seconds JAX takes;
+    anything else (``abc``, ``nan``, ``0``, ``-1``, ``1e9``) a one-line UsageError."""
+    import math
+
+    from podscale.core.errors import UsageError
+
+    text = (os.environ if env is None else env).get(envnames.INIT_TIMEOUT, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= INIT_TIMEOUT_MAX:  # NaN fails too
+        raise UsageError(f"bad {envnames.INIT_TIMEOUT}={text!r}: want the seconds the join "
+                         f"waits for every process, a number > 0 and at most "
+                         f"{INIT_TIMEOUT_MAX:,} (fractions round up to whole seconds)")
+    return math.ceil(value)

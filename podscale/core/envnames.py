@@ -37,7 +37,8 @@ VARIABLES: dict[str, tuple[str, str]] = {
                  "lifeline)"),
     PROFILE_SUPERVISED: ("podscale profile", "a profiled process under its supervisor, not "
                          "a bare podscale attach"),
-    INIT_TIMEOUT: ("the user", "seconds jax.distributed.initialize waits for every process"),
+    INIT_TIMEOUT: ("the user", "seconds jax.distributed.initialize waits for every process: "
+                   "a number > 0, at most 86,400; a fraction rounds up"),
     DEBUG: ("the user", "a traceback instead of the one-line error"),
     FAULT: ("tests, bench-self", "a planted fault: KIND[=ARG]@PROCESS:CASE"),
     FAULT_ENV: ("tests", "a planted variable on one process: P:NAME=VALUE"),

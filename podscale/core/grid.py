@@ -33,6 +33,12 @@ class Grid:
         for name in ("workloads", "hosts", "devices_per_host", "dtypes", "slices"):
             if not getattr(self, name):
                 raise UsageError(f"{name.replace('_', ' ')} must not be empty")
+        for name in ("hosts", "devices_per_host", "slices"):
+            bad = [n for n in getattr(self, name) if n < 1]
+            if bad:
+                flag = name.replace("_", "-")
+                raise UsageError(f"--{flag} {','.join(map(str, getattr(self, name)))}: want "
+                                 f"counts >= 1, got {bad[0]} (a suite file's {name} likewise)")
         object.__setattr__(self, "params", tuple(sorted((k, tuple(v)) for k, v in self.params)))
 
     def to_dict(self) -> dict:

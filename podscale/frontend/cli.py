@@ -24,7 +24,7 @@ COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "h
 
 #: errors of paths the user gave (folders to write to, files to read): exit 2, one line
 USER_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
-               errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
+               errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG}
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -39,11 +39,23 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+def plain(text: str) -> str:
+    """A docstring's reStructuredText as plain words for --help: ``code`` and roles
+    (:mod:`x`, :func:`~a.b`) become their text."""
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", lambda m: m[1].rsplit(".", 1)[-1]
+                  if m[0].startswith((":func:", ":meth:", ":class:", ":data:")) else m[1], text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
+
+
 class Parser(argparse.ArgumentParser):
     """Errors are one line and exit 2 (``UsageError``); help shows every default."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        if kwargs.get("description"):  # a command's docstring, in plain words
+            kwargs["description"] = plain(kwargs["description"])
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # one line, exit 2
@@ -115,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file or folder the user named: missing, read-only, full
         if exc.errno not in USER_ERRNOS or not exc.filename:
             return _internal(exc)
-        said = f"{exc.filename}: {exc.strerror}"
+        said = f"{_shown(exc.filename)}: {exc.strerror}"
         blocking = _a_file_in(exc.filename) if exc.errno in (errno.EEXIST, errno.ENOTDIR) \
             else None
         if blocking:
@@ -125,6 +137,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:  # a bug: one line, the traceback on request
         return _internal(exc)
+
+
+def _shown(path: Any, most: int = 120) -> str:
+    """A path as an error line shows it: whole up to ``most`` characters, else its ends."""
+    text = str(path)
+    if len(text) <= most:
+        return text
+    return f"{text[:most // 2]}...{text[-most // 4:]} ({len(text)} characters)"
 
 
 def _a_file_in(path: Any) -> str | None:

@@ -66,6 +66,9 @@ def k8s(name: str, image: str, hosts: int, words: list[str], *,
         raise UsageError("--hosts must be >= 1")
     if gpus_per_host < 0:
         raise UsageError("--gpus-per-host must be >= 0")
+    from podscale.launch.k8snames import check_indexed_job
+
+    check_indexed_job(name, namespace, image, hosts, results_pvc)
     res = {"nvidia.com/gpu": gpus_per_host} if gpus_per_host else None
     print(k8s_manifest(name, image, hosts, words, run_dir=run_dir, results_pvc=results_pvc,
                        namespace=namespace, resources=res,

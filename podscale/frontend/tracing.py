@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from podscale.core import xprof
 from podscale.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -33,9 +34,16 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
     if not (run_dir / "run.json").is_file():
         raise UsageError(f"{run_dir}: not a run directory (no run.json): name one of "
                          "podscale run --profile, profile or attach")
-    if traces is not None and "://" not in str(traces) and not Path(traces).is_dir():
+    local = traces is not None and "://" not in str(traces)
+    if local and not Path(str(traces)).is_dir():
         raise UsageError(f"--traces {traces}: no such folder")
+    if local and not any(Path(str(traces)).rglob(f"*{xprof.SUFFIX}")):
+        raise UsageError(f"--traces {traces}: no XSpace files (*{xprof.SUFFIX}) in it: name "
+                         "the folder --trace-dir wrote, or its copy")
     if run_kind(run_dir) == "profile":
+        if traces is not None:
+            raise UsageError(f"--traces {traces}: a profiled program's capture windows are "
+                             f"read from {run_dir / 'traces'} (leave --traces out)")
         return _trace_profiled(run_dir)
     read = read_traces(run_dir, traces)
     loaded = load_traces(run_dir, read=read)

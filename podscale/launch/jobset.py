@@ -34,8 +34,8 @@ TOPOLOGIES = {3: {4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4",
                   128: "4x4x8", 256: "4x8x8", 512: "8x8x8"},
               2: {1: "1x1", 4: "2x2", 8: "2x4", 16: "4x4", 32: "4x8", 64: "8x8",
                   128: "8x16", 256: "16x16"}}
-#: the JobSet's one replicated job (a slice each)
-JOB = "slice"
+#: the JobSet's one replicated job (a slice each): podscale's, and the one xpk writes
+JOB, XPK_JOB = "slice", "slice-job"
 PORTS = (8471, 8080, 8476)  # the TPU runtime's, megascale's, podscale's own
 
 
@@ -60,7 +60,14 @@ def tpu_slice(tpu_type: str, topology: str | None = None) -> Slice:
         raise UsageError(f"bad --tpu-type {tpu_type!r}: use GENERATION-COUNT, e.g. v5p-16, "
                          f"v5litepod-16, v6e-8, v4-16 (generations: {', '.join(GENERATIONS)})")
     accelerator, per_host, dims, cores = GENERATIONS[m[1]]
-    chips = max(1, int(m[2]) // cores)
+    count = int(m[2])
+    if count < cores or count % cores:
+        unit = "chips" if cores == 1 else f"TensorCores, {cores} a chip ({m[1]}-16 is 8 chips)"
+        raise UsageError(f"bad --tpu-type {tpu_type}: a {m[1]} type counts {unit}: want a "
+                         f"multiple of {cores}, at least {cores}" if cores > 1 else
+                         f"bad --tpu-type {tpu_type}: a {m[1]} type counts {unit}: want 1 or "
+                         "more")
+    chips = count // cores
     shape = topology or TOPOLOGIES[dims].get(chips)
     if shape is None:
         raise UsageError(f"--tpu-type {tpu_type}: no usual topology for {chips} chips; give "
@@ -154,9 +161,12 @@ spec:
 
 def xpk_command(name: str, image: str, slices: int, tpu: Slice, words: Sequence[str], *,
                 cluster: str, project: str | None = None, zone: str | None = None) -> str:
-    """``xpk workload create`` making the same job (xpk writes the JobSet itself)."""
+    """``xpk workload create`` making the same job (xpk writes the JobSet itself), after a
+    comment saying how the run comes home (process 0's log: xpk mounts no claim)."""
     argv = ["xpk", "workload", "create", "--cluster", cluster, "--workload", name,
             "--docker-image", image, "--tpu-type", tpu.tpu_type, "--num-slices", str(slices),
             *(["--project", project] if project else []),
             *(["--zone", zone] if zone else []), "--command", shlex.join(words)]
-    return shlex.join(argv) + "\n"
+    how, _, _ = k8s_results(name, "default", "", None, f"jobset.sigs.k8s.io/jobset-name={name},"
+                            "jobset.sigs.k8s.io/job-index=0")
+    return how + shlex.join(argv) + "\n"

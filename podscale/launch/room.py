@@ -33,23 +33,37 @@ def records_bytes(cases: Sequence[Case], rounds: int = 1, arms: int = 1) -> int:
     return total * rounds * arms
 
 
-def free_bytes(path: Path) -> int | None:
-    """Free space of ``path``'s filesystem (of the nearest folder above it that exists),
-    or None where it cannot be read or is a pseudo filesystem (``/proc`` has no blocks
-    and says 0)."""
+def _statvfs(path: Path) -> os.statvfs_result | None:
+    """``path``'s filesystem (of the nearest folder above it that exists), or None."""
     where = Path(path)
     while not where.exists() and where != where.parent:
         where = where.parent
     try:
-        stat = os.statvfs(where)
+        return os.statvfs(where)
     except OSError:
+        return None
+
+
+def free_bytes(path: Path) -> int | None:
+    """Free space of ``path``'s filesystem, or None where it cannot be read or is a pseudo
+    filesystem (``/proc`` has no blocks and says 0)."""
+    stat = _statvfs(path)
+    if stat is None:
         return None
     return stat.f_bavail * stat.f_frsize if stat.f_blocks else None
 
 
+def read_only(path: Path) -> bool:
+    """Whether ``path``'s filesystem is mounted read-only (no space freed would help)."""
+    stat = _statvfs(path)
+    return stat is not None and bool(stat.f_flag & os.ST_RDONLY)
+
+
 def check_room(out: Path, needed: int, what: str) -> None:
-    """UsageError where ``out`` has less free space than ``needed`` bytes (unknown: the
-    run's own writes will say)."""
+    """UsageError where ``out`` is on a read-only filesystem, or has less free space than
+    ``needed`` bytes (unknown: the run's own writes will say)."""
+    if read_only(out):
+        raise UsageError(f"--out {out}: its filesystem is read-only: choose another --out")
     free = free_bytes(out)
     if free is not None and free < needed:
         raise UsageError(f"--out {out}: {size(free)} free on its filesystem, and {what} "
@@ -60,6 +74,8 @@ def check_room(out: Path, needed: int, what: str) -> None:
 def full_disk(run_dir: Path) -> str | None:
     """``run_dir``'s filesystem said full (``No space left on device (N KiB free under
     DIR)``), or None where it has room."""
+    if read_only(run_dir):
+        return f"read-only file system ({run_dir})"
     free = free_bytes(run_dir)
     if free is None or free >= FULL_BYTES:
         return None

@@ -37,18 +37,32 @@ def register(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
     from podscale.frontend.commands.jobwords import job_of
+    from podscale.launch import k8snames
     from podscale.launch.generators import pod_words
-    from podscale.launch.jobset import jobset_manifest, tpu_slice, xpk_command
+    from podscale.launch.jobset import JOB, XPK_JOB, jobset_manifest, tpu_slice, xpk_command
 
     if args.slices < 1:
-        raise UsageError("--slices must be >= 1")
+        raise UsageError(f"--slices {args.slices}: want 1 or more")
+    if args.xpk and (args.results_pvc or args.program):
+        raise UsageError(f"podscale xpk {'--results-pvc' if args.results_pvc else '--program'}:"
+                         " xpk workload create mounts no PersistentVolumeClaim, so process 0's"
+                         " run would stay on its pod's own disk; podscale jobset --results-pvc"
+                         " CLAIM prints a JobSet that mounts it (kubectl apply -f), or leave it"
+                         " out: the run comes home through process 0's log (podscale collect)")
     tpu = tpu_slice(args.tpu_type, args.topology)
+    k8snames.check_jobset(args.name, getattr(args, "namespace", "default"), args.image,
+                          args.slices, tpu.hosts, XPK_JOB if args.xpk else JOB,
+                          args.results_pvc)
+    if args.xpk:
+        k8snames.cluster(args.cluster)
+        for flag, value in (("--project", args.project), ("--zone", args.zone)):
+            if value is not None:
+                k8snames.label(value, flag, letter_first=False)
     if args.hosts is not None and args.hosts != tpu.hosts:
         raise UsageError(f"--hosts {args.hosts}: a {tpu.tpu_type} slice ({tpu.topology}, "
                          f"{tpu.chips} chips) has {tpu.hosts} host(s)")
-    more = ["--slices", str(args.slices)] if not args.program and args.slices > 1 else []
-    words, attach, _ = job_of("worker", [*args.worker_args, *more], args.program,
-                              args.attach_args, hosts=tpu.hosts)
+    words, attach, _ = job_of("worker", args.worker_args, args.program, args.attach_args,
+                              hosts=tpu.hosts, slices=args.slices)
     run_words, run_dir = pod_words(args.name, words, args.results_pvc, args.run_dir,
                                    [*attach, args.program] if args.program else ())
     if args.xpk:

@@ -14,11 +14,12 @@ def rest(words: list[str]) -> list[str]:
 
 
 def job_words(command: str, words: list[str], hosts: int | None = None,
-              nodes: int | None = None) -> list[str]:
+              nodes: int | None = None, slices: int | None = None) -> list[str]:
     """The words a generated job passes to ``podscale run`` or ``podscale worker``,
     checked as that command would check them — workloads, grid values, every case of the
-    grid at ``hosts`` processes where the job's size is known, no layout wider than the
-    ``nodes`` allocated — before anything is printed or started (one-line error, exit 2)."""
+    grid at ``hosts`` processes (and ``slices``) where the job's size is known, no layout
+    wider than the ``nodes`` allocated — before anything is printed or started (one-line
+    error, exit 2); a job of several slices passes ``--slices`` on itself."""
     from dataclasses import replace
 
     from podscale.core.grid import expand_all
@@ -41,6 +42,12 @@ def job_words(command: str, words: list[str], hosts: int | None = None,
                              "process(es): podscale worker runs the job's own process count "
                              "(leave --hosts out)")
         grids = [replace(g, hosts=(hosts,)) for g in grids]
+    if slices is not None:
+        if args.slices and sorted({n for g in grids for n in g.slices}) != [slices]:
+            raise UsageError(f"--slices {args.slices} after -- contradicts the job's {slices} "
+                             "slice(s): the job passes its own (leave --slices out)")
+        grids = [replace(g, slices=(slices,)) for g in grids]
+        words = [*words, "--slices", str(slices)] if slices > 1 and not args.slices else words
     widest = max(h for g in grids for h in g.hosts)
     if nodes is not None and widest > nodes:
         raise UsageError(f"the grid runs {widest} hosts but the job allocates {nodes} "
@@ -51,7 +58,7 @@ def job_words(command: str, words: list[str], hosts: int | None = None,
 
 
 def job_of(command: str, words: list[str], program: str | None, attach_args: str, *,
-           hosts: int | None = None, nodes: int | None = None
+           hosts: int | None = None, nodes: int | None = None, slices: int | None = None
            ) -> tuple[list[str], list[str], bool]:
     """What a generated job runs: (its words, ``podscale attach``'s options, whether they
     ask for a step window). With ``program`` the words after ``--`` are the program's own;
@@ -61,4 +68,4 @@ def job_of(command: str, words: list[str], program: str | None, attach_args: str
     attach, window = attach_options(attach_args, program)
     if program:
         return rest(words), attach, window
-    return job_words(command, words, hosts=hosts, nodes=nodes), attach, window
+    return job_words(command, words, hosts=hosts, nodes=nodes, slices=slices), attach, window
