@@ -54,7 +54,6 @@ def test_expand_groups_by_layout_and_declared_params():
         (Grid(("dot",), params=(("size", ("3",)),), devices_per_host=(2,)), "not divisible"),
         (Grid(("dot",), params=(("width", ("x",)),)), "parameter width: 'x' is not of kind int"),
         (Grid(("dot",), variants=("jit",)), "supports variants pmap, shard_map"),
-        (Grid(("dot",), hosts=(0,)), "hosts must be >= 1"),
         (Grid(("psum",), local_axes=(("a", 3),), devices_per_host=(2,)), "do not make 2"),
         (Grid(("psum",), local_axes=(("hosts", 2),), devices_per_host=(2,)), "distinct"),
     ],
@@ -62,6 +61,13 @@ def test_expand_groups_by_layout_and_declared_params():
 def test_bad_grids(grid, message):
     with pytest.raises(UsageError, match=message):
         expand(grid)
+
+
+def test_counts_below_one_are_refused_naming_the_option():
+    for field, flag in (("hosts", "--hosts"), ("devices_per_host", "--devices-per-host"),
+                        ("slices", "--slices")):
+        with pytest.raises(UsageError, match=f"^{flag} 2,0: want counts >= 1, got 0"):
+            Grid(("dot",), **{field: (2, 0)})
 
 
 def test_layout_axes_and_keys():

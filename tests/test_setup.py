@@ -26,9 +26,12 @@ def planted(text: str) -> dict[str, str]:
 
 
 def make_n(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env or {k: v for k, v in os.environ.items() if k != "ACCEL"},
-                          timeout=60)
+    """``make -n`` of a virtualenv not made yet (a checkout's own .venv stamps would make
+    setup a no-op), outside any make that runs the tests (its flags would reach it)."""
+    env = {k: v for k, v in (env or os.environ).items()
+           if k not in ("ACCEL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(["make", "-n", "VENV=/nonexistent/venv", *args], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_the_accelerator_extras_are_jaxs_own_in_the_pinned_range():
@@ -45,7 +48,7 @@ def test_the_accelerator_extras_are_jaxs_own_in_the_pinned_range():
 def test_make_setup_installs_the_extra_the_nodes_or_accel_ask_for():
     tpu = make_n("setup", "ACCEL=tpu")
     assert tpu.returncode == 0, tpu.stderr
-    assert "pip install -q --no-compile -e '.[tpu]'" in tpu.stdout
+    assert "venv/bin/pip install -q --no-compile -e '.[tpu]'" in tpu.stdout
     assert 'echo "make setup: ACCEL=tpu: ACCEL=tpu given"' in tpu.stdout
     cpu = make_n("setup", "ACCEL=cpu")
     assert "-e '.[cpu]'" in cpu.stdout and "jax[" not in cpu.stdout

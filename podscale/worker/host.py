@@ -99,13 +99,13 @@ def _on_own_devices(grids: list[Grid], rt: runtime.Runtime) -> list[Grid]:
 
 def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:
     """The plan; once the watchdog is ending the job, an error here is its consequence (a
-    peer left a collective): not recorded over the watchdog's reason nor reported, the
-    watchdog's exit comes first."""
+    peer left a collective, or the launcher's SIGTERM once a peer left: mpirun's): not
+    recorded over the watchdog's reason nor reported, the watchdog's exit comes first."""
     from podscale.worker import watchdog
 
     try:
         run_plan(plan, rt)
-    except Exception:
+    except BaseException:
         if watchdog.STOPPING.is_set():
             time.sleep(60)
         raise

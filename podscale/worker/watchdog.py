@@ -171,7 +171,10 @@ def _entries(client: CoordinationClient) -> dict[int, dict]:
 def _end(client: CoordinationClient, process: int, processes: int, period: float,
          message: str, on_stuck: Callable[[str], None] | None) -> None:
     """Say why this process ends; process 0 records it and tells everyone, any other
-    asks process 0 to (and waits a while to be told); then leave with the others."""
+    asks process 0 to (and waits a while to be told); then leave with the others. From
+    here the main thread's errors (and the launcher's SIGTERM once a peer left) are this
+    ending's consequences (:data:`STOPPING`)."""
+    STOPPING.set()
     lines.say(f"podscale: error: process {process}: {message}", err=True)
     if process == 0:
         _record(client, message, on_stuck)

@@ -29,8 +29,9 @@ def run(args: argparse.Namespace) -> int:
         kind = f"collective {wl.collective}" if wl.collective else \
             "collective per case (its kind)" if per_case else "no collective"
         say(f"{wl.name}@{wl.version}  {wl.summary}")
-        say(f"{kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}; "
-            f"source {f.source}", "    ")
+        say(f"{kind}; variants {', '.join(wl.variants)}; dtypes {', '.join(wl.dtypes)}",
+            "    ")
+        say(f"source {f.source}", "    ")
         for p in wl.params:
             say(f"--param {p.describe()}", "    ", "        ")
     return 0
