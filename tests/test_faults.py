@@ -297,6 +297,9 @@ def test_scheduler_signal_stops_every_process(tmp_path, sig, wide):
     one of 4 processes (2 for SIGHUP, the same path) stopped, the manifest interrupted
     with the signal, records kept, exit 128 + the signal."""
     proc, run, pids = wide_run(tmp_path) if wide else started_run(tmp_path, 0)
+    # every process's first case written: a worker now ends at its SIGTERM at once (JAX's
+    # preemption service had held it until the SIGKILL)
+    wait_for(lambda: all(cases_done(run, p) >= 1 for p in pids), timeout=60)
     os.kill(proc.pid, sig)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=60)

@@ -72,10 +72,10 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
     manifest = Manifest.new(run_dir.name, {**spec_of(grids), "launcher": "podscale worker",
                                            "rounds": rounds, "gather": gather},
                             [lp.layout.key for lp in layouts])
-    rt, unwatch = _watch(rt, run_dir, case_timeout, lead, grids[0].slices[0])
+    rt, unwatch, signalled = _watch(rt, run_dir, case_timeout, lead, grids[0].slices[0])
     try:
         with lifecycle(run_dir, manifest, write=lead):
-            _run_unless_ending(plan, rt)
+            _run_unless_ending(plan, rt, signalled)
     finally:
         if print_run and lead:
             from podscale.core.runblock import encode
@@ -97,27 +97,50 @@ def _on_own_devices(grids: list[Grid], rt: runtime.Runtime) -> list[Grid]:
     return kept
 
 
-def _run_unless_ending(plan: Plan, rt: runtime.Runtime) -> None:
+def _run_unless_ending(plan: Plan, rt: runtime.Runtime,
+                       signalled: Callable[[], None]) -> None:
     """The plan; once the watchdog is ending the job, an error here is its consequence (a
     peer left a collective, or the launcher's SIGTERM once a peer left: mpirun's): not
-    recorded over the watchdog's reason nor reported, the watchdog's exit comes first."""
+    recorded over the watchdog's reason nor reported, the watchdog's exit comes first; a
+    signal that comes before this process's watchdog has spoken, where a peer's has,
+    records the peer's verdict (``signalled``)."""
     from podscale.worker import watchdog
 
     try:
         run_plan(plan, rt)
-    except BaseException:
+    except BaseException as exc:
         if watchdog.STOPPING.is_set():
-            time.sleep(60)
+            _wait_for_the_watchdog()
+        if isinstance(exc, KeyboardInterrupt):
+            signalled()
         raise
 
 
+def _wait_for_the_watchdog(most: float = 60) -> None:
+    """Let the watchdog's exit come first: the launcher's signals (mpirun's SIGTERM, once
+    a peer left) are ignored meanwhile; one that came during the wait had been recorded
+    as 'interrupted' over the watchdog's verdict."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline:
+        try:
+            time.sleep(0.5)
+        except KeyboardInterrupt:  # a Ctrl-C, or a signal raised just before
+            continue
+
+
 def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool,
-           slices: int) -> tuple[runtime.Runtime, Callable[[], None]]:
+           slices: int) -> tuple[runtime.Runtime, Callable[[], None], Callable[[], None]]:
     """Start the stuck-rank watchdog (a job of several processes, with a timeout); the
-    runtime that marks its progress for it, and the function that stops it."""
+    runtime that marks its progress for it, the function that stops it, and the one a
+    signal calls: where a peer has reached a verdict, record it and end as the watchdog
+    does."""
     client = jaxapi.coordination_client()
     if not timeout or rt.process_count < 2 or client is None:
-        return rt, lambda: None
+        return rt, lambda: None, lambda: None
     from podscale.core.records import now, read_manifest, write_manifest
     from podscale.worker import watchdog
 
@@ -129,5 +152,13 @@ def _watch(rt: runtime.Runtime, run_dir: Path, timeout: float | None, lead: bool
             write_manifest(run_dir, replace(m, status="failed", error=message,
                                             finished=now()))
 
+    def signalled() -> None:
+        told = watchdog.peers_verdict(client)
+        if told:
+            watchdog.STOPPING.set()
+            record(told)
+            lines.say(f"podscale: error: process {rt.process}: {told}", err=True)
+            os._exit(watchdog.EXIT_STUCK)
+
     return rt, watchdog.start(rt.progress, client, rt.process_count, timeout, record,
-                              slices)
+                              slices), signalled

@@ -118,6 +118,13 @@ def _try_get(client: CoordinationClient, key: str) -> str | None:
         return None
 
 
+def peers_verdict(client: CoordinationClient) -> str | None:
+    """The verdict a process has already reached (recorded, or asked process 0 to record),
+    or None: what a process signalled by the launcher once a peer left (mpirun's SIGTERM)
+    records in place of 'interrupted'."""
+    return _try_get(client, STOP_KEY) or _try_get(client, STUCK_KEY)
+
+
 def _record(client: CoordinationClient, message: str,
             on_stuck: Callable[[str], None] | None) -> None:
     """Process 0 records the message (``on_stuck``) and tells every process to end."""
