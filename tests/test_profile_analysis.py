@@ -319,3 +319,34 @@ def test_a_change_in_checkpointing_time_is_said_by_compare():
     said = changes(run(0.9), run(1.8), 0.05)
     assert said == ["checkpointing 18.0 ms -> 36.0 ms a step (+100%): more badput in B"], said
     assert changes(run(0.9), run(0.9), 0.05) == []
+
+
+def test_a_captured_step_of_two_programs_is_one_step_of_their_summed_work():
+    """As MaxText runs a one-op all-gather beside each train step: a captured step's
+    rows of two programs are one step whose busy time is both, whose span runs from the
+    first program's start to the last one's end (the median over rows had read the small
+    program's, and the table 6 steps for 3); a step of one program is kept as it is."""
+    import pandas as pd
+
+    from podscale.analysis.profile.rows import step_work
+
+    rows = []
+    for step in (10, 11, 12):
+        rows += [{"process": 0, "first": 10, "stop": 13, "step": step, "module": "jit_train",
+                  "devices": 1, "busy_us": 900.0, "collective_us": 0.0, "ops": 40,
+                  "cut": False, "span_us": 950.0, "compute_us": 900.0, "callback_us": 0.0,
+                  "exposed_us": 0.0, "hidden_us": 0.0, "idle_us": 50.0,
+                  "start_ns": step * 10**7, "end_ns": step * 10**7 + 950_000},
+                 {"process": 0, "first": 10, "stop": 13, "step": step,
+                  "module": "jit_gather", "devices": 1, "busy_us": 10.0,
+                  "collective_us": 10.0, "ops": 1, "cut": False, "span_us": 10.0,
+                  "compute_us": 0.0, "callback_us": 0.0, "exposed_us": 10.0,
+                  "hidden_us": 0.0, "idle_us": 0.0, "start_ns": step * 10**7 + 990_000,
+                  "end_ns": step * 10**7 + 1_000_000}]
+    rows.append({**rows[0], "process": 1})  # process 1: one program a step
+    got = step_work(pd.DataFrame(rows))
+    mine = got[got["process"] == 0]
+    assert list(mine["step"]) == [10, 11, 12] and set(mine["module"]) == {"jit_train+jit_gather"}
+    assert list(mine["busy_us"]) == [910.0] * 3 and list(mine["span_us"]) == [1000.0] * 3
+    assert list(mine["idle_us"]) == [90.0] * 3 and list(mine["ops"]) == [41] * 3
+    assert got[got["process"] == 1].iloc[0].to_dict() == {**rows[0], "process": 1}

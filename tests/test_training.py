@@ -143,11 +143,11 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     assert f["samples"] == 512 and f["unit"] == "samples", f
     assert f["per_s"] == pytest.approx(512 / f["step_s"], rel=0.02)
     assert 0.0095 < f["step_s"] < 0.02, f
-    assert f["flops"] > 0 and f["mfu"] == pytest.approx(f["flops"] / f["step_s"] / 0.05e12)
+    assert f["flops"] > 0 and f["hfu"] == pytest.approx(f["flops"] / f["step_s"] / 0.05e12)
     assert f["memory"]["argument"] >= 256 * 32 * 4  # this device's rows, at least
-    # the program's own count beside XLA's, each with its TFLOP/s and MFU
-    assert f["flops_given"] == 2e6 and f["mfu_given"] == pytest.approx(
-        2e6 / f["step_s"] / 0.05e12) and f["mfu_given"] != f["mfu"]
+    # the model's own count beside the hardware's, each with its TFLOP/s: MFU and HFU
+    assert f["flops_given"] == 2e6 and f["mfu"] == pytest.approx(
+        2e6 / f["step_s"] / 0.05e12) and f["mfu"] != f["hfu"]
     assert f["host_bound"] and f["busy_share"] < 0.5
     said = findings(s)
     assert any(line.startswith("local_step is host-bound: the device is busy") and
@@ -155,13 +155,32 @@ def test_the_figures_a_training_user_reads_and_a_host_bound_step(tmp_path):
     assert any(line.startswith("local_step: ") and "512 samples a step: the leading dimension "
                "of local_step's input float32[512, 32], an input it does not return" in line
                and "(--peak-tflops)" in line and "--flops-per-step 0.002 GFLOP per device a "
-               "step: " in line and "(XLA's count is " in line for line in said), said
+               "step (the model's count): " in line and "(the hardware's count is " in line
+               for line in said), said
     assert not any(line.startswith("defect:") for line in said)
-    # a peak far below the chip's (--peak-tflops 1e-12): an MFU over 100% is a defect
+    # a peak far below the chip's (--peak-tflops 1e-12): an HFU over 100% is a defect
     from podscale.analysis.profile.figures import findings as said_of
 
-    wrong = said_of(s, {**f, "mfu": f["flops"] / f["step_s"] / 1, "peak_tflops": 1e-12})
-    assert wrong[0].startswith("defect: local_step's MFU of ") and "exceeds 100%" in wrong[0]
+    wrong = said_of(s, {**f, "hfu": f["flops"] / f["step_s"] / 1, "peak_tflops": 1e-12})
+    assert wrong[0].startswith("defect: local_step's HFU of ") and "exceeds 100%" in wrong[0]
+
+
+def test_the_flops_of_a_step_that_loops_count_each_trip(tmp_path):
+    """tests/programs/scanned.py: 2 microbatches (a fori_loop) of 4 layers (a scan), each a
+    64x128 @ 128x128 product: the step's hardware count is 8 products (XLA's cost analysis
+    alone counts one, its loops' bodies once), its loops named with their trips."""
+    from podscale.analysis.profile.figures import figures
+
+    res = podscale("profile", "--hosts", "1", "--out", str(tmp_path),
+                   str(PROGRAMS / "scanned.py"), "12", "4", "2")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    s = summarize_profile(only_run(tmp_path))
+    f = figures(s)
+    products = 2 * 4 * 2 * 64 * 128 * 128
+    assert products <= f["flops"] < 1.02 * products, f["flops"]  # and the tanh, once each
+    assert sorted(f["loops"]) == [2, 4], f["loops"]
+    assert any("by the hardware's count (XLA's, with 2 loop bodies times their trip counts "
+               "(" in line for line in findings(s)), findings(s)
 
 
 @pytest.mark.alone

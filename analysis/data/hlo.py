@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from podscale.analysis.data.hlotext import (
+from podscale.core.hlotext import (
     balanced,
     computations,
     counts,

@@ -1,4 +1,4 @@
-"""The figures a training user reads, per step: throughput, FLOP/s and MFU, memory, and
+"""The figures a training user reads, per step: throughput, FLOP/s, HFU and MFU, memory, and
 how busy the device is.
 
 - **Step time**: the job's median step time (the last process's ready to ready), the
@@ -13,9 +13,12 @@ how busy the device is.
   the sentence): the largest integer input is the data (token ids [batch, sequence]:
   tokens; labels [batch]: samples), else the leading dimension of the largest input
   (samples); where it returns every input, no throughput, and ``--tokens-per-step`` named.
-- **FLOP/s and MFU**: that program's FLOPs per device a step (XLA's cost analysis of the
-  compiled program: an SPMD program's is one device's share) over the step time, against
-  the device's peak: read from the device (TPU), ``--peak-tflops``, else none.
+- **FLOP/s, HFU and MFU**: that program's FLOPs per device a step by the hardware's count
+  (XLA's cost analysis of the compiled program, an SPMD program's one device's share, with
+  each loop body times its trip count: XLA counts a loop's body once,
+  :mod:`podscale.core.hloflops`; recompute included) over the step time, against the
+  device's peak (read from the device on TPU, ``--peak-tflops``, else none): HFU; with
+  ``--flops-per-step`` (the model's own count) the same for MFU, as the field names them.
 - **Memory**: that program's memory analysis per device (arguments, outputs,
   temporaries) and, where the platform reports it, each device's peak in use.
 - **Device busy share**: the step's device time over the step time: from the captured
@@ -79,7 +82,9 @@ def step_programs(profile: Profile, step: str, led: pd.DataFrame) -> pd.DataFram
         per_step=[len(by.get_group(i)) / steps for i in last.index],
         busy_s=[float((by.get_group(i)["ready"] - by.get_group(i)["dispatch"]).sum()) / steps
                 for i in last.index])
-    work = pd.to_numeric(last["flops"], errors="coerce").fillna(0) * last["per_step"]
+    loops = pd.to_numeric(last.get("loop_flops", pd.Series(0.0, index=last.index)),
+                          errors="coerce").fillna(0)
+    work = (pd.to_numeric(last["flops"], errors="coerce").fillna(0) + loops) * last["per_step"]
     order = sorted(last.index, key=lambda i: (-work[i], -last.loc[i, "busy_s"]))
     return last.loc[order].assign(step_flops=work[order].to_numpy())
 
@@ -141,11 +146,11 @@ def figures(s: ProfileSummary) -> dict:
     """The step's figures (see the module doc): every key present, None where unknown."""
     led, profile = s.ledger, s.profile
     out: dict = {k: None for k in ("step_s", "samples", "from", "per_s", "unit", "flops",
-                                   "tflops", "peak_tflops", "peak_from", "mfu", "memory",
+                                   "tflops", "peak_tflops", "peak_from", "hfu", "memory",
                                    "device_peak_bytes", "busy_share", "busy_from",
                                    "dispatch_s", "leaves", "host_bound", "program",
                                    "programs", "chosen_by", "no_samples", "flops_given",
-                                   "tflops_given", "mfu_given")}
+                                   "tflops_given", "mfu", "loops")}
     if led.empty:
         return out
     job = job_periods(led)
@@ -160,23 +165,7 @@ def figures(s: ProfileSummary) -> dict:
     out.update(_throughput(rec, spec.get("tokens_per_step"), out["program"]))
     if out["samples"] and step_s > 0:
         out["per_s"] = out["samples"] / step_s
-    if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):
-        out["flops"] = float(rec["step_flops"])
-        out["tflops"] = out["flops"] / step_s / 1e12 if step_s > 0 else None
-    peaks = profile.processes["peaks"].dropna() if "peaks" in profile.processes else []
-    read = next((p.get("bf16_tflops") for p in peaks if isinstance(p, dict)
-                 and p.get("bf16_tflops")), None)
-    if spec.get("peak_tflops"):
-        out.update(peak_tflops=float(spec["peak_tflops"]), peak_from="--peak-tflops")
-    elif read:
-        out.update(peak_tflops=float(read), peak_from="read from the device (bf16)")
-    if out["tflops"] is not None and out["peak_tflops"]:
-        out["mfu"] = out["tflops"] / out["peak_tflops"]
-    if spec.get("flops_per_step") and step_s > 0:  # the program's own count, beside XLA's
-        out["flops_given"] = float(spec["flops_per_step"])
-        out["tflops_given"] = out["flops_given"] / step_s / 1e12
-        if out["peak_tflops"]:
-            out["mfu_given"] = out["tflops_given"] / out["peak_tflops"]
+    out.update(_rates(rec, spec, profile, step_s))
     if rec is not None and isinstance(rec.get("memory"), dict):
         out["memory"] = rec["memory"]
     mem = profile.processes.get("device_memory", pd.Series(dtype=object)).dropna()
@@ -199,6 +188,47 @@ def figures(s: ProfileSummary) -> dict:
     return out
 
 
+def _rates(rec: pd.Series | None, spec: dict, profile: Profile, step_s: float) -> dict:
+    """FLOPs a step and their rates: the hardware's count (XLA's, loops times their
+    trips) and HFU, the model's (``--flops-per-step``) and MFU, against the peak."""
+    out: dict = {}
+    if rec is not None and pd.notna(rec.get("flops")) and rec.get("flops"):
+        out["flops"] = float(rec["step_flops"])
+        out["tflops"] = out["flops"] / step_s / 1e12 if step_s > 0 else None
+        loops = rec.get("loops")
+        out["loops"] = list(loops) if isinstance(loops, list) and loops else None
+    peaks = profile.processes["peaks"].dropna() if "peaks" in profile.processes else []
+    read = next((p.get("bf16_tflops") for p in peaks if isinstance(p, dict)
+                 and p.get("bf16_tflops")), None)
+    if spec.get("peak_tflops"):
+        out.update(peak_tflops=float(spec["peak_tflops"]), peak_from="--peak-tflops")
+    elif read:
+        out.update(peak_tflops=float(read), peak_from="read from the device (bf16)")
+    if out.get("tflops") is not None and out.get("peak_tflops"):
+        out["hfu"] = out["tflops"] / out["peak_tflops"]
+    if spec.get("flops_per_step") and step_s > 0:
+        out["flops_given"] = float(spec["flops_per_step"])
+        out["tflops_given"] = out["flops_given"] / step_s / 1e12
+        if out.get("peak_tflops"):
+            out["mfu"] = out["tflops_given"] / out["peak_tflops"]
+    return out
+
+
+def _counted(loops: list | None) -> str:
+    """How the hardware's count was made: XLA's, loop bodies times their trips."""
+    if not loops:
+        return "XLA's cost analysis, recompute included"
+    known = [t for t in loops if t is not None]
+    unknown = len(loops) - len(known)
+    said = f"XLA's, with {len(known)} loop bod{'y' if len(known) == 1 else 'ies'} times " \
+           f"{'its trip count' if len(known) == 1 else 'their trip counts'} " \
+           f"({', '.join(map(str, known))})" if known else "XLA's"
+    if unknown:
+        said += f"; {unknown} loop(s) of unknown trip count counted once: --flops-per-step " \
+                "gives the model's"
+    return said + ", recompute included"
+
+
 def _bytes(n: float) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
@@ -217,17 +247,17 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
         parts.append(f"{f['per_s']:,.0f} {f['unit']}/s ({f['samples']:,} {f['unit']} a step:"
                      f" {f['from']})")
     if f["tflops"] is not None:
-        mfu = f", MFU {100 * f['mfu']:.1f}% of {f['peak_tflops']:g} TFLOP/s " \
-              f"({f['peak_from']})" if f["mfu"] is not None else \
-            " (no peak known for MFU: --peak-tflops)"
-        parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step: "
-                     f"{f['tflops']:.3g} TFLOP/s{mfu}")
+        hfu = f", HFU {100 * f['hfu']:.1f}% of {f['peak_tflops']:g} TFLOP/s " \
+              f"({f['peak_from']})" if f["hfu"] is not None else \
+            " (no peak known for HFU: --peak-tflops)"
+        parts.append(f"{f['flops'] / 1e9:.3g} GFLOP per device a step by the hardware's "
+                     f"count ({_counted(f['loops'])}): {f['tflops']:.3g} TFLOP/s{hfu}")
     if f["flops_given"]:
-        mfu = f", MFU {100 * f['mfu_given']:.1f}%" if f["mfu_given"] is not None else ""
-        xla = f" (XLA's count is {f['flops'] / 1e9:.3g}: the given one counts " \
+        mfu = f", MFU {100 * f['mfu']:.1f}%" if f["mfu"] is not None else ""
+        xla = f" (the hardware's count is {f['flops'] / 1e9:.3g}: the model's counts " \
               f"{100 * (f['flops_given'] / f['flops'] - 1):+.0f}%)" if f["flops"] else ""
         parts.append(f"--flops-per-step {f['flops_given'] / 1e9:.3g} GFLOP per device a "
-                     f"step: {f['tflops_given']:.3g} TFLOP/s{mfu}{xla}")
+                     f"step (the model's count): {f['tflops_given']:.3g} TFLOP/s{mfu}{xla}")
     if f["no_samples"]:
         parts.append(f["no_samples"])
     if f["programs"] and (len(f["programs"]) > 1 or f["program"] != step):
@@ -236,8 +266,8 @@ def findings(s: ProfileSummary, f: dict) -> list[str]:
                      + (f" (the most {f['chosen_by']} of its {len(f['programs'])} programs; also "
                         f"{', '.join(others)})" if others else ""))
     out.append(f"{step}: " + "; ".join(parts))
-    if f["mfu"] is not None and f["mfu"] > 1:  # no program runs above its chip's peak
-        out.insert(0, f"defect: {step}'s MFU of {100 * f['mfu']:.3g}% exceeds 100%: the peak "
+    if f["hfu"] is not None and f["hfu"] > 1:  # no program runs above its chip's peak
+        out.insert(0, f"defect: {step}'s HFU of {100 * f['hfu']:.3g}% exceeds 100%: the peak "
                       f"it is held against, {f['peak_tflops']:g} TFLOP/s ({f['peak_from']}), "
                       "is not this chip's, or the FLOPs counted are not the step's")
     if f["memory"]:

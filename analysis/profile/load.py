@@ -15,14 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.analysis.profile.rows import calls as call_rows
-from podscale.analysis.profile.rows import computations, frame, programs
+from podscale.analysis.profile.rows import computations, frame, programs, step_work
 from podscale.core.errors import UsageError
 from podscale.core.profilerecord import KINDS, checked, record_files, schema_of
 from podscale.core.records import Manifest, read_manifest
 
 CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us", "ops",
                    "cut", "file", "span_us", "compute_us", "callback_us", "exposed_us",
-                   "hidden_us", "idle_us"]
+                   "hidden_us", "idle_us", "module", "start_ns", "end_ns"]
 
 
 @dataclass(frozen=True)
@@ -185,8 +185,9 @@ def load_profile(run_dir: Path | str) -> Profile:
     def seconds(us: float, process: int) -> float:
         return (us - int(offset[process]) - origin) / 1e6
 
-    compiled = frame(kinds["compiled"], ["id", "seq", "call", "shapes", "program", "peers",
-                                          "leaves", "outputs", "flops", "bytes", "memory"])
+    declared = KINDS["compiled"]  # its columns as the record declares them
+    compiled = frame(kinds["compiled"], [f for f in (*declared.required, *declared.optional)
+                                         if f != "kind"])
     for col in ("attach", "process_start", "join_start", "join_end", "end"):
         if col in processes:
             processes[col] = [seconds(v, p) if pd.notna(v) else float("nan")
@@ -200,8 +201,8 @@ def load_profile(run_dir: Path | str) -> Profile:
                    compiled,
                    frame([(p, [dict(zip(("seq", "frame", "seconds"), r)) for r in rows])
                            for p, rows in kinds["gaps"]], ["seq", "frame", "seconds"]),
-                   frame(kinds["capture"], CAPTURE_COLUMNS,
-                          lambda p, r: {"file": _here(run_dir, r["file"])}),
+                   step_work(frame(kinds["capture"], CAPTURE_COLUMNS,
+                                   lambda p, r: {"file": _here(run_dir, r["file"])})),
                    frame(kinds["window"], ["first", "stop", "held", "cut", "reduce_s",
                                             "file", "spans", "trigger", "origin"],
                           lambda p, r: {"spans": [[seconds(a, p), seconds(b, p)]

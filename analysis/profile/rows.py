@@ -43,3 +43,36 @@ def programs(calls: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
     out = pd.merge_asof(calls.sort_values("seq"), c.sort_values("seq").astype({"seq": "int64"}),
                         on="seq", by=["process", "computation"], direction="backward")
     return out.sort_values(["process", "seq"], kind="stable").reset_index(drop=True)
+
+
+#: a captured step's parts, summed over the programs it runs
+_SUMMED = ("busy_us", "collective_us", "ops", "compute_us", "callback_us", "exposed_us",
+           "hidden_us")
+
+
+def step_work(rows: pd.DataFrame) -> pd.DataFrame:
+    """The captured rows (one per program a captured step runs: a train step, and beside
+    it a one-op all-gather, as MaxText runs) as one row per step of each process and
+    window: its parts summed over its programs, its span from the first program's start
+    to the last one's end, idle what the span holds beyond its work, ``module`` every
+    program's name. A step of one program keeps its row as it is."""
+    if rows.empty:
+        return rows
+    key = ["process", "first", "step"]
+    sizes = rows.groupby(key, dropna=False)["step"].transform("size")
+    alone, shared = rows[sizes == 1], rows[sizes > 1]
+    if shared.empty:
+        return rows
+    merged = []
+    for _, g in shared.groupby(key, dropna=False, sort=False):
+        r = g.iloc[0].to_dict()
+        r.update({k: g[k].sum(min_count=1) for k in _SUMMED if k in g})
+        r["module"] = "+".join(dict.fromkeys(map(str, g["module"])))
+        r["cut"], r["devices"] = bool(g["cut"].any()), g["devices"].max()
+        if g["start_ns"].notna().all() and g["end_ns"].notna().all():
+            r["span_us"] = (g["end_ns"].max() - g["start_ns"].min()) / 1e3
+        work = sum(r[k] or 0 for k in ("compute_us", "callback_us", "exposed_us"))
+        r["idle_us"] = max(float(r["span_us"]) - work, 0.0)
+        merged.append(r)
+    out = pd.concat([alone, pd.DataFrame(merged, columns=rows.columns)], ignore_index=True)
+    return out.sort_values(key, kind="stable").reset_index(drop=True)

@@ -1,8 +1,9 @@
 """What a compiled program is, read once per compile (never raising into the program):
 its fingerprint (a hash of its optimized HLO less debug metadata: the same program on every
 process gives the same), whether it waits on other processes (a collective over devices of
-several), XLA's cost analysis (FLOPs and bytes accessed, per device) and its memory
-analysis (arguments, outputs, temporaries, per device)."""
+several), XLA's cost analysis (FLOPs and bytes accessed, per device) with what it lacks
+where the program loops (:mod:`podscale.core.hloflops`), and its memory analysis
+(arguments, outputs, temporaries, per device)."""
 
 from __future__ import annotations
 
@@ -16,16 +17,16 @@ COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                "collective-permute", "collective-broadcast", "send", "recv")
 
 
-def program(compiled: Callable[[], Any]) -> tuple[str, bool | None]:
+def program(compiled: Callable[[], Any], text: str | None = None) -> tuple[str, bool | None]:
     """A compiled program's fingerprint (a hash of its optimized HLO: the same program on
     every process gives the same) and whether it waits on other processes: it has a
     collective and its devices belong to more than this one (None where JAX does not
-    say). Never raises: ("", None)."""
+    say); ``text``: its HLO, where already read. Never raises: ("", None)."""
     import jax
 
     try:
         c = compiled()
-        text = c.as_text()
+        text = c.as_text() if text is None else text
     except Exception:  # noqa: BLE001 - the program runs on regardless
         return "", None
     fingerprint = hashlib.sha1(_without_metadata(text).encode()).hexdigest()[:12]
@@ -67,11 +68,13 @@ def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
                            "memory": None}
     try:
         c = compiled()
+        text = c.as_text()
     except Exception:  # noqa: BLE001 - the program runs on regardless
         return out
-    out["program"], out["peers"] = program(lambda: c)
+    out["program"], out["peers"] = program(lambda: c, text)
     if not out["program"]:
         return out
+    out.update(_loops(text))
     try:
         cost = c.cost_analysis()
         cost = cost[0] if isinstance(cost, list) else cost
@@ -86,3 +89,16 @@ def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
     except Exception:  # noqa: BLE001
         pass
     return out
+
+
+def _loops(text: str) -> dict[str, Any]:
+    """What XLA's FLOPs lack where the program loops (its cost analysis counts a loop's
+    body once): ``loop_flops``, the dots and convolutions of the bodies' further trips,
+    and ``loops``, every while loop's trip count (None: not stated in the module)."""
+    from podscale.core.hloflops import loop_flops
+
+    try:
+        found = loop_flops(text)
+    except Exception:  # noqa: BLE001 - a module this reader does not know: XLA's stands
+        return {}
+    return {"loop_flops": found.extra, "loops": list(found.loops)} if found.loops else {}

@@ -90,11 +90,15 @@ class StepChoice:
         return max(found, key=lambda c: (_score(c), c.calls), default=None)
 
     def weigh(self, facts: dict[str, Any]) -> float:
-        """A computation's weight: its compiled program's flops + bytes accessed, at least
-        1; 1 where ``--step`` names the step or XLA says nothing (calls alone decide)."""
+        """A computation's weight: its compiled program's flops (its loops' bodies times
+        their trips) + bytes accessed, at least 1; 1 where ``--step`` names the step or XLA
+        says nothing (calls alone decide)."""
         if self.name is not None:
             return 1.0
-        return weight(facts.get("flops"), facts.get("bytes"))
+        flops = facts.get("flops")
+        if flops is not None and facts.get("loop_flops"):
+            flops += facts["loop_flops"]
+        return weight(flops, facts.get("bytes"))
 
 
 def _score(comp: Any) -> float:

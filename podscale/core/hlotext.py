@@ -1,7 +1,9 @@
 """An optimized HLO module's text (``compiled.as_text()``) as structure: its computations,
 their instructions as (name, shape, opcode, attributes), and how many times one run of the
 entry computation runs each (a ``while`` body its known trip count, else ``None``). Pure
-text: no JAX. The collective inventory (:mod:`.hlo`) reads modules through it."""
+text: no JAX, nothing beyond the standard library. The collective inventory
+(:mod:`podscale.analysis.data.hlo`) and the FLOPs a program runs (:mod:`.hloflops`) read
+modules through it."""
 
 from __future__ import annotations
 
