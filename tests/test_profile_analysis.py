@@ -238,9 +238,32 @@ def test_periodic_work_set_up_and_hiccups_are_told_apart():
     said = findings(t.reset_index(), 2, 49)
     assert "save (ckpt.py:3) (a checkpoint save): 4 time(s) on every process, after step(s) " \
            "5, 10, 15, 20 (every 5 steps), 20.0 ms each, blocking the device" in said, said
-    assert "build_model (train.py:9): before step 0 on process 0 (set-up, not periodic), " \
-           "500 ms" in said, said
+    assert "set-up before step 0: 500 ms of host work the device waited for, the longest: " \
+           "build_model (train.py:9) 500 ms" in said, said
     assert not any("gc" in line for line in said)
+
+
+def test_set_up_is_its_total_and_three_longest_and_events_are_counted_past_five():
+    """A program's initialisation as 25 set-up frames (they had been 25 Findings of 40):
+    one sentence, its total and the 3 longest; 8 hiccup-like events at no period: the 5
+    longest, then a count."""
+    import pandas as pd
+
+    from podscale.analysis.profile.phases import findings, table
+
+    led = pd.DataFrame({"process": 0, "step": range(200), "period": 0.001})
+    occ = pd.DataFrame([(0, f"init_{i} (setup.py:{i})", -1, 0.01 * (i + 1)) for i in range(25)]
+                       + [(0, f"os_{i} (x.py:{i})", 10 + 17 * i, 0.02 + 0.001 * i)
+                          for i in range(8)], columns=["process", "what", "step", "seconds"])
+    said = findings(table(occ, led), 1, 199)
+    setup = [line for line in said if line.startswith("set-up before step 0")]
+    assert setup == ["set-up before step 0: 3.25 s of host work the device waited for, the "
+                     "longest: init_24 (setup.py:24) 250 ms, init_23 (setup.py:23) 240 ms, "
+                     "init_22 (setup.py:22) 230 ms (and 22 more frames)"], said
+    assert not any(line.startswith("init_") for line in said)
+    events = [line for line in said if line.startswith("os_")]
+    assert [line.split(" ")[0] for line in events] == [f"os_{i}" for i in (7, 6, 5, 4, 3)]
+    assert said[-1].startswith("3 more host event(s) at no period, each shorter"), said
 
 
 def test_a_save_split_by_launches_in_its_gap_is_one_occurrence():
@@ -350,3 +373,27 @@ def test_a_captured_step_of_two_programs_is_one_step_of_their_summed_work():
     assert list(mine["busy_us"]) == [910.0] * 3 and list(mine["span_us"]) == [1000.0] * 3
     assert list(mine["idle_us"]) == [90.0] * 3 and list(mine["ops"]) == [41] * 3
     assert got[got["process"] == 1].iloc[0].to_dict() == {**rows[0], "process": 1}
+
+
+def test_a_slow_steps_parts_never_sum_past_the_step():
+    """An eval's first call compiled 1.48 s while the device still ran the calls before it
+    (its idle before it 0.2 s): the compile the step waited for is that 0.2 s, not 1.48 s
+    beside the eval's own 1.48 s (the parts had summed past the 2.63 s step)."""
+    import pandas as pd
+
+    from podscale.analysis.profile.stalls import between
+
+    tl = pd.DataFrame([
+        {"process": 0, "seq": 10, "name": "train_step", "idle": 0.0, "compile": 0.0,
+         "profiler": 0.0, "profiler_busy": 0.0, "busy": 0.5},
+        {"process": 0, "seq": 11, "name": "eval_step", "idle": 0.2, "compile": 1.48,
+         "profiler": 0.0, "profiler_busy": 0.0, "busy": 1.48},
+        {"process": 0, "seq": 12, "name": "train_step", "idle": 0.45, "compile": 0.0,
+         "profiler": 0.0, "profiler_busy": 0.0, "busy": 0.5}])
+    led = pd.DataFrame({"process": [0, 0], "seq": [10, 12]})
+    parts = between(tl, led, "train_step").set_index("step")
+    row = parts.loc[1]  # what came before step 1 (from step 0's ready on)
+    assert row["compile"] == 0.2 and row["other"] == 1.48 and row["others"] == "eval_step"
+    assert row["host"] == 0.45 and row["device"] == 0.5
+    window = sum(r["idle"] + r["busy"] for r in tl.iloc[1:].to_dict("records"))
+    assert sum(row[k] for k in ("compile", "other", "capture", "host", "device")) <= window

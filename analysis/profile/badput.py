@@ -115,22 +115,31 @@ def sentence(b: pd.DataFrame, top: int = 5) -> str | None:
             f"summed); badput by cause: {said or 'none'}")
 
 
+#: the causes a run pays once, whatever its step count: compared as totals
+ONE_OFF = ("start-up", "set-up", "compile")
+
+
 def changes(a: ProfileSummary, b: ProfileSummary, threshold: float) -> list[str]:
-    """The badput causes whose time a step (the job's, summed over processes) moved by
-    more than ``threshold`` between runs A and B, and by at least 1% of A's wall time a
-    step: a change in checkpointing time is a verdict of its own."""
+    """The badput causes that moved by more than ``threshold`` between runs A and B (the
+    job's time, summed over processes) and by at least 1% of A's wall time: the one-off
+    causes (:data:`ONE_OFF`) as totals, the others a step (a run of fewer steps pays its
+    start-up over fewer of them: a step's share says nothing of it); a change in
+    checkpointing time is a verdict of its own."""
     from podscale.analysis.units import time_h
 
     out: list[str] = []
     ja, jb = (badput(s).set_index("process") for s in (a, b))
     if "job" not in ja.index or "job" not in jb.index or not a.steps or not b.steps:
         return out
-    floor = 0.01 * float(ja.loc["job", "wall"]) / a.steps
     for cause in CAUSES:
-        x, y = float(ja.loc["job", cause]) / a.steps, float(jb.loc["job", cause]) / b.steps
+        once = cause in ONE_OFF
+        na, nb = (1, 1) if once else (a.steps, b.steps)
+        x, y = float(ja.loc["job", cause]) / na, float(jb.loc["job", cause]) / nb
+        floor = 0.01 * float(ja.loc["job", "wall"]) / na
         if abs(y - x) < max(floor, threshold * max(x, y)):
             continue
         how = f"{100 * (y / x - 1):+.0f}%" if x > 0 else "new in B"
-        out.append(f"{cause} {time_h(x)} -> {time_h(y)} a step ({how}): "
+        per = " in all (once a run)" if once else " a step"
+        out.append(f"{cause} {time_h(x)} -> {time_h(y)}{per} ({how}): "
                    f"{'more' if y > x else 'less'} badput in B")
     return out

@@ -120,12 +120,34 @@ def after_steps(steps: list, last: int | None = None) -> str:
     return " and ".join(words) or "outside the steps"
 
 
+#: the set-up frames named by themselves, the longest first (the rest in the total)
+SETUP_NAMED = 3
+#: the events (at no period) said one by one, the longest first (the rest counted)
+EVENTS_SAID = 5
+
+
 def findings(t: pd.DataFrame, total: int, last: int | None = None) -> list[str]:
-    """One sentence per frame and kind (``last``: the program's last step)."""
+    """One sentence per frame and kind (``last``: the program's last step); the set-up
+    as its total and its longest frames (a program's imports and initialisation are
+    dozens of frames: they had flooded the Findings), the events at no period the
+    longest :data:`EVENTS_SAID` and a count."""
     from podscale.analysis.units import time_h
 
     out = []
-    for r in t.itertuples(index=False):
+    setup = t[t["kind"] == "set-up"]
+    if len(setup):
+        top = setup.sort_values("median", ascending=False).head(SETUP_NAMED)
+        named = ", ".join(f"{r.what} {time_h(r.median)}" for r in top.itertuples())
+        more = f" (and {len(setup) - len(top)} more frames)" if len(setup) > len(top) else ""
+        out.append(f"set-up before step 0: {time_h(float(setup['median'].sum()))} of host "
+                   f"work the device waited for, the longest: {named}{more}")
+    events = t[t["kind"] == "event"].sort_values("median", ascending=False)
+    if len(events) > EVENTS_SAID:
+        out_of = len(events) - EVENTS_SAID
+        t = t[(t["kind"] != "event") | t.index.isin(events.index[:EVENTS_SAID])]
+    else:
+        out_of = 0
+    for r in t[t["kind"] != "set-up"].itertuples(index=False):
         steps = after_steps(list(r.steps), last)
         who = "every process" if len(r.processes) == total and total > 1 else \
             "process " + ", ".join(map(str, r.processes))
@@ -140,4 +162,7 @@ def findings(t: pd.DataFrame, total: int, last: int | None = None) -> list[str]:
         every = f" (every {int(r.every)} steps)" if r.kind == "periodic" and r.every else ""
         out.append(f"{name}: {r.count} time(s) on {who}, {steps}{every}, "
                    f"{time_h(r.median)} each{spread}, blocking the device")
+    if out_of:
+        out.append(f"{out_of} more host event(s) at no period, each shorter (podscale show "
+                   "--format json lists them)")
     return out

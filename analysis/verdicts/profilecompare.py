@@ -132,6 +132,7 @@ def differences(a: ProfileSummary, b: ProfileSummary) -> list[str]:
     if spec_a.get("args") != spec_b.get("args"):
         out.append("arguments: " + args_differ(spec_a.get("args") or [],
                                                spec_b.get("args") or []))
+    out += [f"{label}: {r}" for label, s in (("A", a), ("B", b)) for r in replaced(s)]
     return out
 
 
@@ -162,6 +163,22 @@ def args_differ(a: list[str], b: list[str]) -> str:
         elif op == "insert":
             out.append(f"{context}{now} only in B")
     return "; ".join(out)
+
+
+def replaced(s: ProfileSummary) -> list[str]:
+    """An A/B arm's variables the program replaced: each one the arm set that a process
+    ran with otherwise (read at its first computation), in words."""
+    wanted = s.profile.manifest.spec.get("env") or {}
+    procs = s.profile.processes
+    seen = procs["arm_vars"].dropna() if "arm_vars" in procs else []
+    out = []
+    for name, value in wanted.items():
+        ran = sorted({str(v.get(name)) for v in seen if isinstance(v, dict)
+                      and v.get(name) != value})
+        if ran:
+            out.append(f"{name}={value} was replaced by the program: it ran with "
+                       f"{' or '.join(map(repr, ran))}")
+    return out
 
 
 def _status(s: ProfileSummary) -> str:

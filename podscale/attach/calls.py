@@ -163,7 +163,9 @@ class CallLog:
             if self.capture is not None and comp.calls == 1:  # its program's work, once
                 comp.weight = self.capture.choice.weigh(facts)
         self.last_call = self.calling
-        self._queue.put((comp.id, seq, t0, t1, out, self.last_call))
+        # the watcher waits on a few of the outputs, not all: holding them all kept the
+        # program's old arrays alive into the watcher, freed there, against the GIL
+        self._queue.put((comp.id, seq, t0, t1, _few(out), self.last_call))
         return out
 
     def main_call(self) -> int | None:
@@ -250,6 +252,15 @@ def _leaves(args: tuple, kwargs: dict) -> list[str]:
 def _short(leaves: list[str]) -> str:
     """The arguments' shapes, short: the first 8 and a count."""
     return ",".join(leaves[:8]) + (f",+{len(leaves) - 8}" if len(leaves) > 8 else "")
+
+
+def _few(out: Any, keep: int = 2) -> Any:
+    """The outputs the watcher waits on: the last ``keep`` array leaves (a computation's
+    outputs are ready together; a donated state usually comes first), else ``out``."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(out)
+    return leaves[-keep:] if len(leaves) > keep else out
 
 
 def _wait(out: Any) -> bool:

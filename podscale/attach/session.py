@@ -32,7 +32,7 @@ from podscale.attach.joining import (
 )
 from podscale.attach.sampler import Sampler
 from podscale.attach.windows import Windows
-from podscale.core import lines
+from podscale.core import envnames, lines
 from podscale.core.profilerecord import SCHEMA, record
 from podscale.startup.jaxapi import DEGRADED, computed
 
@@ -108,6 +108,9 @@ class Session:
         0. The job cannot be measured: this process says so and ends (exit 2)."""
         from podscale.startup.faults import launcher_size
 
+        arm = [n for n in os.environ.get(envnames.ARM_VARS, "").split(",") if n]
+        if arm:  # as the program runs with them: it may have replaced the arm's
+            self.record.add(record("arm", vars={n: os.environ.get(n) for n in arm}))
         size = launcher_size()
         if self.record.process is None and env_process() == 0:
             said_device_count()  # before the program's first computation: at start-up

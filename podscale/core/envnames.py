@@ -23,6 +23,7 @@ CLOCK_SKEW = "PODSCALE_CLOCK_SKEW"
 HANG_AUTO_MIN_S = "PODSCALE_HANG_AUTO_MIN_S"
 ACCELERATORS = "PODSCALE_ACCELERATORS"
 ASV_PLATFORM = "PODSCALE_ASV_PLATFORM"
+ARM_VARS = "PODSCALE_ARM_VARS"
 
 #: name: (who sets it, what it says)
 VARIABLES: dict[str, tuple[str, str]] = {
@@ -49,6 +50,8 @@ VARIABLES: dict[str, tuple[str, str]] = {
                    "(tpu:TPU v5 lite:4), or none"),
     ASV_PLATFORM: ("the user", "the platform asv's benchmarks measure: auto (the default: "
                    "the chips found, else the CPU) or cpu"),
+    ARM_VARS: ("podscale profile's A/B", "the variables an arm sets, which a profiled "
+               "process reports as it ran with them (a program may replace them)"),
 }
 
 OWNED = (CLUSTER, COORDINATOR, CPU_DEVICES, NUM_PROCESSES, PARENT_PID, PROCESS_ID,
