@@ -19,7 +19,7 @@ import pytest
 from podscale.analysis.profile.load import load_profile
 from podscale.analysis.profile.summary import summarize_profile
 from podscale.analysis.verdicts.profilefindings import findings
-from tests.conftest import ROOT, only_run, podscale
+from tests.conftest import ROOT, only_run, podscale, unwrap
 
 TRAIN = ROOT / "tests" / "programs" / "train.py"
 SKEW = {1: 0.037, 2: -0.052, 3: 0.005}  # planted clock offsets, seconds
@@ -374,6 +374,51 @@ def test_the_record_is_declared_lines_and_an_unknown_kind_is_refused(loader, tmp
 
 
 @pytest.mark.alone
+def test_an_arm_whose_variable_the_program_replaces_gets_no_verdict(tmp_path):
+    """As flax's 04 example sets XLA_FLAGS itself: arm B's --env-b XLA_FLAGS never reached
+    its steps. What each arm's processes ran with is read at their first computation: the
+    replacement is said, and no verdict is given for what was no experiment (it read
+    '~'); compare of one launch of each arm names it too."""
+    program = tmp_path / "ownflags.py"
+    program.write_text("import os\nos.environ['XLA_FLAGS'] = '--xla_cpu_enable_fast_math="
+                       "false'\nimport jax, jax.numpy as jnp\nf = jax.jit(lambda x: x * 2)\n"
+                       "x = jnp.ones(8)\nfor _ in range(12):\n    x = f(x).block_until_ready()\n")
+    res = podscale("profile", "--hosts", "1", "--rounds", "2", "--env-b",
+                   "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false", "--out", str(tmp_path / "o"),
+                   str(program))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert "# note: arm B: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false was replaced by the " \
+           "program: it ran with '--xla_cpu_enable_fast_math=false'" in unwrap(res.stdout), \
+        res.stdout
+    assert ": no verdict: an arm's variable was replaced by the program" in res.stdout
+    assert "arm A:" not in res.stdout  # A set nothing
+    (folder,) = (tmp_path / "o").iterdir()
+    a, b = sorted(folder.glob("*-A0")), sorted(folder.glob("*-B0"))
+    res = podscale("compare", str(a[0]), str(b[0]))
+    assert "B: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false was replaced by the program" in \
+        res.stdout, res.stdout
+
+
+def test_compare_holds_one_off_badput_as_totals_and_the_rest_a_step(tmp_path):
+    """A: 60 steps; B: 15 steps and a 1 s save after step 5. B's start-up spread over 4x
+    fewer steps had read "start-up X -> 4X a step: more badput in B" (its start-up is
+    not larger): start-up, set-up and compile are compared as totals, checkpointing (a
+    planted change) a step."""
+    out = str(tmp_path)
+    for name, more in (("a", ["--steps", "60"]), ("b", ["--steps", "15", "--save", "5:1.0"])):
+        res = podscale("profile", "--hosts", "1", "--out", out, "--name", name, str(TRAIN),
+                       *more)
+        assert res.returncode == 0, res.stderr
+    (a,), (b,) = tmp_path.glob("*-a"), tmp_path.glob("*-b")
+    said = podscale("compare", str(a), str(b)).stdout.splitlines()
+    badput = [line for line in said if line.startswith("# badput: ")]
+    assert any(line.startswith("# badput: checkpointing 0 µs -> ") and "a step (new in B): "
+               "more badput in B" in line for line in badput), badput
+    for cause in ("start-up", "set-up", "compile"):
+        assert all("in all (once a run)" in line for line in badput
+                   if line.startswith(f"# badput: {cause} ")), badput
+
+
 def test_ab_of_a_program_and_compare_name_a_straggler_change(tmp_path):
     """profile --rounds 2 --args-b: arm B sleeps 50 ms before every step on process 1 (a
     step, ~6 ms quiet, grows under load, and a sleep overlaps the step before it: a loaded
@@ -717,3 +762,23 @@ def test_anomaly_triggered_capture_holds_the_slow_steps_on_every_process(tmp_pat
     assert "after the anomalous step" in res.stdout
 
 
+
+
+def test_a_profiled_ab_names_an_op_new_in_b(tmp_path):
+    """Arm B's step runs one op more (a cumulative sum, times zero, where the program's
+    environment says): the op-level comparison of the capture windows of each launch
+    names it new in B, beside the step's verdict."""
+    program = tmp_path / "extra.py"
+    program.write_text(
+        "import os\nimport jax, jax.numpy as jnp\nextra = os.environ.get('EXTRA') == '1'\n"
+        "@jax.jit\ndef step(x):\n    y = x * 1.0001\n"
+        "    return y + jnp.cumsum(x, axis=-1) * 0.0 if extra else y\n"
+        "x = jnp.ones((64, 4096))\nfor _ in range(20):\n    x = step(x).block_until_ready()\n")
+    res = podscale("profile", "--hosts", "1", "--rounds", "2", "--profile-steps", "8:11",
+                   "--env-b", "EXTRA=1", "--out", str(tmp_path / "o"), str(program))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert "# ops: each op's device time per step from each launch's capture window" in \
+        res.stdout, res.stdout
+    named = [line for line in res.stdout.splitlines() if line.startswith("#   step")]
+    assert len(named) == 1 and "reduce-window" in named[0] and "new in B +" in named[0], \
+        res.stdout

@@ -1,6 +1,7 @@
 """What the compiler did differently: each case's compiled-program inventory, and
 ``podscale ab`` naming the change when an environment variable splits an all-reduce."""
 
+import json
 import os
 from pathlib import Path
 
@@ -62,3 +63,66 @@ def test_ab_names_a_split_all_reduce_and_aa_shows_none(tmp_path):
     assert "[program: all-reduce" in out  # next to the case's verdict
     same = _ab(tmp_path / "aa", "0")
     assert "# compiled programs: the same in all 1 case(s)" in same and "[program:" not in same
+
+
+def test_a_programs_identity_says_what_changed_beyond_its_collectives():
+    """Two programs with the same collectives (none) but another input shape, more FLOPs
+    and another fusion count: not "the same" (their fingerprints differ), and each change
+    named; equal fingerprints are the same whatever else the records hold."""
+    from podscale.core.hloidentity import identity
+
+    module = (DATA / "module.hlo.txt").read_text()
+    base = identity(module)
+    assert base["fingerprint"] and base["parameters"] and base["ops"]["collective"] >= 4
+    a = {**base, "collectives": [], "hash": "a", "cost": {"flops": 2048.0, "bytes": 4096.0}}
+    b = {**a, "fingerprint": "other", "hash": "b", "parameters": ["f32[1044]"],
+         "ops": {**base["ops"], "fusion": base["ops"].get("fusion", 0) + 1},
+         "cost": {"flops": 2088.0, "bytes": 4176.0}}
+    said = changes(a, b)
+    assert f"parameters {', '.join(base['parameters'])} → f32[1044]" in said
+    assert "FLOPs 2,048 → 2,088 (+2.0%)" in said and "bytes accessed 4,096 → 4,176 (+2.0%)" \
+        in said
+    assert any(s.startswith("ops: fusion ") for s in said), said
+    assert changes(a, {**a, "hash": "flags differ", "xla_flags": "--xla_foo"}) == []
+    # an older record (no fingerprint): its hash decides, as before
+    old = {k: v for k, v in a.items() if k != "fingerprint"}
+    assert changes(old, {**old, "hash": "c"}) == [
+        "compiled program changed (same signature, ops by kind and collectives: fusion or "
+        "layout decisions)"]
+
+
+def _extra(tmp_path, extra: str) -> str:
+    res = podscale("ab", f"{DATA / 'extra_op.py'}:extra_op", "-p", "op=scale", "--sizes",
+                   "256K", "--hosts", "1", "--devices-per-host", "1", "--variants",
+                   "shard_map", "--rounds", "3", "--iters", "10", "--env-b",
+                   f"PODSCALE_TEST_EXTRA={extra}", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    return res.stdout
+
+
+def test_ab_names_the_op_that_moved_and_aa_flags_none(tmp_path):
+    """Arm B adds one op (a cumulative sum, times zero: the same output): the ops section
+    names it new in B with its time and interval, and its program's op counts changed;
+    an A/A run (the same arm twice) flags no op, as it flags no case."""
+    out = _extra(tmp_path / "ab", "1")
+    section = out.split("# ops: ", 1)[1].split("# fits:", 1)[0]
+    ops = [line for line in section.splitlines() if line.startswith("#   extra_op@")]
+    assert len(ops) == 1 and "reduce-window" in ops[0] and "new in B +" in ops[0], out
+    assert "95% CI +" in ops[0] and "of the case's +" in ops[0]
+    assert "ops: fusion 1 →" in out  # what the compiler did differently, beside it
+    # the same in the report of B (its compare section) and as JSON for scripts
+    (a,), (b,) = (tmp_path / "ab").glob("*-A"), (tmp_path / "ab").glob("*-B")
+    assert podscale("report", str(b)).returncode == 0
+    summary = (b / "report" / "summary.md").read_text()
+    assert f"## Compared with {a.name}" in summary and "| new in B |" in summary
+    res = podscale("compare", str(a), str(b), "--format", "json")
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "podscale.compare/1" and doc["cases"][0]["verdict"] in (
+        "slower", "noisy")
+    assert any("reduce-window" in o["op"] and o["status"] == "new in B" and
+               o["verdict"] == "slower" for o in doc["ops"]), doc["ops"]
+    same = _extra(tmp_path / "aa", "0")
+    assert "# ops: none moved" in same, same  # (beyond the noise, where the case is noisy)
+    assert not [line for line in same.split("# ops: ", 1)[1].splitlines()
+                if line.startswith("#   extra_op@")], same
+    assert "# compiled programs: the same in all 1 case(s)" in same

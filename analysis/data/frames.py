@@ -36,7 +36,7 @@ SETTINGS = ["iters", "warmup", "sync", "traced_iters", "timing"]
 MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_process",
             "bytes_per_device", "collective", "participants", "hosts_per_group", "compile_kind",
             "checked", "wrong", "max_error", "result", "unchecked", "exact_checked",
-            "group_members", "takes_part", "program", "unsampled", "lowered"]
+            "group_members", "takes_part", "program", "unsampled", "lowered", "ops"]
 CHECKING = ["check_elements"]  # how a case was checked (not a measurement setting)
 FIXED = IDENTITY + SETTINGS + CHECKING + MEASURED
 _UNITS = "_units"  # a row's parameter units, gathered into the frame's attrs

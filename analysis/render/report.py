@@ -272,6 +272,9 @@ def build(run: Run | Path, across: str = "max",
         from podscale.analysis.render.sections import replay_section
 
         replay_section(doc, run_dir)
+    from podscale.analysis.render.comparesection import compare_section
+
+    compare_section(doc, run_dir)  # each compare or ab of this run as B
     _plots(doc, a, run_dir, extra_sections)
     _tables(doc, a, across)
     return doc

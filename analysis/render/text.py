@@ -105,3 +105,46 @@ def program_changes_text(changed: pd.DataFrame) -> str:
     lines = [f"# compiled programs changed in {len(moved)} of {len(changed)} case(s):"]
     lines += [f"#   {r.case_id}: {r.program_change}" for r in moved.itertuples()]
     return "\n".join(lines)
+
+
+def _signed(us: float) -> str:
+    return ("+" if us >= 0 else "-") + time_h(abs(us) / 1e6)
+
+
+def op_changes_text(ops: pd.DataFrame, held: bool, most: int = 3,
+                    source: str = "per execution from every round's device pass") -> str:
+    """The compare text's ops section: per case, the ops that moved (or are new or gone),
+    the largest first, with their interval and share; or that none did, or none beyond
+    the noise (the largest undecided named); or that the runs hold no op times (``held``:
+    both do)."""
+    head = (f"# ops: each op's device time {source}, matched by name (else kind), judged "
+            "as the cases are")
+    if not held:
+        return ("# ops: A or B holds no op times (the device pass records them: a run of "
+                "--timing with device, by this podscale or later)")
+    from podscale.analysis.verdicts.opdiff import moved
+
+    found = moved(ops)
+    if found.empty:
+        noisy = ops[ops["verdict"] == "noisy"] if len(ops) else ops
+        if noisy.empty:
+            return (f"{head}\n# ops: none moved in {ops['case_id'].nunique()} case(s) "
+                    f"({len(ops)} ops compared)")
+        top = noisy.loc[noisy["delta_us"].abs().idxmax()]
+        return (f"{head}\n# ops: none moved beyond the noise; {len(noisy)} undecided "
+                f"(noisy: more launches, --rounds, decide them), the largest {top['op']} "
+                f"{_signed(top['delta_us'])} ({top['case_id']})")
+    lines = [head]
+    for case_id, g in found.groupby("case_id", sort=False):
+        said = []
+        for r in g.head(most).itertuples():
+            name = r.op if r.op == r.op_b else f"{r.op} (B: {r.op_b})"
+            what = f" {r.status}" if r.status in ("new in B", "gone in B") else ""
+            share = f"; {100 * r.share:.0f}% of the case's {_signed(r.case_delta_us)}" \
+                if r.share == r.share else ""
+            said.append(f"{name}{what} {_signed(r.delta_us)} ({100 * r.pct_of_case:+.1f}% of "
+                        f"the case, 95% CI {_signed(r.delta_lo)}..{_signed(r.delta_hi)}"
+                        f"{share})")
+        more = f"; and {len(g) - most} more" if len(g) > most else ""
+        lines.append(f"#   {case_id}: " + "; ".join(said) + more)
+    return "\n".join(lines)

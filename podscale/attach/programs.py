@@ -7,10 +7,10 @@ where the program loops (:mod:`podscale.core.hloflops`), and its memory analysis
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable
 from typing import Any
+
+from podscale.core import hloidentity
 
 #: the ops by which a program waits on other devices
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
@@ -29,7 +29,7 @@ def program(compiled: Callable[[], Any], text: str | None = None) -> tuple[str, 
         text = c.as_text() if text is None else text
     except Exception:  # noqa: BLE001 - the program runs on regardless
         return "", None
-    fingerprint = hashlib.sha1(_without_metadata(text).encode()).hexdigest()[:12]
+    fingerprint = hloidentity.fingerprint(text)
     if not any(f" {op}(" in text or f" {op}-start(" in text for op in COLLECTIVES):
         return fingerprint, False
     try:
@@ -38,25 +38,6 @@ def program(compiled: Callable[[], Any], text: str | None = None) -> tuple[str, 
     except Exception:  # noqa: BLE001
         return fingerprint, None
     return fingerprint, len(owners) > 1
-
-
-#: the HLO text's debug sections: the Python stack each op came from, which differs by
-#: process (process 0's call path is podscale's own: it keeps the manifest)
-_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-
-
-def _without_metadata(text: str) -> str:
-    """An HLO module's text less what is not the program: its debug sections and each
-    instruction's ``metadata={...}`` (op names and source lines)."""
-    kept, skipping = [], False
-    for line in text.splitlines():
-        if line in _SECTIONS:
-            skipping = True
-        elif skipping and not line.strip():
-            skipping = False
-        elif not skipping:
-            kept.append(re.sub(r",? metadata=\{[^}]*\}", "", line))
-    return "\n".join(kept)
 
 
 def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
@@ -75,6 +56,11 @@ def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
     if not out["program"]:
         return out
     out.update(_loops(text))
+    try:  # its signature, ops by kind and precision: what changed where it differs
+        found = hloidentity.identity(text)
+        out["identity"] = {k: found[k] for k in ("parameters", "results", "ops", "precision")}
+    except Exception:  # noqa: BLE001 - a module this reader does not know
+        pass
     try:
         cost = c.cost_analysis()
         cost = cost[0] if isinstance(cost, list) else cost

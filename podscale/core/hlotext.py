@@ -107,3 +107,22 @@ def counts(comps: dict[str, list[str]], entry: str) -> dict[str, int | None]:
         return total
 
     return {c: count(c) for c in comps}
+
+
+#: the HLO text's debug sections: the Python stack each op came from, which differs by
+#: process (process 0's call path is podscale's own: it keeps the manifest)
+_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def without_metadata(text: str) -> str:
+    """An HLO module's text less what is not the program: its debug sections and each
+    instruction's ``metadata={...}`` (op names and source lines)."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line in _SECTIONS:
+            skipping = True
+        elif skipping and not line.strip():
+            skipping = False
+        elif not skipping:
+            kept.append(re.sub(r",? metadata=\{[^}]*\}", "", line))
+    return "\n".join(kept)

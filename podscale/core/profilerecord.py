@@ -92,9 +92,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          ("event", "fun", "seconds", "seq", "ahead"), rows="compile"),
     Kind("cache", ("hit", "end"), "the persistent compilation cache's answer", ("seq",),
          rows="cache"),
+    Kind("arm", ("vars",), "an A/B arm's variables as the program ran with them (at its "
+         "first computation)", marks=(("vars", "arm_vars"),)),
     Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts",
          ("shapes", "leaves", "outputs", "program", "peers", "flops", "bytes", "memory",
-          "loop_flops", "loops"),
+          "loop_flops", "loops", "identity"),
          rows="compiled"),
     Kind("step", ("name", "num", "seqs", "enter", "exit"),
          "one of the program's own StepTraceAnnotations"),

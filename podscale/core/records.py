@@ -130,6 +130,8 @@ class CaseRecord:
     program: dict | None = None  # the compiled program's inventory (process 0; worker.program)
     unsampled: int = 0  # timed-output elements outside the float check's sample
     lowered: int = 0  # of ``checked``: elements equal to the product at a lowered precision
+    #: the device pass's ops: per op name [count, µs] per execution of the case's module
+    ops: dict | None = None
 
     def __post_init__(self) -> None:
         _require(0 <= self.wrong <= self.checked, "wrong must be within [0, checked]")

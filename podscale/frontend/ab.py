@@ -73,10 +73,30 @@ def arm_notes(env_a: dict[str, str], env_b: dict[str, str], cpu: bool,
 def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Path,
        name: str | None, verdict: Verdict) -> int:
     """Run ``prepared`` as arms A and B (each process setting its arm's environment),
-    launches alternating, then compare them under ``verdict``."""
-    from podscale.analysis import load_run
-    from podscale.frontend.actions import wrong_results
+    launches alternating, then compare them under ``verdict`` (with ``--format json``
+    everything but the document goes to stderr)."""
+    import contextlib
+    import sys
+
     from podscale.frontend.comparing import write_compare
+
+    to = sys.stderr if verdict.fmt == "json" else sys.stdout
+    with contextlib.redirect_stdout(to):
+        a, b = _arms(prepared, env_a, env_b, out, name)
+    for loaded in (a, b):
+        if loaded.wrong:
+            from podscale.frontend.actions import wrong_results
+
+            raise wrong_results(loaded)
+    with contextlib.redirect_stdout(to):
+        table, notes = verdict.compare(a, b)
+    return write_compare(table, notes, a, b, verdict)
+
+
+def _arms(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Path,
+          name: str | None) -> tuple:
+    """The two arms run, launches alternating: (run A, run B), loaded."""
+    from podscale.analysis import load_run
     from podscale.launch.runner import default_name, execute_arms
 
     cases, rounds = prepared.cases, prepared.rounds
@@ -93,9 +113,4 @@ def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Pa
     for label, path, env in (("A", run_a, env_a), ("B", run_b, env_b)):
         shown = " ".join(f"{k}={v}" for k, v in env.items()) or "(no extra environment)"
         print(f"# {label}: {path}  {shown}")
-    a, b = load_run(run_a), load_run(run_b)
-    for loaded in (a, b):
-        if loaded.wrong:
-            raise wrong_results(loaded)
-    table, notes = verdict.compare(a, b)
-    return write_compare(table, notes, a, b, verdict)
+    return load_run(run_a), load_run(run_b)

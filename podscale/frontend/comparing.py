@@ -3,6 +3,8 @@ write."""
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,8 @@ class Verdict:
     fail_on_regression: bool = False
     #: the timing method judged (auto: the best both runs hold)
     method: str = "auto"
+    #: text, or json: one document on stdout
+    fmt: str = "text"
 
     def __post_init__(self) -> None:
         if self.threshold < 0 or not 0 < self.alpha < 1:
@@ -48,14 +52,16 @@ class Verdict:
 
 def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
                   out: Path | None = None) -> int:
-    """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt); the exit code
-    (1 if a case is slower and the verdict fails on regression)."""
+    """Print and write the comparison (default: RUN_B/compare-<A>.csv/.txt/.json, the
+    fits' and the ops' tables beside): text, or (``verdict.fmt`` json) one document; the
+    exit code (1 if a case is slower and the verdict fails on regression)."""
     from podscale.analysis.render.text import (
         comparison_text,
         fit_changes_text,
+        op_changes_text,
         program_changes_text,
     )
-    from podscale.analysis.verdicts import fitcompare, programs
+    from podscale.analysis.verdicts import fitcompare, opdiff, programs
     from podscale.analysis.verdicts.compare import judged
 
     run_a, run_b, _ = judged(run_a, run_b, verdict.method)
@@ -65,17 +71,40 @@ def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
     table = table.merge(changed, on="case_id", how="left")
     table.attrs.update(attrs)  # the test it ran (paired or not)
     table["program_change"] = table["program_change"].fillna("")
-    text = comparison_text(table, notes, name_a, name_b, verdict.threshold,
-                           verdict.correction)
-    text += "\n" + program_changes_text(changed)
+    ops = opdiff.op_changes(run_a.cases, run_b.cases, threshold=verdict.threshold,
+                            alpha=verdict.alpha, correction=verdict.correction)
+    held = all("ops" in r.cases and r.cases["ops"].notna().any() for r in (run_a, run_b))
     changes = fitcompare.compare_fits(run_a, run_b)
-    text += "\n" + fit_changes_text(changes)
-    print(text)
+    text = "\n".join([comparison_text(table, notes, name_a, name_b, verdict.threshold,
+                                      verdict.correction), program_changes_text(changed),
+                      op_changes_text(ops, held), fit_changes_text(changes)])
+    doc = document(table, notes, run_a, run_b, verdict, ops, held, changes)
     out = out or run_b.path / f"compare-{name_a}"
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out.with_suffix(".csv"), index=False)
     changes.to_csv(out.with_name(out.name + "-fits.csv"), index=False)
+    ops.to_csv(out.with_name(out.name + "-ops.csv"), index=False)
     out.with_suffix(".txt").write_text(text + "\n")
-    print(f"# written: {out.with_suffix('.csv')} and {out.name}-fits.csv")
+    out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+    written = f"# written: {out.with_suffix('.csv')}, {out.name}.txt, .json, -fits.csv, -ops.csv"
+    if verdict.fmt == "json":
+        print(json.dumps(doc, indent=1))
+        print(written, file=sys.stderr)
+    else:
+        print(text)
+        print(written)
     slower = (table["verdict"] == "slower").any()
     return 1 if slower and verdict.fail_on_regression else 0
+
+
+def document(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
+             verdict: Verdict, ops: pd.DataFrame, held: bool, fits: pd.DataFrame) -> dict:
+    """The comparison as one JSON document (``--format json``, and compare-<A>.json)."""
+    def records(df: pd.DataFrame) -> list[dict]:
+        return json.loads(df.to_json(orient="records"))
+
+    return {"schema": "podscale.compare/1", "a": str(run_a.path), "b": str(run_b.path),
+            "threshold": verdict.threshold, "alpha": verdict.alpha,
+            "correction": verdict.correction, "paired": bool(table.attrs.get("paired")),
+            "notes": notes, "cases": records(table), "ops_held": held,
+            "ops": records(ops), "fits": records(fits)}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podscale.attach import SUPERVISED
+from podscale.core import envnames
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
 from podscale.core.lines import commented
@@ -144,21 +145,10 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
             "launcher": launcher}
 
 
-def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
-            launch: LaunchOptions = DEFAULT, name: str | None = None, force: bool = False,
-            capture: CaptureOptions = CaptureOptions(), rank_env: str | None = None,
-            env: Mapping[str, str] | None = None) -> tuple[Path, int]:
-    """Run ``script`` on ``layout.hosts`` local processes of ``layout.devices_per_host``
-    CPU devices, started and watched as ``launch`` says (its case timeout and port); the
-    run directory and the program's exit code (the first failing process's).
-    ``capture``: ``podscale attach``'s options on every process (the step, windows);
-    ``rank_env``: a launcher's rank variables each process also gets, for a program that
-    reads its rank itself (``k8s``, ``slurm``, ``mpi``); ``env``: variables each process
-    gets on top of this one's (an A/B arm's)."""
-    from podscale.core.records import Manifest, lifecycle
+def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
+           force: bool) -> None:
+    """What refuses a profiled program before it starts: script, launcher, memory, room."""
     from podscale.launch.admission import admit_processes
-    from podscale.launch.local import Program, run_local
-    from podscale.launch.runner import new_run_dir
 
     check_script(script)
     if launch.launcher != "local":
@@ -176,12 +166,30 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
         print(commented(f"note: {launch.note}"), file=sys.stderr)
     check_room(out, hosts * PROGRAM_BYTES, f"{hosts} profiled process(es) (their records "
                "and traces)")
+
+
+def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
+            launch: LaunchOptions = DEFAULT, name: str | None = None, force: bool = False,
+            capture: CaptureOptions = CaptureOptions(), rank_env: str | None = None,
+            env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+    """Run ``script`` on ``layout.hosts`` local processes, started and watched as
+    ``launch`` says; the run directory and the program's exit code (the first failing
+    process's). ``capture``: ``podscale attach``'s options on every process; ``rank_env``:
+    a launcher's rank variables each process also gets (``k8s``, ``slurm``, ``mpi``);
+    ``env``: variables each process gets on top of this one's (an A/B arm's)."""
+    from podscale.core.records import Manifest, lifecycle
+    from podscale.launch.local import Program, run_local
+    from podscale.launch.runner import new_run_dir
+
+    hosts = layout.hosts
+    _admit(script, layout, out, launch, force)
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
             "rank_env": rank_env, "hosts": hosts, "slices": layout.slices,
             "devices_per_host": None if launch.own_devices and launch.chips is None
             else layout.devices_per_host,
-            "case_timeout": launch.case_timeout, "platform": launch.platform}
+            "case_timeout": launch.case_timeout, "platform": launch.platform,
+            **({"env": dict(env)} if env else {})}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
     watched = [path_of(run_dir, i) for i in range(hosts)]
@@ -191,7 +199,9 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
                       case_timeout=launch.case_timeout, port=launch.port, watched=watched,
                       label=f"{script.name} on {layout.key}",
                       program=Program(argv, _piped_stdin(), rank_env,
-                                      {**(env or {}), SUPERVISED: "1"}, launch.own_devices),
+                                      {**(env or {}), SUPERVISED: "1",
+                                       **({envnames.ARM_VARS: ",".join(env)} if env else {})},
+                                      launch.own_devices),
                       chips=launch.chips)
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:

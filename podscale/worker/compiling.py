@@ -64,7 +64,7 @@ def compile_step(step: Step, hlo_to: Path | None = None,
     from podscale.worker.program import program
 
     text = compiled.as_text() if step.aot else None
-    fp = program(text) if text is not None else None
+    fp = program(text, compiled) if text is not None else None
     args = step.args
 
     def wait(out: Any) -> Any:

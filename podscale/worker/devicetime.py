@@ -26,10 +26,38 @@ from podscale.startup.xspace import Execution, executions
 
 
 class DeviceTimes(NamedTuple):
-    """The samples of one device pass and, where it fell short, why (for the log)."""
+    """The samples of one device pass, where it fell short why (for the log), and its
+    ops: per op name, [count, µs] per execution of the module (:func:`op_times`)."""
 
     samples: list[Sample]
     note: str | None
+    ops: dict[str, list[float]] | None = None
+
+
+#: the ops per case a record keeps (the most time first; the rest summed as OTHER_OPS)
+OPS_KEPT = 40
+OTHER_OPS = "(other ops)"
+
+
+def op_times(runs: dict[int, list[Execution]], keep: int = OPS_KEPT
+             ) -> dict[str, list[float]] | None:
+    """Per op name, its count and device time (µs) per execution of the case's module,
+    over every device's executions: the ``keep`` with the most time, the rest summed under
+    :data:`OTHER_OPS` (None where there is no execution)."""
+    from podscale.core.attribution import op_totals
+
+    execs = [e.ops for found in runs.values() for e in found]
+    if not execs:
+        return None
+    every = op_totals(execs, None)
+    n = len(execs)
+    out = {name: [round(c / n, 3), round(us / n, 3)]
+           for name, (c, us) in list(every.items())[:keep]}
+    rest = list(every.values())[keep:]
+    if rest:
+        out[OTHER_OPS] = [round(sum(c for c, _ in rest) / n, 3),
+                          round(sum(us for _, us in rest) / n, 3)]
+    return out
 
 
 def pick(found: Iterable[Execution], module: str | None, devices: dict[int, int],
@@ -130,4 +158,4 @@ def device_pass(case_id: str, process: int, launch: Callable[[], Any],
                 "the trace on some device")
     elif module and chosen != module:
         note = f"device time of {chosen} (the trace has no module {module})"
-    return DeviceTimes(samples, note)
+    return DeviceTimes(samples, note, op_times(runs))

@@ -105,13 +105,15 @@ def run_case(case: Case, index: int, rt: Runtime, writer: Writer, fault: Fault |
                                 case.workload)
     each = case.settings.iters if "each" in case.settings.methods else 0
     last = KeepLast(step, case.settings.warmup + each)
+    timed = measure_each(case, index, last, rt, round_, each)
+    passed, ops = passes(case, index, compiled, launch, rt, round_,
+                         depth(wl.work(case).bytes_per_device, rt))
     samples = [Sample(case.id, rt.process, "compile", 0, compiled.seconds, round=round_),
-               *measure_each(case, index, last, rt, round_, each),
-               *passes(case, index, compiled, launch, rt, round_,
-                       depth(wl.work(case).bytes_per_device, rt))]
+               *timed, *passed]
     with ledger.phase("check"):
         fields = run_checks(case, index, wl, ctx, expected, compiled, rt, fault,
                             outputs=last.kept)
+    fields["ops"] = ops
     with ledger.phase("write"):
         writer.write(_record(case, wl, rt.process, compiled.kind, round_, fields),
                      *pack(samples))

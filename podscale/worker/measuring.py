@@ -70,10 +70,12 @@ def measure_each(case: Case, index: int, step: Callable[[], Any], rt: Runtime,
 
 
 def passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any],
-            rt: Runtime, round_: int, depth: int) -> list[Sample]:
+            rt: Runtime, round_: int, depth: int
+            ) -> tuple[list[Sample], dict[str, list[float]] | None]:
     """The case's ``chain`` and ``device`` samples, where its timing names them: the
     step launched back to back (``launch``: dispatch without waiting, at most ``depth``
-    in flight), every process starting together at a barrier."""
+    in flight), every process starting together at a barrier; and the device pass's ops
+    (per op: count and µs per execution; None without one)."""
     methods, length = case.settings.methods, case.settings.iters
 
     def barrier(what: str) -> Callable[[], None]:
@@ -84,6 +86,7 @@ def passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any]
         return meet
 
     out: list[Sample] = []
+    ops = None
     if "chain" in methods:
         with ledger.phase("chain"):
             out += [Sample(case.id, rt.process, t.phase, t.iteration, t.seconds, round=round_)
@@ -99,8 +102,8 @@ def passes(case: Case, index: int, compiled: Compiled, launch: Callable[[], Any]
                               round_, depth)
         if got.note:
             say(rt, f"case {case.id}: {got.note}")
-        out += got.samples
-    return out
+        out, ops = out + got.samples, got.ops
+    return out, ops
 
 
 #: calls a chain or device pass keeps in flight where XLA:CPU's collectives between

@@ -66,18 +66,43 @@ def inventory(hlo_text: str) -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def program(hlo_text: str) -> dict[str, Any]:
-    """The case's program record: ``collectives`` (:func:`inventory`), ``xla_flags``,
+def program(hlo_text: str, compiled: Any = None) -> dict[str, Any]:
+    """The case's program record: its identity (:func:`podscale.core.hloidentity.identity`:
+    fingerprint, signature, ops by kind, precision), XLA's ``cost`` (FLOPs, bytes
+    accessed) and ``memory`` (arguments, outputs, temporaries) per device where the
+    ``compiled`` program says them, ``collectives`` (:func:`inventory`), ``xla_flags``,
     ``versions`` and ``hash`` (of all of it)."""
     import jax
     import jaxlib
 
+    from podscale.core.hloidentity import identity
+
     out: dict[str, Any] = {
+        **identity(hlo_text), **_analyses(compiled),
         "collectives": inventory(hlo_text),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "libtpu_init_args": os.environ.get("LIBTPU_INIT_ARGS", ""),
         "versions": {"jax": jax.__version__, "jaxlib": jaxlib.__version__}}
     out["hash"] = hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()[:16]
+    return out
+
+
+def _analyses(compiled: Any) -> dict[str, Any]:
+    """XLA's cost and memory analyses of a compiled program ({} where it gives none)."""
+    out: dict[str, Any] = {}
+    try:
+        cost = compiled.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        out["cost"] = {"flops": float(cost.get("flops", 0.0)),
+                       "bytes": float(cost.get("bytes accessed", 0.0))}
+    except Exception:  # noqa: BLE001 - none on this platform, or no compiled program
+        pass
+    try:
+        m = compiled.memory_analysis()
+        out["memory"] = {k: int(getattr(m, f"{k}_size_in_bytes"))
+                         for k in ("argument", "output", "temp")}
+    except Exception:  # noqa: BLE001
+        pass
     return out
 
 

@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
         for line in changes(sa, sb, verdict.threshold):
             print(f"# badput: {line}")
+        from podscale.frontend.commands.profile import ops_said
+
+        print(ops_said([sa], [sb]))
         return 0
     a, b = load_run(args.run_a), load_run(args.run_b)
     table, notes = verdict.compare(a, b, force=args.force)

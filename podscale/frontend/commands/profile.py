@@ -152,8 +152,9 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
 
     from podscale.analysis.profile.summary import summarize_profile
     from podscale.analysis.units import time_h
-    from podscale.analysis.verdicts.profilecompare import compare_rounds, job_steps
+    from podscale.analysis.verdicts.profilecompare import compare_rounds, job_steps, replaced
     from podscale.core.errors import UsageError
+    from podscale.core.lines import commented
     from podscale.frontend.ab import arm_notes, parse_env
     from podscale.frontend.profiling import ab_program, check_script
 
@@ -176,11 +177,35 @@ def ab(args: argparse.Namespace, capture: CaptureOptions) -> int:
     a = [summarize_profile(r, args.step) for r in runs_a]
     b = [summarize_profile(r, args.step) for r in runs_b]
     v = compare_rounds(a, b)
+    lost = []
     for label, env, argv, runs in (("A", env_a, args.args, a), ("B", env_b, args_b, b)):
         shown = " ".join(f"{k}={w}" for k, w in env.items()) or "(no extra environment)"
         medians = ", ".join(time_h(float(np.median(job_steps(s)))) for s in runs)
         print(f"# {label}: {shlex.join(argv) or '(no arguments)'}  {shown}; median step "
               f"per launch: {medians}")
-    print(v.sentence())
+        said = list(dict.fromkeys(r for s in runs for r in replaced(s)))
+        lost += [f"arm {label}: {r}" for r in said]
+    for line in lost:
+        print(commented(f"note: {line}"))
+    if lost:  # an arm did not run what it was to test: no experiment, no verdict
+        print(f"{v.step}: no verdict: an arm's variable was replaced by the program, so "
+              "the arms did not differ as asked (set it where the program reads it)")
+    else:
+        print(v.sentence())
+        print(ops_said(a, b))
     print(f"# runs: {folder}")
     return 0
+
+
+def ops_said(a: list, b: list) -> str:
+    """The ops of the step that moved between the arms, from each launch's capture window
+    (judged as cases are), or how to get them."""
+    from podscale.analysis.render.text import op_changes_text
+    from podscale.analysis.verdicts.opdiff import judge, per_launch
+
+    pa, pb = per_launch(a), per_launch(b)
+    if not pa or not pb:
+        return ("# ops: no capture window in the launches (--profile-steps A:B captures the "
+                "step's ops in each)")
+    return op_changes_text(judge(pa, pb, threshold=defaults.THRESHOLD, alpha=defaults.ALPHA),
+                           True, source="per step from each launch's capture window")

@@ -25,6 +25,10 @@ def add_verdict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paired", action="store_true",
                    help="runs of one podscale ab: a paired t-test, round i of A with round "
                         "i of B (default: Welch's t-test over the rounds)")
+    p.add_argument("--format", dest="fmt", choices=("text", "json"), default="text",
+                   help="text: the tables for people; json: one document of the case "
+                        "verdicts, the programs' and the ops' changes and the fits, for "
+                        "scripts (everything else then goes to stderr)")
     p.add_argument("--judge", dest="judge", default="auto", metavar="METHOD",
                    help="the timing method judged: each, chain or device; auto: device, "
                         "else chain, else each, the best both runs hold (chain on CPU) "
@@ -36,4 +40,4 @@ def verdict_of(args: argparse.Namespace) -> Verdict:
     from podscale.frontend.comparing import Verdict
 
     return Verdict(args.threshold, args.alpha, args.correction, args.paired,
-                   args.fail_on_regression, args.judge)
+                   args.fail_on_regression, args.judge, args.fmt)
