@@ -49,13 +49,18 @@ def _fill(disk: Path) -> None:
         os.close(fd)
 
 
-def _filled_under(disk: Path, first: str, *args: str) -> tuple[int, str]:
-    """Run ``podscale ARGS``; once a file matching ``first`` appears under ``disk``, fill
-    the disk (a planted filler file); the exit code and standard error."""
+def _filled_under(disk: Path, first: str, *args: str, holding: str = "") -> tuple[int, str]:
+    """Run ``podscale ARGS``; once a file matching ``first`` appears under ``disk`` (and
+    holds ``holding``), fill the disk (a planted filler file); the exit code and standard
+    error."""
     proc = subprocess.Popen([sys.executable, "-m", "podscale", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not list(disk.glob(first)):
+
+    def written() -> bool:
+        return any(holding in f.read_text(errors="replace") for f in disk.glob(first))
+
+    while not written():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     _fill(disk)
@@ -92,9 +97,12 @@ def test_a_disk_that_fills_under_a_profiled_program_never_fails_the_program(smal
     (said; never raised into the program), the program runs on until its own output,
     which goes to its log on the same disk, fails it (exit 1, as it would alone), and the
     front end names the full disk in one line, not an internal error."""
+    # filled once the record holds the program's first calls (whether a later line still
+    # fitted a page's slack had decided the test: the record's lines grew)
     code, err = _filled_under(small_disk, "*/profile/process-*.jsonl", "profile", "--hosts",
                               "1", "--out", str(small_disk), "--profile-steps", "30:32",
-                              str(ROOT / "tests" / "programs" / "train.py"), "--steps", "300")
+                              str(ROOT / "tests" / "programs" / "train.py"), "--steps", "300",
+                              holding='"kind":"calls"')
     said = [line for line in err.splitlines() if line.startswith("podscale: ")]
     assert code == 1 and "internal error" not in err, err
     assert said and "process 0 exited with code 1; no space left on device" in said[-1]
