@@ -73,6 +73,7 @@ def host_main(grids: list[Grid], run_dir: Path, *, gather: bool, cpu_devices: in
                                            "rounds": rounds, "gather": gather},
                             [lp.layout.key for lp in layouts])
     rt, unwatch, signalled = _watch(rt, run_dir, case_timeout, lead, grids[0].slices[0])
+    _on_signals(signalled)
     try:
         with lifecycle(run_dir, manifest, write=lead):
             _run_unless_ending(plan, rt, signalled)
@@ -114,6 +115,30 @@ def _run_unless_ending(plan: Plan, rt: runtime.Runtime,
         if isinstance(exc, KeyboardInterrupt):
             signalled()
         raise
+
+
+def _on_signals(signalled: Callable[[], None]) -> None:
+    """The launcher's SIGTERM or SIGHUP, decided when it comes: ignored once the watchdog
+    is ending the job (mpirun's, once a peer left: the watchdog's exit comes first); where
+    a peer has reached a verdict, that verdict (``signalled`` records it and ends); else a
+    stop as Ctrl-C's, recorded 'interrupted'."""
+    import signal
+    import threading
+
+    from podscale.core.errors import Terminated
+    from podscale.worker import watchdog
+
+    def handle(signum: int, _frame: object) -> None:
+        if watchdog.STOPPING.is_set():
+            return
+        signalled()
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # once: cleanup is not interrupted
+            signal.signal(sig, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, handle)
 
 
 def _wait_for_the_watchdog(most: float = 60) -> None:
