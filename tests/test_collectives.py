@@ -263,7 +263,7 @@ def test_a_multi_slice_study_runs_every_axis_records_slices_and_models_more(tmp_
     """Every axis of jobs of 1, 2 and 4 slices, checked; each process's slice recorded;
     slice 1's process made three times as slow (a planted stretch) is the slowest slice,
     named; the collectives between slices are a sweep of their own (n over ``dcn``: the
-    slice count), predicted at more slices than ran."""
+    slice count), predicted at more slices than ran once three slice counts are there."""
     from podscale.analysis.models.scalemodel import scaling_models
     from podscale.analysis.models.skew import relative, slowest_slice
     from podscale.analysis.verdicts.findings import _scaling_models
@@ -285,12 +285,30 @@ def test_a_multi_slice_study_runs_every_axis_records_slices_and_models_more(tmp_
     m = models["models"].set_index(["regime", "axes"])
     assert m.loc[("across slices", "dcn"), "n_values"] == "2,4", m
     assert m.loc[("across slices", "all"), "n_values"] == "4,8", m
+    # two slice counts fix no form: no model output, and what to run instead is said
+    notes = models["notes"].set_index(["regime", "axes"])
+    assert models["predictions"].empty and notes.loc[("across slices", "dcn"), "instead"] \
+        == "add a third participant count, e.g. n = 8 (more slices: --slices)", notes
+    said = _scaling_models(models)
+    assert any(f.startswith("no prediction beyond what ran for ") for f in said), said
+    # with a third slice count (here the same points at n = 8, twice as slow) the sweep
+    # predicts at more slices than ran, and the Findings say it between slices
+    import pandas as pd
+
+    t = t.assign(case_id=t["case_id"].astype(str))
+    samples = run.samples.assign(case_id=run.samples["case_id"].astype(str))
+    dcn = t[(t["axes"] == "dcn")]
+    more = dcn.assign(case_id=dcn["case_id"] + "-x8", participants=8)
+    extra = samples[samples["case_id"].isin(dcn["case_id"])].assign(
+        case_id=lambda f: f["case_id"] + "-x8", seconds=lambda f: f["seconds"] * 2)
+    models = scaling_models(pd.concat([samples, extra]), pd.concat([t, more]),
+                            predict_n=(16,), draws=50)
     pred = models["predictions"]
     dcn = pred[(pred["regime"] == "across slices") & (pred["axes"] == "dcn")]
-    assert set(dcn["n"]) == {16} and dcn["label"].str.contains("measured n: 2,4").all(), pred
+    assert set(dcn["n"]) == {16} and dcn["label"].str.contains("measured n: 2,4,8").all(), pred
     said = [f for f in _scaling_models(models) if f.startswith("model output between")]
     assert said and "all_reduce 64.0 KiB over dcn at 16 slices predicted" in said[0] and \
-        said[0].endswith("fitted on 2,4 slices"), said
+        said[0].endswith("fitted on 2,4,8 slices"), said
     envs = run.envs[[e.get("layout") == "s2xh1xd2" for e in run.envs["extra"]]]
     assert sorted((int(p), e["slice"]) for p, e in zip(envs["process"], envs["extra"])) == \
         [(0, 0), (1, 1)]

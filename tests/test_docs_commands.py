@@ -21,7 +21,7 @@ COMMAND = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:(?:mpirun|srun|timeout)\b[^|;]*? )?"
                      r"(?:[\w./-]*/)?podscale (?!import\b)([a-z][\w-]*(?: .*)?)$")
 VARIABLE = re.compile(r"\b(PODSCALE_[A-Z_]+)=([^\s`)'\"]+)")
 #: variables of the tests' own programs, not podscale's
-PROGRAMS_OWN = {"PODSCALE_TEST_SPLIT", "PODSCALE_ASV_TRACK_LAUNCHES"}
+PROGRAMS_OWN = {"PODSCALE_TEST_SPLIT", "PODSCALE_ASV_TRACK_LAUNCHES", "PODSCALE_TEST_EXTRA"}
 
 
 def shown_commands() -> list[tuple[str, str]]:

@@ -26,12 +26,27 @@ def tree(case, record):
         BETA / (1 + 0.5 * np.log2(n)))
 
 
-def _models(tmp_path, name, time_of):
+def _models(tmp_path, name, time_of, floor=None):
     run = make_run(tmp_path / name, sizes=(4096, 65536, 1 << 20), hosts=(1, 2, 4, 8),
                    dph=(2,), rounds=3, launch_noise=0.03, time_of=time_of, process_skew=0)
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
-    return scaling_models(samples, summarize(samples, cases), draws=200)
+    return scaling_models(samples, summarize(samples, cases), draws=200, floor=floor)
+
+
+def test_a_prediction_under_the_hardwares_least_time_says_so(tmp_path):
+    """Model output is held against the least time the hardware allows (on TPU, the
+    torus's): one under it says so, naming the bound's source; one above it does not."""
+    def floor(collective, n, bus):
+        return 1.0 if n == 256 else 0.0  # 1 s at n = 256: every prediction is under it
+
+    floor.source = "a planted bound"
+    pred = _models(tmp_path, "floor", ring, floor)["predictions"]
+    under = pred[pred.n == 256]
+    assert len(under) > 0 and (under.floor_us == 1e6).all()
+    assert under.label.str.endswith("under the least time the hardware allows, 1e+06 us "
+                                    "(a planted bound)").all(), under.label
+    assert not pred[pred.n == 64].label.str.contains("least time").any()
 
 
 def test_planted_ring_is_recovered_and_predicts_held_out_n(tmp_path):
@@ -76,27 +91,41 @@ def test_fit_on_exact_points():
 
 
 def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
-    """A real run, one launch of 4 hosts x 2 devices: all_reduce in groups of 2 (strided,
-    so across hosts), 4 and 8 — n = 2, 4, 8 across hosts from one job; the model fits 2
-    and 4 and predicts the measured 8; the report shows both."""
+    """A real run, one launch of 4 hosts x 4 devices: all_reduce in groups of 2 and 4
+    (strided, so across hosts), 8 and 16 — n = 2, 4, 8, 16 across hosts from one job; the
+    model fits 2, 4 and 8 and predicts the measured 16; the report shows both. The same
+    sweep without 16 predicts beyond what ran (3 n); without 8 as well, nothing (2 n),
+    and says what to run instead."""
     from podscale.analysis.render.report import write_report
     from tests.conftest import only_run, podscale
 
-    res = podscale("run", "all_reduce", "--hosts", "4", "--devices-per-host", "2",
-                   "--sizes", "4KiB,64KiB", "--group-sizes", "2:strided,4,all", "--rounds",
-                   "1", "--iters", "5", "--warmup", "1", "--out", str(tmp_path))
+    res = podscale("run", "all_reduce", "--hosts", "4", "--devices-per-host", "4",
+                   "--sizes", "4KiB,64KiB", "--group-sizes", "2:strided,4:strided,8,all",
+                   "--rounds", "1", "--iters", "5", "--warmup", "1", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = only_run(tmp_path)
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
     table = summarize(samples, cases)
-    assert set(table.hosts_per_group) == {2, 4} and set(table.participants) == {2, 4, 8}
+    assert set(table.hosts_per_group) == {2, 4} and set(table.participants) == {2, 4, 8, 16}
     out = scaling_models(samples, table, draws=100)
     (m,) = out["models"].itertuples()
-    assert m.regime == "across hosts" and m.n_values == "2,4,8"
+    assert m.regime == "across hosts" and m.n_values == "2,4,8,16" and m.predicts
     held = out["heldout"]
-    assert set(held.n) == {8} and len(held) == 2 and held.error.notna().all()
+    assert set(held.n) == {16} and len(held) == 2 and held.error.notna().all()
     assert (held.measured_us > 0).all() and np.isfinite(held.error).all()
+    assert len(out["predictions"]) == 4 and out["notes"].empty
+    three = scaling_models(samples, table[table.participants < 16], draws=100)
+    assert three["heldout"].empty and len(three["predictions"]) == 4
+    assert set(three["predictions"].label) == {
+        "model output (measured n: 2,4,8; 8x the largest)",
+        "model output (measured n: 2,4,8; 32x the largest)"}
+    two = scaling_models(samples, table[table.participants < 8], draws=100)
+    assert two["predictions"].empty and two["curves"].empty and two["heldout"].empty
+    (note,) = two["notes"].itertuples()
+    assert note.n_values == "2,4" and note.instead == (
+        "add a third participant count, e.g. n = 8 (more hosts: --hosts)")
     _, md = write_report(run)
     text = md.read_text()
-    assert "Scaling with participants" in text and "scaling model held out: n=8" in text
+    assert "Scaling with participants" in text and "held-out: " in text
+    assert "of 2 inside their 95% intervals (n=16 predicted from the smaller n" in text

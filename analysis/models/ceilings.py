@@ -2,13 +2,14 @@
 
 Accelerators: the peaks the workers read from the device (on TPU, HBM bandwidth, bf16
 FLOP/s and on-chip memory from ``get_tpu_info()``: :mod:`podscale.startup.peaks`), else
-documented peaks per device kind (one table, each row with its source), selected by the
-``device_kind`` the workers recorded. Rows that compute are held against the bf16 FLOP
-peak (``pct_flops``); on CPU, against the best ``matmul`` of the run (per device).
-Collectives over more than one participant are held against the chip's interconnect
-bandwidth in one direction (busbw, nccl-tests' convention, is comparable with a link's
-unidirectional peak; the per-chip figure is the sum over the chip's links, so a ring over
-one mesh axis, which uses two of them, reaches a fraction of it); local workloads against
+documented peaks per device kind (:mod:`podscale.analysis.models.peaks`, each row with
+its source), selected by the ``device_kind`` the workers recorded. Rows that compute are
+held against the bf16 FLOP peak (``pct_flops``); on CPU, against the best ``matmul`` of
+the run (per device). Collectives over more than one participant (busbw, nccl-tests'
+convention): on TPU against what the torus allows on the axes the group spans (rings
+both ways where an axis wraps, one way where not, the bisection for all_to_all:
+:mod:`podscale.analysis.models.torus`, naming the link figure and its source), between
+slices against the DCN; on GPUs against NVLink one way per chip. Local workloads against
 HBM bandwidth per device.
 
 CPU (and any kind without a row): ceilings measured in the same run — ``stream`` (read)
@@ -19,117 +20,16 @@ collectives. Without such cases the ceiling is N/A, and the report says what to 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from podscale.analysis.models import torus
+from podscale.analysis.models.peaks import Peak, onchip_bytes, peak_for, peak_of, read_peaks  # noqa: F401 - peak_for: re-exported
 
-@dataclass(frozen=True)
-class Peak:
-    """Documented peak figures of one device kind (GB/s; ICI/NVLink bidirectional)."""
-
-    name: str
-    pattern: str  # regex matched against jax's device_kind
-    link_chip_bidir_gbps: float  # ICI (TPU) or NVLink (GPU), summed over the chip's links
-    links: int | None
-    hbm_gbps: float
-    dcn_chip_gbps: float | None
-    source: str
-    bf16_tflops: float | None = None  # dense bf16 (TPU MXU, GPU tensor cores)
-    onchip_bytes: int | None = None  # what a bandwidth buffer must exceed (VMEM, L2)
-    int8_tops: float | None = None  # dense int8 (int32 accumulation)
-
-    @property
-    def link_one_way_gbps(self) -> float:
-        return self.link_chip_bidir_gbps / 2
-
-
-PEAKS: tuple[Peak, ...] = (
-    # TPU v4: 6 ICI links of 400 Gb/s each way (Jouppi et al., "TPU v4: An Optically
-    # Reconfigurable Supercomputer...", ISCA 2023); HBM 1200 GB/s
-    # (https://cloud.google.com/tpu/docs/v4)
-    Peak("TPU v4", r"TPU v4", 600.0, 6, 1200.0, None,
-         "cloud.google.com/tpu/docs/v4; TPU v4 paper (ISCA 2023)", 275.0, int8_tops=275.0),
-    # TPU v5e: ICI 400 GB/s bidirectional per chip, 4 ports; HBM 819 GB/s; 2 x 100 Gbps
-    # NICs per 8-chip host (https://cloud.google.com/tpu/docs/v5e)
-    Peak("TPU v5e", r"TPU v5 ?lite|TPU v5e", 400.0, 4, 819.0, 200 / 8 / 8,
-         "cloud.google.com/tpu/docs/v5e", 197.0, 128 << 20, 394.0),
-    # TPU v5p: ICI 1200 GB/s bidirectional per chip (3D torus: 6 links); HBM 2765 GB/s;
-    # DCN 50 Gbps per chip (https://cloud.google.com/tpu/docs/v5p)
-    Peak("TPU v5p", r"TPU v5p|TPU v5$", 1200.0, 6, 2765.0, 50 / 8,
-         "cloud.google.com/tpu/docs/v5p", 459.0, int8_tops=918.0),
-    # TPU v6e (Trillium): ICI 800 GB/s bidirectional per chip, 4 ports; HBM 1638 GB/s;
-    # DCN 100 Gbps per chip (https://cloud.google.com/tpu/docs/v6e)
-    Peak("TPU v6e", r"TPU v6 ?lite|TPU v6e|Trillium", 800.0, 4, 1638.0, 100 / 8,
-         "cloud.google.com/tpu/docs/v6e", 918.0, int8_tops=1836.0),
-    # TPU7x (Ironwood): ICI 1200 GB/s bidirectional per chip; HBM 7380 GB/s; DCN 100 Gb/s
-    # per chip (https://cloud.google.com/tpu/docs/tpu7x); link count not documented there
-    Peak("TPU7x", r"TPU ?7x|Ironwood", 1200.0, None, 7380.0, 100 / 8,
-         "cloud.google.com/tpu/docs/tpu7x", 2307.0),
-    # A100 SXM4: NVLink 3, 12 links, 600 GB/s bidirectional; HBM2e 2039 GB/s (80 GB)
-    # or 1555 GB/s (40 GB) (https://www.nvidia.com/en-us/data-center/a100/)
-    Peak("A100 80GB", r"A100.*80GB", 600.0, 12, 2039.0, None, "nvidia.com A100 datasheet",
-         312.0, int8_tops=624.0),
-    Peak("A100", r"A100", 600.0, 12, 1555.0, None, "nvidia.com A100 datasheet", 312.0,
-         int8_tops=624.0),
-    # H100 SXM5: NVLink 4, 18 links, 900 GB/s bidirectional; HBM3 3.35 TB/s
-    # (https://www.nvidia.com/en-us/data-center/h100/); H100 PCIe is not this row
-    Peak("H100 SXM", r"H100(?!.*PCIe)", 900.0, 18, 3350.0, None, "nvidia.com H100 datasheet",
-         989.0, int8_tops=1979.0),
-    # H200 SXM: NVLink 900 GB/s bidirectional (18 links); HBM3e 4.8 TB/s
-    # (https://www.nvidia.com/en-us/data-center/h200/)
-    Peak("H200", r"H200", 900.0, 18, 4800.0, None, "nvidia.com H200 datasheet", 989.0,
-         int8_tops=1979.0),
-)
 LOOPBACK = ("pairs", "ppermute")
-
-
-def peak_for(device_kind: str | None) -> Peak | None:
-    """The documented row for a device kind (first match), or None (CPU, unknown)."""
-    for p in PEAKS:
-        if device_kind and re.search(p.pattern, device_kind, re.IGNORECASE):
-            return p
-    return None
-
-
-def read_peaks(envs: pd.DataFrame | None) -> dict:
-    """What the workers read from their device (:mod:`podscale.startup.peaks`): process 0's
-    ``extra["peaks"]``, or {}."""
-    if envs is None or envs.empty or "extra" not in envs.columns:
-        return {}
-    for extra in envs.sort_values("process")["extra"]:
-        if isinstance(extra, dict) and isinstance(extra.get("peaks"), dict):
-            return extra["peaks"]
-    return {}
-
-
-def peak_of(device_kind: str | None, envs: pd.DataFrame | None = None) -> Peak | None:
-    """The peaks a run is held against: the documented row, with HBM bandwidth, bf16 FLOP/s
-    and on-chip memory replaced by what the device reported where it did (the source
-    names both); None where neither knows the kind (CPU)."""
-    doc, read = peak_for(device_kind), read_peaks(envs)
-    if not read.get("hbm_gbps"):
-        return doc
-    return Peak(doc.name if doc else str(device_kind), doc.pattern if doc else "",
-                doc.link_chip_bidir_gbps if doc else float("nan"), doc.links if doc else None,
-                float(read["hbm_gbps"]), doc.dcn_chip_gbps if doc else None,
-                f"HBM, FLOP/s and on-chip memory {read.get('source')}"
-                + (f"; links {doc.source}" if doc else ""),
-                read.get("bf16_tflops"), read.get("onchip_bytes"),
-                read.get("int8_tops") or (doc.int8_tops if doc else None))
-
-
-def onchip_bytes(device_kind: str | None, envs: pd.DataFrame | None = None) -> int | None:
-    """The on-chip memory a bandwidth buffer must exceed (4x, to measure HBM or DRAM):
-    read from the device or host, else documented."""
-    read = read_peaks(envs).get("onchip_bytes")
-    if read:
-        return int(read)
-    peak = peak_for(device_kind)
-    return peak.onchip_bytes if peak else None
 
 
 def _across(rows: pd.DataFrame) -> pd.Series:
@@ -158,14 +58,33 @@ def _stream(r: Any, stream: dict) -> tuple[float, str]:
     return best, f"stream read, {'same' if same is not None else 'other'} layout, this run"
 
 
+def ici(gen: torus.Generation, collective: str, n: int,
+        shape: tuple[int, ...] | None) -> tuple[float, str]:
+    """(busbw ceiling, what it is) of a collective over n chips of a slice of ``shape``
+    (the workers' devices' coordinates; unknown: the group taken as one line of n)."""
+    axes = torus.span(gen, shape or (n,), n)
+    value, how = torus.bound(gen, collective, axes)
+    others = "; ".join(f"{f.source}: {f.value:g}" for f in gen.link[1:])
+    return value, f"{gen.name} ICI, {how}: {gen.w:g} GB/s a link one way " \
+        f"({gen.link[0].source}{'; ' + others if others else ''})" + (
+            "" if shape else "; slice shape not recorded: the group taken as one line")
+
+
 def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
-             loop_where: str) -> tuple[float, str, float]:
+             loop_where: str, shape: tuple[int, ...] | None = None
+             ) -> tuple[float, str, float]:
     """(ceiling GB/s, what it is, the figure held against it) for one summary row."""
     if isinstance(r.collective, str) and r.participants <= 1:
         return np.nan, "N/A: one participant (nothing crosses a link)", np.nan
     collective = isinstance(r.collective, str)
     across = getattr(r, "hosts_per_group", 1) > 1 if collective else False
+    gen = torus.generation(peak.name) if peak is not None else None
     if peak is not None and collective and crosses_dcn(r):  # between slices: the DCN
+        if gen is not None:
+            dcn = gen.dcn_host_gbps
+            return dcn.value / gen.chips_per_host, f"{gen.name} DCN per chip: " \
+                f"{dcn.value:g} GB/s a host of {gen.chips_per_host} chips ({dcn.source})", \
+                r.busbw
         if peak.dcn_chip_gbps:
             return peak.dcn_chip_gbps, f"{peak.name} DCN per chip ({peak.source})", r.busbw
         return np.nan, f"N/A: no documented DCN figure for {peak.name}", r.busbw
@@ -179,6 +98,8 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
         if across and not peak.name.startswith("TPU"):  # NVLink stays inside a host
             value, label = measured_loop
             return value, label.replace("loopback transfer", "transfer"), r.busbw
+        if gen is not None:
+            return (*ici(gen, r.collective, int(r.participants), shape), r.busbw)
         return peak.link_one_way_gbps, f"{peak.name} interconnect per chip, one way " \
                                        f"({peak.source})", r.busbw
     if collective and across:
@@ -187,6 +108,22 @@ def _ceiling(r: Any, peak: Peak | None, stream: dict, loop: float | None,
     if collective:  # inside one process a collective is memory traffic
         label = f"{label}: a collective inside one process moves memory"
     return value, label, r.busbw if collective else r.gbps
+
+
+def least_time(device_kind: str | None) -> Callable[[str, int, float], float] | None:
+    """On TPU, the least time (s) of a collective over n chips putting ``bus`` bytes on
+    the bus, the group laid over the generation's pod torus (what model output beyond
+    the run is held against); None elsewhere. Its ``source`` names what bounds it."""
+    gen = torus.generation(device_kind)
+    if gen is None:
+        return None
+
+    def floor(collective: str, n: int, bus: float) -> float:
+        return torus.time_bound(gen, collective, torus.span(gen, gen.pod, n), bus)
+
+    floor.source = (f"{gen.name} {'x'.join(map(str, gen.pod))} torus, "  # type: ignore
+                    f"{gen.w:g} GB/s a link ({gen.link[0].source})")
+    return floor
 
 
 def crosses_dcn(r: Any) -> bool:
@@ -264,7 +201,9 @@ def with_ceilings(summary: pd.DataFrame, device_kind: str | None,
     out = summary.copy()
     peak = peak_of(device_kind, envs)
     stream, loop, loop_where = _measured(summary)
-    rows = [_ceiling(r, peak, stream, loop, loop_where) for r in out.itertuples()]
+    shape = read_peaks(envs).get("slice_shape")
+    shape = tuple(int(d) for d in shape if int(d) > 1) if shape else None
+    rows = [_ceiling(r, peak, stream, loop, loop_where, shape) for r in out.itertuples()]
     out["ceiling_gbps"] = [v for v, _, _ in rows]
     out["ceiling"] = [label for _, label, _ in rows]
     measured = np.asarray([m for _, _, m in rows], float)

@@ -8,25 +8,24 @@ of 2, 4, ... devices inside one job — one joint model of the round medians::
 
 B = S x bus factor(n) is the bytes each device puts on the bus (nccl-tests' algebra,
 ``analysis/models/bandwidth.py``), so alpha(n) = a0 + a1 g(n) is the latency and
-beta(n) = 1 / (c0 + c1 h(n)) a bus bandwidth. g and h are each one of ``none``, ``log2``
-(a tree's or recursive doubling's depth), ``linear`` (n - 1: a ring's steps) or
-``quadratic`` ((n - 1)^2: every pair contending for one medium, as processes sharing a
-few cores do); every family is fitted by non-negative least squares in relative terms
-(each point weighs alike); of the families within 2 AICc units of the best, the
-simplest is kept (fewest parameters, then slowest growth: predictions extrapolate).
+beta(n) = 1 / (c0 + c1 h(n)) a bus bandwidth; g and h grow as none, log2 n, n - 1 or
+(n - 1)^2, and of the families within 2 AICc units of the best the simplest is kept
+(fewest parameters, then slowest growth: predictions extrapolate).
 
 Groups inside one host and groups across hosts use different links (shared memory or
 NVLink/ICI vs the network), so they are separate sweeps (``regime``, from the cases'
 ``hosts_per_group``): a study that adds hosts models the across-hosts points only. Groups
 that cross the slices of a multi-slice job (over ``dcn``, or every axis) ride the
 data-centre network: a sweep of their own, ``across slices``, whose n over ``dcn`` is the
-slice count, so ``--slices 2,4`` predicts the collective at more slices than ran.
+slice count, so ``--slices 2,4,8`` predicts the collective at more slices than ran.
 
-Intervals are 95% prediction intervals from a residual bootstrap (relative residuals
-resampled onto the fit, the family held fixed, plus a new measurement's scatter); they do
-not cover a wrong family, which the held-out check exposes: where a sweep has 3 or more
-n, it is refitted without its largest n, predicts that n, and the error against the
-measurement is reported. Predictions beyond what ran are model output, labelled so.
+The families, their fit and the intervals are :mod:`podscale.analysis.models.scalefit`'s
+(95% prediction intervals that redo the choice of form). A sweep predicts beyond what
+ran only from 3 or more distinct n (two fix a line through any form; ``notes`` says what
+to run instead), and a prediction more than 4x beyond the largest n says how far. Where
+a sweep has 4 or more n, it is refitted without its largest n, predicts that n, and the
+error against the measurement and whether the interval held it are reported (the held-out
+check is the prediction the model would make, so it too fits 3 or more n).
 """
 
 from __future__ import annotations
@@ -38,87 +37,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
 from podscale.analysis.data.frames import param_columns
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.ceilings import crosses_dcn
+from podscale.analysis.models.scalefit import bootstrap, fit, predict
 from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
-GROWTH = {"none": None, "log2": np.log2, "linear": lambda n: n - 1.0,
-          "quadratic": lambda n: (n - 1.0) ** 2}
-FAMILIES = list(itertools.product(GROWTH, GROWTH))  # (latency growth, bandwidth growth)
 NOT_KEYS = ("size", "group", "groups")  # what varies within one sweep besides the layout
 BASE = ["workload", "variant", "dtype", "devices_per_host", "regime"]
-
-
-def _design(n: np.ndarray, bus: np.ndarray, family: tuple[str, str]) -> np.ndarray:
-    g, h = (GROWTH[f] for f in family)
-    cols = [np.ones_like(n), g(n) if g else np.zeros_like(n), bus,
-            bus * h(n) if h else np.zeros_like(n)]
-    return np.stack(cols, axis=-1)
-
-
-def _nnls(x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Coefficients >= 0 minimising sum(((t - x @ c) / t)^2); unused columns stay 0."""
-    from scipy.optimize import nnls
-
-    a = x / t[:, None]
-    scale = np.abs(a).max(axis=0)
-    used = scale > 0
-    coef = np.zeros(x.shape[1])
-    sol, _ = nnls(a[:, used] / scale[used], np.ones(len(t)), maxiter=50 * x.shape[1])
-    coef[used] = sol / scale[used]
-    return coef
-
-
-def _aicc(rel_rss: float, points: int, k: int) -> float:
-    if points - k - 1 <= 0:
-        return math.inf
-    return points * math.log(max(rel_rss, 1e-300) / points) + 2 * k + 2 * k * (k + 1) / (
-        points - k - 1)
-
-
-def fit(n: np.ndarray, bus: np.ndarray, t: np.ndarray) -> dict:
-    """The family and coefficients (a0, a1, c0, c1) for points (n, bus, t): of the families
-    within 2 AICc units of the best (as good, given the data), the simplest (fewest
-    parameters, then the slowest growth), since predictions extrapolate in n."""
-    rank = list(GROWTH)
-    found: list[dict[str, Any]] = []
-    for family in FAMILIES:
-        x = _design(n, bus, family)
-        coef = _nnls(x, t)
-        rss = float((((t - x @ coef) / t) ** 2).sum())
-        k = 2 + sum(f != "none" for f in family)
-        found.append({"family": family, "coef": coef, "aicc": _aicc(rss, len(t), k),
-                      "rel_rmse": math.sqrt(rss / len(t)),
-                      "simplicity": (k, sum(rank.index(f) for f in family))})
-    best = min(f["aicc"] for f in found)
-    return min((f for f in found if f["aicc"] <= best + 2), key=lambda f: f["simplicity"])
-
-
-def predict(model: dict, n: ArrayLike, bus: ArrayLike) -> np.ndarray:
-    return _design(np.asarray(n, float), np.asarray(bus, float), model["family"]) @ \
-        model["coef"]
-
-
-def bootstrap(n: np.ndarray, bus: np.ndarray, t: np.ndarray, model: dict,
-              at_n: ArrayLike, at_bus: ArrayLike, draws: int = 300,
-              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """95% prediction intervals at (at_n, at_bus): a residual bootstrap with the family
-    held fixed (the fit's uncertainty), each prediction times a resampled relative
-    residual (the scatter of a new measurement around the model)."""
-    fitted = predict(model, n, bus)
-    ratio = t / fitted
-    k = 2 + sum(f != "none" for f in model["family"])
-    spread = np.exp((np.log(ratio) - np.log(ratio).mean()) *
-                    math.sqrt(len(t) / max(len(t) - k, 1)))
-    rng = np.random.default_rng(seed)
-    x = _design(n, bus, model["family"])
-    at = _design(np.asarray(at_n, float), np.asarray(at_bus, float), model["family"])
-    preds = np.array([(at @ _nnls(x, fitted * rng.choice(spread, len(t))))
-                      * rng.choice(spread, len(at)) for _ in range(draws)])
-    return np.percentile(preds, 2.5, axis=0), np.percentile(preds, 97.5, axis=0)
 
 
 def points(samples: pd.DataFrame, summary: pd.DataFrame,
@@ -199,45 +126,93 @@ def heldout(g: pd.DataFrame, d: dict, draws: int) -> list[dict]:
             for s, tm, tp, tl, th in zip(meas.index, meas.to_numpy(), pred, lo, hi)]
 
 
+PREDICT_FROM = 3  # distinct n a prediction beyond what ran needs
+FAR = 4  # beyond this many times the largest n measured, a prediction says how far
+
+
+def _instead(regime: str, ns: list[int]) -> str:
+    """What to run so that a sweep of ``ns`` predicts: one more participant count."""
+    how = {"across hosts": "more hosts: --hosts", "across slices": "more slices: --slices"
+           }.get(regime, "more devices: --devices-per-host or --group-sizes")
+    return f"add a third participant count, e.g. n = {2 * ns[-1]} ({how})"
+
+
+def _label_of(ns: list[int], nn: float) -> str:
+    far = nn / ns[-1]
+    return f"model output (measured n: {','.join(map(str, ns))}" + (
+        f"; {far:g}x the largest" if far > FAR else "") + ")"
+
+
 def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame,
                    predict_n: Sequence[int] = (64, 256), draws: int = 300,
-                   rm: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
-    """``models`` (per sweep: family, coefficients, fit error), ``heldout`` (the largest n
-    predicted from the smaller ones vs measured, where 3+ n ran), ``predictions`` (model
-    output at ``predict_n`` for every swept size, with intervals), the ``points``
-    fitted, and ``curves`` (the model at n = 2, 4, ... up to the largest predicted n, at
-    each sweep's largest size, for plots). A sweep needs 2+ sizes and 2+ n."""
+                   rm: pd.DataFrame | None = None,
+                   floor: Callable[[str, int, float], float] | None = None
+                   ) -> dict[str, pd.DataFrame]:
+    """``models`` (per sweep: family, coefficients, fit error, ``predicts``), ``heldout``
+    (the largest n predicted from the smaller ones vs measured, where 4+ n ran),
+    ``predictions`` (model output at ``predict_n`` for every swept size, with intervals,
+    where 3+ n ran), the ``points`` fitted, ``curves`` (the model at n = 2, 4, ... up to
+    the largest predicted n, at each sweep's largest size, for plots) and ``notes`` (the
+    sweeps that predict nothing, and what to run instead). A sweep needs 2+ sizes and
+    2+ n to be fitted. ``floor``: the least time the hardware allows a collective of n
+    participants and bus bytes (:func:`podscale.analysis.models.ceilings.least_time`):
+    each prediction's ``floor_us``, and a prediction under it says so."""
     pts, keys = points(samples, summary, rm)
-    models, held, preds, curves = [], [], [], []
+    models, held, preds, curves, notes = [], [], [], [], []
     for key, g in (pts.groupby(keys, dropna=False, sort=True) if len(pts) else ()):
-        ns = sorted(g["n"].unique())
+        ns = sorted(int(n) for n in g["n"].unique())
         if len(ns) < 2 or g["size"].nunique() < 2 or s_at(g) is None:
             continue
         d = dict(zip(keys, key))
         m = fit(*_columns(g))
         a0, a1, c0, c1 = m["coef"]
+        predicts = len(ns) >= PREDICT_FROM
         models.append({**d, "n_values": ",".join(map(str, ns)), "points": len(g),
                        "family": _label(m["family"]), "a0_us": a0 * 1e6, "a1_us": a1 * 1e6,
                        "c0_ns_per_B": c0 * 1e9, "c1_ns_per_B": c1 * 1e9,
-                       "rel_rmse": m["rel_rmse"]})
-        if len(ns) >= 3:
+                       "rel_rmse": m["rel_rmse"], "predicts": predicts})
+        if not predicts:
+            notes.append({**d, "n_values": ",".join(map(str, ns)),
+                          "instead": _instead(str(d.get("regime")), ns)})
+            continue
+        if len(ns) > PREDICT_FROM:
             held += heldout(g, d, draws)
-        sizes = sorted(g["size"].unique())
-        grid = 2 ** np.arange(1, int(np.log2(max(predict_n, default=ns[-1]))) + 1)
-        at_n, at_bus = _at(g, [sizes[-1]], grid.tolist())
-        lo, hi = bootstrap(*_columns(g), m, at_n, at_bus, draws=draws)
-        curves += [{**d, "n": int(nn), "size": int(sizes[-1]), "predicted_us": tp * 1e6,
-                    "lo_us": tl * 1e6, "hi_us": th * 1e6, "measured": nn <= ns[-1]}
-                   for nn, tp, tl, th in zip(at_n, predict(m, at_n, at_bus), lo, hi)]
-        at_n, at_bus = _at(g, sizes, predict_n)
-        pred = predict(m, at_n, at_bus)
-        lo, hi = bootstrap(*_columns(g), m, at_n, at_bus, draws=draws)
-        sizes_at = [s for _ in predict_n for s in sizes]
-        for nn, s, tp, tl, th, b in zip(at_n, sizes_at, pred, lo, hi, at_bus):
-            preds.append({**d, "n": int(nn), "size": int(s), "predicted_us": tp * 1e6,
-                          "lo_us": tl * 1e6, "hi_us": th * 1e6,
-                          "busbw_gbps": b / tp / 1e9 if tp > 0 else math.nan,
-                          "label": f"model output (measured n: {','.join(map(str, ns))})"})
+        p, c = _predicted(g, d, m, ns, predict_n, draws)
+        if floor is not None and d.get("regime") != "across slices":
+            p = [_floored(row, floor, g["collective"].iloc[0]) for row in p]
+        preds += p
+        curves += c
     return {"models": pd.DataFrame(models), "heldout": pd.DataFrame(held),
             "predictions": pd.DataFrame(preds), "points": pts,
-            "curves": pd.DataFrame(curves)}
+            "curves": pd.DataFrame(curves), "notes": pd.DataFrame(notes)}
+
+
+def _floored(row: dict, floor: Callable[[str, int, float], float], coll: str) -> dict:
+    least = floor(coll, row["n"], row["busbw_gbps"] * 1e9 * row["predicted_us"] * 1e-6)
+    under = row["predicted_us"] < least * 1e6
+    return {**row, "floor_us": least * 1e6, "label": row["label"] + (
+        f"; under the least time the hardware allows, {least * 1e6:.3g} us "
+        f"({getattr(floor, 'source', '')})" if under else "")}
+
+
+def _predicted(g: pd.DataFrame, d: dict, m: dict, ns: list[int], predict_n: Sequence[int],
+               draws: int) -> tuple[list[dict], list[dict]]:
+    """(prediction rows at ``predict_n`` for every size; curve rows at n = 2, 4, ... at
+    the largest size), from one bootstrap over both."""
+    sizes = sorted(g["size"].unique())
+    grid = 2 ** np.arange(1, int(np.log2(max(predict_n, default=ns[-1]))) + 1)
+    cn, cb = _at(g, [sizes[-1]], grid.tolist())
+    pn, pb = _at(g, sizes, predict_n)
+    at_n, at_bus = np.r_[cn, pn], np.r_[cb, pb]
+    lo, hi = bootstrap(*_columns(g), m, at_n, at_bus, draws=draws)
+    tp = predict(m, at_n, at_bus)
+    k = len(cn)
+    curves = [{**d, "n": int(nn), "size": int(sizes[-1]), "predicted_us": t * 1e6,
+               "lo_us": tl * 1e6, "hi_us": th * 1e6, "measured": nn <= ns[-1]}
+              for nn, t, tl, th in zip(cn, tp[:k], lo[:k], hi[:k])]
+    sizes_at = [s for _ in predict_n for s in sizes]
+    preds = [{**d, "n": int(nn), "size": int(s), "predicted_us": t * 1e6, "lo_us": tl * 1e6,
+              "hi_us": th * 1e6, "busbw_gbps": b / t / 1e9 if t > 0 else math.nan,
+              "beyond": nn / ns[-1], "label": _label_of(ns, nn)}
+             for nn, s, t, tl, th, b in zip(pn, sizes_at, tp[k:], lo[k:], hi[k:], pb)]
+    return preds, curves

@@ -17,8 +17,6 @@ from podscale.analysis.render.formats import (
     ceiling_table,
     cell,
     fits_table,
-    heldout_table,
-    predictions_table,
     workload_table,
 )
 from podscale.analysis.render.sections import Doc, Section
@@ -114,7 +112,12 @@ VARIANTS_NOTE = (
 
 
 def _analyse(run: Run, across: str) -> _Analysis:
-    from podscale.analysis.models.ceilings import peak_of, with_ceilings, with_half_peak
+    from podscale.analysis.models.ceilings import (
+        least_time,
+        peak_of,
+        with_ceilings,
+        with_half_peak,
+    )
     from podscale.analysis.models.fits import fits, regimes
     from podscale.analysis.models.links import matrices as link_matrices
     from podscale.analysis.models.pairs import outliers
@@ -133,7 +136,9 @@ def _analyse(run: Run, across: str) -> _Analysis:
     slow.attrs["slice"] = slowest_slice(skew, summary)  # a slow slice, named like a host
     return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
                      scaling(summary), outliers(summary, samples), skew, slow,
-                     fitted, scaling_models(samples, summary, rm=rm), run.status_text,
+                     fitted, scaling_models(samples, summary, rm=rm,
+                                            floor=least_time(run.device_kind)),
+                     run.status_text,
                      link_matrices(summary, run.process_medians()), run.ledger,
                      late_arrivals(run.participants(), summary),
                      "device" in run.prefer and not run.simulated)
@@ -150,16 +155,7 @@ def _plots(doc: Doc, a: _Analysis, run_dir: Path,
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
                     "analysis/models/bandwidth.py) vs the per-device buffer, one line per axes")
         doc.figure(coll, "collective busbw vs size")
-    if not a.scaled["models"].empty:
-        doc.heading("Scaling with participants: models and predictions",
-                    "per collective sweep, t(S, n) = a0 + a1 g(n) + B(S, n) (c0 + c1 h(n)) "
-                    "over every size and participant count n (B: bus bytes, nccl-tests' "
-                    "algebra; g, h: none, log2, n-1 or (n-1)^2, chosen by AICc; analysis/"
-                    "scalemodel.py); held out: the largest n predicted from the smaller "
-                    "ones; beyond what ran: model output, with 95% prediction intervals")
-        doc.figure(modelplots.scaling_predictions(a.scaled), "scaling predictions")
-        if not a.scaled["heldout"].empty:
-            doc.table(heldout_table(a.scaled["heldout"]))
+    sections.scaling_section(doc, a.scaled)
     if not a.eff.empty:  # needs the same case at 1 and more hosts
         doc.heading("Scaling efficiency vs hosts",
                     "weak: same size per process, T(1)/T(H); strong: same total size, "
@@ -206,12 +202,7 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
                     "(device time: the operation's own latency), host the per-call cost "
                     "beside it (each - device)")
         doc.table(fits_table(a.fitted), collapsed=f"{len(a.fitted)} fit(s)")
-    if not a.scaled["models"].empty:
-        pred = a.scaled["predictions"]
-        doc.heading("Scaling models", "model output, labelled so, and the fitted models")
-        doc.table(predictions_table(pred), collapsed=f"model output at n = "
-                  f"{', '.join(map(str, sorted(pred.n.unique())))}")
-        doc.table(a.scaled["models"].map(cell), collapsed="fitted models")
+    sections.scaling_tables(doc, a.scaled)
     doc.heading("Ceilings", "% of ceiling: busbw (collectives over 2+ participants) or GB/s "
                 "(others) against the ceiling named per row; % of FLOP ceiling: GFLOP/s per "
                 "device against the bf16 peak, or on CPU the run's best matmul "

@@ -192,3 +192,39 @@ def replay_section(doc: Doc, run_dir: Path) -> None:
             "count x time": t.get("total_s", pd.Series(float("nan"), index=t.index)).map(time_h),
             "note": t["note"].fillna("")})
         doc.table(shown)
+
+
+def scaling_section(doc: Doc, scaled: dict) -> None:
+    """The scaling models' figure, held-out table and the sweeps that predict nothing."""
+    from podscale.analysis.render import modelplots
+    from podscale.analysis.render.formats import heldout_table
+
+    if scaled["models"].empty:
+        return
+    doc.heading("Scaling with participants: models and predictions",
+                "per collective sweep, t(S, n) = a0 + a1 g(n) + B(S, n) (c0 + c1 h(n)) over "
+                "every size and participant count n (B: bus bytes, nccl-tests' algebra; g, h: "
+                "none, log2, n-1 or (n-1)^2, chosen by AICc; analysis/models/scalefit.py); "
+                "held out: the largest n predicted from the smaller ones; beyond what ran: "
+                "model output, from 3 or more n only, with 95% prediction intervals that "
+                "redo the choice of g and h")
+    doc.figure(modelplots.scaling_predictions(scaled), "scaling predictions")
+    if not scaled["heldout"].empty:
+        doc.table(heldout_table(scaled["heldout"]))
+    if not scaled["notes"].empty:
+        doc.table(scaled["notes"].map(cell), collapsed=f"{len(scaled['notes'])} sweep(s) "
+                  "with no prediction (fewer than 3 n), and what to run")
+
+
+def scaling_tables(doc: Doc, scaled: dict) -> None:
+    """The model output and the fitted models, in full."""
+    from podscale.analysis.render.formats import predictions_table
+
+    if scaled["models"].empty:
+        return
+    pred = scaled["predictions"]
+    doc.heading("Scaling models", "model output, labelled so, and the fitted models")
+    if len(pred):
+        doc.table(predictions_table(pred), collapsed=f"model output at n = "
+                  f"{', '.join(map(str, sorted(pred.n.unique())))}")
+    doc.table(scaled["models"].map(cell), collapsed="fitted models")

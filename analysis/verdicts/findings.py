@@ -106,11 +106,16 @@ def _scaling_models(scaled: dict) -> list[str]:
     if len(held):
         err = held["error"].abs()
         worst = held.loc[err.idxmax()]
-        out.append(f"scaling model held out: n={', '.join(map(str, sorted(held.n.unique())))}"
-                   f" predicted from smaller n within {err.median():.0%} (median |error| over "
-                   f"{len(held)} sizes; worst {worst.error:+.0%}, {worst.workload} "
-                   f"{bytes_h(worst['size'])}); {int(held.within_interval.sum())} of {len(held)} "
-                   "inside the 95% interval")
+        out.append(f"held-out: {int(held.within_interval.sum())} of {len(held)} inside their "
+                   f"95% intervals (n={', '.join(map(str, sorted(held.n.unique())))} "
+                   f"predicted from the smaller n within {err.median():.0%}, median |error|; "
+                   f"worst {worst.error:+.0%}, {worst.workload} {bytes_h(worst['size'])})")
+    notes = scaled.get("notes", pd.DataFrame())
+    if len(notes):
+        first = notes.iloc[0]
+        out.append(f"no prediction beyond what ran for {len(notes)} sweep(s) measured at "
+                   f"fewer than 3 participant counts (e.g. {first.workload}, "
+                   f"{first.regime}, n = {first.n_values}): {first.instead}")
     pred = scaled.get("predictions", pd.DataFrame())
     if len(pred):  # from the sweep measured at the most n (a held-out one, if any)
         measured = pred["label"].str.count(",")
@@ -133,7 +138,7 @@ def _more_slices(pred: pd.DataFrame) -> list[str]:
         return []
     top = dcn[dcn.n == dcn.n.max()]
     top = top[top["size"] == top["size"].max()].sort_values("predicted_us").iloc[-1]
-    ran = top.label.split("measured n: ")[-1].rstrip(")")
+    ran = top.label.split("measured n: ")[-1].rstrip(")").split(";")[0]
     return [f"model output between slices: {top.workload} {bytes_h(top['size'])} over dcn at "
             f"{int(top.n)} slices predicted {time_h(top.predicted_us / 1e6)} (95% "
             f"{time_h(top.lo_us / 1e6)} to {time_h(top.hi_us / 1e6)}), fitted on {ran} slices"]

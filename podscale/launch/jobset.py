@@ -24,11 +24,12 @@ from podscale.core.errors import UsageError
 from podscale.launch.generators import k8s_results
 
 #: per TPU generation: GKE's accelerator node label, chips per host VM, the topology's
-#: dimensions, and TensorCores per chip (a v4 or v5p type counts TensorCores, v5e and v6e
-#: chips: v5p-16 is 8 chips)
+#: dimensions, and TensorCores per chip (a v4, v5p or TPU7x type counts TensorCores, v5e
+#: and v6e chips: v5p-16 is 8 chips; TPU7x: GKE's ``tpu7x`` label, 4-chip VMs)
 GENERATIONS = {"v4": ("tpu-v4-podslice", 4, 3, 2), "v5p": ("tpu-v5p-slice", 4, 3, 2),
                "v5litepod": ("tpu-v5-lite-podslice", 4, 2, 1),
-               "v5e": ("tpu-v5-lite-podslice", 4, 2, 1), "v6e": ("tpu-v6e-slice", 4, 2, 1)}
+               "v5e": ("tpu-v5-lite-podslice", 4, 2, 1), "v6e": ("tpu-v6e-slice", 4, 2, 1),
+               "tpu7x": ("tpu7x", 4, 3, 2)}
 #: the usual topology of a slice of N chips, by the topology's dimensions
 TOPOLOGIES = {3: {4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4",
                   128: "4x4x8", 256: "4x8x8", 512: "8x8x8"},
@@ -55,10 +56,11 @@ class Slice:
 def tpu_slice(tpu_type: str, topology: str | None = None) -> Slice:
     """A TPU type's slice (``v5p-16``, ``v5litepod-16``, ``v6e-8``); ``topology``: the
     slice's, where the usual one for its chips is not it."""
-    m = re.fullmatch(r"(v4|v5p|v5litepod|v5e|v6e)-(\d+)", tpu_type)
+    m = re.fullmatch(r"(v4|v5p|v5litepod|v5e|v6e|tpu7x)-(\d+)", tpu_type)
     if m is None:
         raise UsageError(f"bad --tpu-type {tpu_type!r}: use GENERATION-COUNT, e.g. v5p-16, "
-                         f"v5litepod-16, v6e-8, v4-16 (generations: {', '.join(GENERATIONS)})")
+                         f"v5litepod-16, v6e-8, v4-16, tpu7x-128 (generations: "
+                         f"{', '.join(GENERATIONS)})")
     accelerator, per_host, dims, cores = GENERATIONS[m[1]]
     count = int(m[2])
     if count < cores or count % cores:

@@ -2,7 +2,7 @@
 
 On TPU, ``jax.experimental.pallas.tpu.get_tpu_info()`` (per TensorCore, times the
 device's cores): HBM bandwidth, bf16 FLOP/s, int8 OP/s where it gives them, on-chip memory
-(VMEM). Elsewhere only the
+(VMEM), and the torus of the job's chips (their coordinates' extent). Elsewhere only the
 on-chip memory a bandwidth buffer must exceed: the CPU's last-level cache (Linux sysfs).
 Analysis falls back to its documented table (:mod:`podscale.analysis.models.ceilings`)
 for what is not read here, and names the source of each figure.
@@ -44,6 +44,18 @@ def from_tpu_info(info: Any) -> dict[str, Any]:
             "chip": str(info.chip_version), "cores": cores, "source": SOURCE_TPU}
 
 
+def slice_shape() -> list[int] | None:
+    """The chips' torus this job runs on: the extent of every device's ``coords`` (TPU),
+    or None where the devices give none."""
+    import jax
+
+    coords = [c for c in (getattr(d, "coords", None) for d in jax.devices()) if c]
+    if not coords or len(coords) != len(jax.devices()):
+        return None
+    return [max(c[i] for c in coords) - min(c[i] for c in coords) + 1
+            for i in range(len(coords[0]))]
+
+
 def device_peaks() -> dict[str, Any]:
     """This process's first device's peaks (see the module doc); never raises."""
     import jax
@@ -53,7 +65,7 @@ def device_peaks() -> dict[str, Any]:
         if platform == "tpu":
             from jax.experimental.pallas import tpu as pltpu
 
-            return from_tpu_info(pltpu.get_tpu_info())
+            return {**from_tpu_info(pltpu.get_tpu_info()), "slice_shape": slice_shape()}
     except Exception as exc:  # noqa: BLE001 - a JAX without it, a kind it does not know
         return {"onchip_bytes": None, "source": f"not read: {type(exc).__name__}: "
                                                 f"{str(exc)[:120]}"}
