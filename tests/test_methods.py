@@ -88,6 +88,19 @@ def test_device_time_is_the_module_span_or_the_union_of_ops():
     assert ops.device_ns == 700 and ops.ordinal == 2048  # 100-700 and 800-900
 
 
+def test_an_ops_name_is_its_hlo_name():
+    """A TPU trace's op event carries the instruction's text (seen on the lent v5e: two
+    arms' ``%fusion`` of other shapes were told apart as new and gone); its name is the
+    left side, so the arms' ops match by name."""
+    from podscale.startup.xspace import op_name
+
+    assert op_name("%fusion.3 = (bf16[1536,1536]{1,0:T(8,128)(2,1)}) fusion(bf16[] %sub.13)"
+                   ", kind=kOutput, calls=%fused_computation.2") == "fusion.3"
+    assert op_name("%copy.4 = f32[1,65536,1024]{2,1,0} copy(f32[1,65536,1024] %x)") == \
+        "copy.4"
+    assert op_name("ynn_fusion.3") == "ynn_fusion.3"  # the CPU client's: the name already
+
+
 def test_pick_takes_the_cases_module_per_device_the_last_executions():
     from podscale.worker.devicetime import pick
 

@@ -103,7 +103,7 @@ def test_the_ceilings_command():
                    "--shard", "8MiB")
     assert res.returncode == 0, res.stderr
     out = res.stdout
-    assert "slice 4x8 (32 chips): x 4, y 8" in out
+    assert "slice 4x8 (32 chip(s)): x 4, y 8" in out
     assert "a pod of 256 chips: all-reduce 51.2 TB/s, bisection 1.6 TB/s" in out
     assert "at 45 GB/s a link (the scaling book" in out and "busbw ceiling 50 GB/s" in out
     for bad, said in ((["v9"], "unknown TPU 'v9'"),

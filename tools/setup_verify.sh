@@ -5,6 +5,8 @@
 # under $OUT (default /tmp/setup-verify).
 #   bash tools/setup_verify.sh study   # make study; doctor; ACCEL=cpu setup, run, study
 #   bash tools/setup_verify.sh asv     # asv run over two commits in asv-made virtualenvs
+#   bash tools/setup_verify.sh ops     # ceilings of the chip; a workload's and a flax
+#                                      # program's A/B named to the op (docs/history.md)
 set -u; export PYTHONUNBUFFERED=1
 part=${1:-study}; OUT=${OUT:-/tmp/setup-verify}; mkdir -p "$OUT"
 unset PYTHONPATH; export PIP_INDEX_URL=file:///opt/pypi/simple PIP_FIND_LINKS=$PWD/.whl-tpu
@@ -24,6 +26,24 @@ if [ "$part" = study ]; then
     > "$OUT/cpu.txt" 2>&1
   grep -E "^== |# note|platform|^  - |device nodes|auto|^ +read" "$OUT/cpu.txt" | head -30
   tar czf "$OUT/study.tgz" --exclude=traces --exclude=hlo --exclude=cache results 2>/dev/null
+elif [ "$part" = ops ]; then
+  rm -rf /tmp/fresh; mkdir /tmp/fresh
+  tar --exclude=./.whl-tpu --exclude=./.venv -cf - . | tar -xf - -C /tmp/fresh; cd /tmp/fresh
+  t0=$SECONDS; make setup > "$OUT/setup.txt" 2>&1; echo "== make setup rc=$? in $((SECONDS-t0)) s"
+  .venv/bin/pip install -q flax optax > "$OUT/flax.txt" 2>&1; echo "== flax rc=$?"
+  .venv/bin/podscale ceilings > "$OUT/ceilings.txt" 2>&1; echo "== ceilings rc=$?"
+  cat "$OUT/ceilings.txt"
+  t0=$SECONDS
+  .venv/bin/podscale ab tests/data/extra_op.py:extra_op -p op=scale --sizes 64M --hosts 1 \
+    --devices-per-host 1 --variants shard_map --rounds 3 --iters 20 \
+    --env-b PODSCALE_TEST_EXTRA=1 --out runs-ab > "$OUT/ab.txt" 2>&1
+  echo "== ab rc=$? in $((SECONDS-t0)) s"; grep -E "^# ops|^#   |verdict|slower|faster" "$OUT/ab.txt" | head -20
+  t0=$SECONDS
+  .venv/bin/podscale profile --hosts 1 --rounds 3 --profile-steps 100:103 \
+    --args-b '200 256 1536' --out runs-prof examples/nnx_train.py 200 256 1024 \
+    > "$OUT/prof.txt" 2>&1
+  echo "== profile A/B rc=$? in $((SECONDS-t0)) s"; grep -E "^# ops|^#   |step" "$OUT/prof.txt" | head -30
+  tar czf "$OUT/runs.tgz" --exclude=traces --exclude=cache runs-ab runs-prof 2>/dev/null
 elif [ "$part" = asv ]; then
   cd /tmp/fresh && rm -rf .asv && git init -q -b main && git add -A
   id=(-c user.email=v@example.invalid -c user.name=verify)

@@ -34,7 +34,7 @@ def slice_lines(gen: torus.Generation, shape: tuple[int, ...]) -> list[str]:
            f"bisection {_gbps(pod['bisection_gbps'])} (one way), DCN "
            f"{_gbps(pod['dcn_gbps'])} ({pod['dcn_gbps'] * 8 / 1000:.3g} Tb/s; "
            f"{gen.dcn_host_gbps.source})",
-           f"slice {'x'.join(map(str, shape))} ({math.prod(shape)} chips): " + ", ".join(
+           f"slice {'x'.join(map(str, shape))} ({math.prod(shape)} chip(s)): " + ", ".join(
                f"{a} {d}{' wraps' if wr else ''}" for a, d, wr in zip("xyz", shape, w))]
     return out
 

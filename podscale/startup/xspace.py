@@ -45,6 +45,13 @@ class Execution(NamedTuple):
         return int(tail) if tail.isdigit() else None
 
 
+def op_name(text: str) -> str:
+    """An op's name as HLO names it: a TPU trace's op event carries the instruction's
+    text (``%fusion.3 = bf16[...] fusion(...), kind=kLoop``), the name is its left side."""
+    head, eq, _ = text.partition(" = ")
+    return head.strip().lstrip("%") if eq else text
+
+
 def executions(xplane: Path | str) -> tuple[list[Execution], int | None]:
     """Every XLA execution the trace holds: from device planes' ``XLA Modules`` and ``XLA
     Ops`` lines (TPU, GPU), else from op events that name their ``hlo_module`` (the CPU
@@ -61,7 +68,7 @@ def executions(xplane: Path | str) -> tuple[list[Execution], int | None]:
             began = int(start)
         lines = {line.name: list(line.events) for line in plane.lines}
         if xprof.MODULES_LINE in lines:
-            ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), e.name)
+            ops = sorted((int(e.start_ns), int(e.start_ns + e.duration_ns), op_name(e.name))
                          for e in lines.get(xprof.OPS_LINE, []))
             starts = [o[0] for o in ops]
             for ev in lines[xprof.MODULES_LINE]:
