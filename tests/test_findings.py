@@ -4,7 +4,7 @@ from two sizes, and the spread only over the processes that take part."""
 
 import pandas as pd
 
-from podscale.analysis.verdicts.findings import findings
+from podscale.analysis.verdicts.coded import findings
 
 
 def _row(workload, size, pct, ceiling, regime, **kw):

@@ -252,7 +252,7 @@ def test_a_lowered_precision_is_said_and_fails_only_where_highest_was_asked(tmp_
     results (exit 4); without the fault nothing is lowered."""
     import pandas as pd
 
-    from podscale.analysis.verdicts.findings import findings
+    from podscale.analysis.verdicts.coded import findings
 
     args = ("run", "matmul", "--hosts", "1", "--devices-per-host", "1", "--sizes", "64",
             "--dtypes", "float32", "--variants", "shard_map", "--iters", "2", "--rounds", "1")

@@ -111,7 +111,7 @@ VARIANTS_NOTE = (
     "that path, not a different collective")
 
 
-def _analyse(run: Run, across: str) -> _Analysis:
+def analyse(run: Run, across: str = "max") -> _Analysis:
     from podscale.analysis.models.ceilings import (
         least_time,
         peak_of,
@@ -237,7 +237,8 @@ def _tables(doc: Doc, a: _Analysis, across: str) -> None:
 def build(run: Run | Path, across: str = "max",
           extra_sections: Sequence[Section] = ()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
-    from podscale.analysis.verdicts.findings import degraded_findings, findings
+    from podscale.analysis.verdicts.coded import findings
+    from podscale.analysis.verdicts.findings import degraded_findings
 
     run = as_run(run)
     run_dir = run.path
@@ -247,7 +248,7 @@ def build(run: Run | Path, across: str = "max",
         doc.heading("Environment")
         doc.table(environment_table(run.manifest, run.envs, run.status_text))
         return doc
-    a = _analyse(run, across)
+    a = analyse(run, across)
     doc.heading("Findings", "the facts that matter first; details below")
     status = [] if run.status == "complete" else [
         f"this run is {run.status_text}: what follows covers the cases it finished"]

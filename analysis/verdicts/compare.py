@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,7 +74,7 @@ COLUMNS = ["case_id", "time_a_us", "time_b_us", "ratio", "ci_lo", "ci_hi", "p_va
 
 def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *,
              threshold: float, alpha: float, correction: str = "bh",
-             paired: bool = False) -> pd.DataFrame:
+             paired: bool = False, noise: dict[str, float] | None = None) -> pd.DataFrame:
     """Per case, from each run's round medians (independent repetitions): the ratio B/A
     of geometric means, Welch's t-test on log times with its CI (``paired``: runs whose
     launches were interleaved, round i of A beside round i of B: a one-sample t-test on
@@ -85,6 +86,9 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
       significant but smaller);
     - ``noisy``: undecided: the CI reaches beyond the threshold without a significant
       change, or a run has fewer than 2 rounds (no between-launch variation to judge by).
+
+    ``noise``: per case, its noise floor (:mod:`.noise`): its threshold is the larger of
+    ``threshold`` and the floor (column ``threshold``).
     """
     from scipy.stats import ttest_1samp, ttest_ind
 
@@ -113,22 +117,23 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
     if tested.any():
         ps = table.loc[tested, "p_value"].to_numpy()
         table.loc[tested, "p_adj"] = adjust(ps, correction)
-    lo, hi = 1 / (1 + threshold), 1 + threshold
-    verdict = []
-    for r in table.itertuples():
-        if np.isnan(r.p_adj):
-            verdict.append("noisy")
-        elif r.p_adj < alpha and r.ratio > hi:
-            verdict.append("slower")
-        elif r.p_adj < alpha and r.ratio < lo:
-            verdict.append("faster")
-        elif r.p_adj < alpha or (lo <= r.ci_lo and r.ci_hi <= hi):
-            verdict.append("~")
-        else:
-            verdict.append("noisy")
-    table["verdict"] = verdict
+    table["threshold"] = [max(threshold, (noise or {}).get(c, 0.0)) for c in table["case_id"]]
+    table["verdict"] = [_verdict(r, alpha) for r in table.itertuples()]
     table.attrs["paired"] = paired
     return table
+
+
+def _verdict(r: Any, alpha: float) -> str:
+    lo, hi = 1 / (1 + r.threshold), 1 + r.threshold
+    if np.isnan(r.p_adj):
+        return "noisy"
+    if r.p_adj < alpha and r.ratio > hi:
+        return "slower"
+    if r.p_adj < alpha and r.ratio < lo:
+        return "faster"
+    if r.p_adj < alpha or (lo <= r.ci_lo and r.ci_hi <= hi):
+        return "~"
+    return "noisy"
 
 
 def adjust(ps: np.ndarray, correction: str) -> np.ndarray:
@@ -198,7 +203,8 @@ def judged(run_a: Run, run_b: Run, method: str = "auto") -> tuple[Run, Run, str]
 def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = defaults.THRESHOLD,
             alpha: float = defaults.ALPHA,
             force: bool = False, correction: str = "bh",
-            paired: bool = False, method: str = "auto") -> tuple[pd.DataFrame, list[str]]:
+            paired: bool = False, method: str = "auto",
+            noise: dict[str, float] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """(table, notes): :func:`verdicts` over the cases both runs have, each case's
     rounds summarised by their medians over iterations of the max over processes, of one
     timing method both runs hold (:func:`judged`).
@@ -228,28 +234,41 @@ def compare(run_a: Run | Path, run_b: Run | Path, *, threshold: float = defaults
     if paired and not alternated:
         raise UsageError("--paired pairs round i of A with round i of B: it needs two runs "
                          "of one podscale ab, whose launches alternated")
-    if paired:  # round i of A beside round i of B; rounds only one run has are left out
-        both = ra.merge(rb, on=["case_id", "round"], suffixes=("_a", "_b"))
-        g = both.sort_values("round").groupby("case_id")
-        a = {c: g.get_group(c)["median_a"].to_numpy() for c in common}
-        b = {c: g.get_group(c)["median_b"].to_numpy() for c in common}
+    a, b = _rounds(ra, rb, common, paired)
+    if paired:
         notes.append("verdicts pair round i of A with round i of B (--paired)")
-    else:
-        ga, gb = ra.groupby("case_id")["median"], rb.groupby("case_id")["median"]
-        a = {c: ga.get_group(c).to_numpy() for c in common}
-        b = {c: gb.get_group(c).to_numpy() for c in common}
     few = min(min(map(len, a.values())), min(map(len, b.values())))
     if few < 2:
         notes.append("a run has a single round: between-launch variation is unknown, so "
                      "no case can be judged (noisy); measure with --rounds 3 or more")
     table = verdicts(a, b, threshold=threshold, alpha=alpha, correction=correction,
-                     paired=paired)
+                     paired=paired, noise=noise)
+    if noise is not None:
+        held = sum(c in noise for c in common)
+        notes.append(f"noise floors from A/A runs: {held} of {len(common)} case(s) judged "
+                     f"beyond the larger of --threshold and their floor (median floor "
+                     f"{np.median([noise[c] for c in common if c in noise] or [0]):.1%}); "
+                     f"{len(common) - held} at --threshold alone")
     # A and B as show and report give them; the ratio stays the test's (round medians)
     for col, run in (("time_a_us", run_a), ("time_b_us", run_b)):
         time_s = run.summary().set_index("case_id")["time_s"]
         table[col] = table["case_id"].map(time_s).to_numpy(float) * 1e6
     notes.append(run_shift(table, alternated))
     return table, notes
+
+
+def _rounds(ra: pd.DataFrame, rb: pd.DataFrame, common: list[str],
+            paired: bool) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each common case's round medians in A and in B (``paired``: round i of A beside
+    round i of B; rounds only one run has are left out)."""
+    if paired:
+        both = ra.merge(rb, on=["case_id", "round"], suffixes=("_a", "_b"))
+        g = both.sort_values("round").groupby("case_id")
+        return ({c: g.get_group(c)["median_a"].to_numpy() for c in common},
+                {c: g.get_group(c)["median_b"].to_numpy() for c in common})
+    ga, gb = ra.groupby("case_id")["median"], rb.groupby("case_id")["median"]
+    return ({c: ga.get_group(c).to_numpy() for c in common},
+            {c: gb.get_group(c).to_numpy() for c in common})
 
 
 def interleaved(ma: Manifest, mb: Manifest) -> bool:

@@ -31,6 +31,8 @@ class Verdict:
     method: str = "auto"
     #: text, or json: one document on stdout
     fmt: str = "text"
+    #: a folder of A/A runs each case's noise floor is learnt from (:mod:`noise`)
+    noise_from: Path | None = None
 
     def __post_init__(self) -> None:
         if self.threshold < 0 or not 0 < self.alpha < 1:
@@ -47,7 +49,18 @@ class Verdict:
         from podscale.analysis.verdicts.compare import compare
 
         return compare(run_a, run_b, threshold=self.threshold, alpha=self.alpha, force=force,
-                       correction=self.correction, paired=self.paired, method=self.method)
+                       correction=self.correction, paired=self.paired, method=self.method,
+                       noise=self.floors(run_a, run_b))
+
+    def floors(self, run_a: Run, run_b: Run) -> dict[str, float] | None:
+        """Each case's noise floor from ``noise_from``'s runs, A and B left out."""
+        if self.noise_from is None:
+            return None
+        from podscale.analysis.verdicts.noise import floors, series
+
+        times = series([self.noise_from], self.method)
+        return floors(times.drop(columns=[run_a.path.name, run_b.path.name],
+                                 errors="ignore"))
 
 
 def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,
@@ -89,6 +102,14 @@ def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
     written = f"# written: {out.with_suffix('.csv')}, {out.name}.txt, .json, -fits.csv, -ops.csv"
     if verdict.fmt == "json":
         print(json.dumps(doc, indent=1))
+        print(written, file=sys.stderr)
+    elif verdict.fmt != "text":  # B's cases with their verdicts, as podscale export writes
+        from podscale.analysis.export import document as exported
+        from podscale.analysis.export.rows import rows, with_verdicts
+
+        found, facts = rows(run_b)
+        sys.stdout.write(exported(with_verdicts(found, table), facts, verdict.fmt,
+                                  verdicts=True))
         print(written, file=sys.stderr)
     else:
         print(text)
