@@ -29,8 +29,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--topology", default=None,
                    help="the slice's chips as AxB or AxBxC (default: the type's usual one, "
                         "else the pod's)")
-    p.add_argument("--collective", choices=COLLECTIVES, default=None,
-                   help="also the least time of this collective on the slice")
+    p.add_argument("--collective", choices=COLLECTIVES, default=None, metavar="NAME",
+                   help=f"also the least time of this collective on the slice: one of "
+                        f"{', '.join(COLLECTIVES)}")
     p.add_argument("--over", default=None, metavar="AXES",
                    help="the slice's axes the collective runs over: x, y, z or several "
                         "(xy) (default: all)")
