@@ -152,6 +152,7 @@ def test_asv_across_two_commits_in_virtualenvs(two_commits):
     assert df["value"].notna().sum() == 2 * 2  # two commits x the two selected cases
     assert "time_psum" in compared
     assert (tmp / "html" / "index.html").exists()
+    _exported_beside(tmp, first, second)
     # podscale's report draws the history of the series that have two commits
     from podscale.analysis.render.asvresults import history_section
     from podscale.analysis.render.sections import Doc
@@ -159,3 +160,22 @@ def test_asv_across_two_commits_in_virtualenvs(two_commits):
     doc = Doc("asv")
     history_section(tmp / "results")(doc)
     assert sum("alt='asv history'" in h for h in doc.html) == 1, doc.md
+
+
+def _exported_beside(tmp: Path, first: str, second: str) -> None:
+    """A run asv could not launch (``podscale export --format asv``, filed at the two
+    commits as machine ``pod``): asv compare reads it, and asv publish draws its series
+    beside asv's own."""
+    from tests.conftest import _small_run
+
+    run = _small_run(tmp / "runs")
+    for commit in (first, second):
+        res = podscale("export", str(run), "--format", "asv", "-o", str(tmp / "results"),
+                       "--machine", "pod", "--commit", commit)
+        assert res.returncode == 0 and "# asv results: " in res.stdout, res.stderr
+    conf = str(tmp / "asv.conf.json")
+    cmp = asv("compare", "--machine", "pod", "--config", conf, first, second, cwd=tmp)
+    assert "exported.TrackExported.track_time" in cmp.stdout, cmp.stdout
+    asv("publish", "--config", conf, cwd=tmp)
+    graphs = list((tmp / "html" / "graphs").rglob("*exported.TrackExported.track_time*"))
+    assert graphs, sorted(p.name for p in (tmp / "html" / "graphs").rglob("*.json"))[:20]

@@ -261,6 +261,33 @@ def test_ab_interleaves_arms_and_finds_planted_slowdown(tmp_path):
     assert paired.returncode == 0 and "paired t-test" in paired.stdout, paired.stderr
     alone = podscale("compare", str(run_a), str(run_a), "--paired", "--out", str(tmp_path / "q"))
     assert alone.returncode == 2 and "are the same run" in alone.stderr
+    _verdicts_exported(run_a, run_b, tmp_path)
+
+
+def _verdicts_exported(run_a, run_b, tmp_path) -> None:
+    """The A/B's verdicts where users read them: JUnit fails the slower case alone (its
+    reproduce command in the failure), compare prints the same, OpenMetrics carries the
+    ratio, the digest each case's verdict."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    res = podscale("export", str(run_b), "--format", "junit", "--against", str(run_a),
+                   "--alpha", "0.01", "--fail-on-regression")
+    assert res.returncode == 1, res.stderr
+    suite = ET.fromstring(res.stdout.split("\n", 1)[1])
+    failed = [c for c in suite.findall("testcase") if c.find("failure") is not None]
+    assert [c.get("name").split("/")[0] for c in failed] == ["psum@1"], res.stdout
+    assert "reproduce: 'PODSCALE_FAULT=stretch=8@*:psum' podscale run psum " in failed[
+        0].find("failure").text  # arm B's variable, then the case
+    res = podscale("compare", str(run_a), str(run_b), "--alpha", "0.01", "--format", "junit",
+                   "--out", str(tmp_path / "j" / "c"))
+    assert res.returncode == 0 and res.stdout.count("<failure") == 1, res.stderr
+    res = podscale("export", str(run_b), "--format", "openmetrics", "--against", str(run_a))
+    assert "podscale_case_ratio{" in res.stdout and 'verdict="slower"' in res.stdout
+    res = podscale("digest", str(run_b), "--against", str(run_a), "--alpha", "0.01")
+    verdicts = {c["name"].split("/")[0]: c["verdict"]["verdict"]
+                for c in json.loads(res.stdout)["cases"]}
+    assert verdicts["psum@1"] == "slower" and verdicts["dot@1"] != "slower", verdicts
 
 
 def test_every_option_has_help_and_shows_its_default():

@@ -80,7 +80,7 @@ def ab(prepared: Prepared, env_a: dict[str, str], env_b: dict[str, str], out: Pa
 
     from podscale.frontend.comparing import write_compare
 
-    to = sys.stderr if verdict.fmt == "json" else sys.stdout
+    to = sys.stdout if verdict.fmt == "text" else sys.stderr
     with contextlib.redirect_stdout(to):
         a, b = _arms(prepared, env_a, env_b, out, name)
     for loaded in (a, b):

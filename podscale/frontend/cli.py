@@ -19,7 +19,7 @@ from podscale.core.errors import PodscaleError, Terminated, UsageError, interrup
 #: the commands in the order ``podscale --help`` lists them (module names)
 COMMANDS = ("run", "study", "list", "show", "report", "fit", "compare", "ab", "history",
             "replay", "seed", "profile", "attach", "trace", "worker", "tpu", "k8s", "jobset", "xpk",
-            "sbatch", "collect", "bench_self", "doctor", "ceilings")
+            "sbatch", "collect", "bench_self", "doctor", "ceilings", "export", "digest")
 
 
 #: errors of paths the user gave (folders to write to, files to read): exit 2, one line
