@@ -56,6 +56,8 @@ class Computation:
     #: whether it waits on other processes (a collective over devices of several)
     program: str = ""
     shapes: str = ""
+    #: XLA's FLOPs of one call per device (cost analysis), where it says (the live feed)
+    flops: float | None = None
 
 
 class CallLog:
@@ -156,6 +158,7 @@ class CallLog:
             facts = describe(lambda: _compiled(inner, args, kwargs))
             leaves = _leaves(args, kwargs)
             comp.program, comp.shapes = facts["program"], _short(leaves)
+            comp.flops = facts.get("flops")
             launch[2:] = [comp.program, comp.shapes]
             self.emit(record("compiled", id=comp.id, seq=seq, call=comp.calls - 1,
                              shapes=comp.shapes, leaves=leaves, outputs=_leaves((out,), {}),

@@ -89,6 +89,8 @@ class RollCall:
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
         self.gaps = gaps  # the host gaps sampled so far (rows), kept at the verdict
         self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
+        self.beats: dict[int, dict] = {}  # every process's last heartbeat (process 0)
+        self.progress = self._seen  # the live feed reads when each last completed a call
         self._stop = stop  # set at the program's end: no roll is called after it
         self.thread = threading.Thread(target=self._run, name="podscale-rollcall",
                                        daemon=True)
@@ -152,6 +154,7 @@ class RollCall:
     def _watch(self) -> None:
         beats = {int(k.rsplit("/", 1)[1]): json.loads(v)
                  for k, v in self.client.key_value_dir_get(f"{PREFIX}beat/")}
+        self.beats = beats  # the live feed's view of the job
         now = time.time()
         for p, b in beats.items():
             if self._seen.get(p, (-1, 0.0))[0] != b["completed"]:

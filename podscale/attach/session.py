@@ -30,6 +30,7 @@ from podscale.attach.joining import (
     no_cluster,
     said_device_count,
 )
+from podscale.attach.livefeed import FeedOptions, LiveFeed
 from podscale.attach.sampler import Sampler
 from podscale.attach.windows import Windows
 from podscale.core import envnames, lines
@@ -50,7 +51,7 @@ class Session:
 
     def __init__(self, run_dir: Path, script: Path, args: list[str],
                  windows: Windows | None = None, step: str | None = None,
-                 hang_timeout: float | None = None) -> None:
+                 hang_timeout: float | None = None, feed: FeedOptions | None = None) -> None:
         from podscale.startup.ledger import process_start
 
         self.clock = clock.Clock()
@@ -70,10 +71,11 @@ class Session:
         #: end (one left inside a blocking call as the interpreter exits aborts it)
         self.talking: list[threading.Thread] = []
         self.rollcall: Any = None  # the heartbeat: hangs and peers' failures (.hang)
-        self.stop = threading.Event()
-        self.processes = 1
+        self.stop, self.processes = threading.Event(), 1
         self.anomalies: Any = None  # anomaly-triggered captures (:mod:`.anomaly`)
         self.signalled = threading.Event()  # a SIGINT arrived
+        self.feed_options = feed
+        self.feed: LiveFeed | None = None  # the live metrics (:mod:`.livefeed`)
 
     def install(self) -> None:
         import jax
@@ -97,6 +99,10 @@ class Session:
                                        self.clock.now, self.record.add, self.stop)
             self.log.on_ready = self.anomalies.observe
             self.talking.append(self.anomalies.start())
+        from podscale.attach.livefeed import job_view, observe
+        self.feed = observe(self.log, self.anomalies, self.feed_options,
+                            lambda: self.record.process or 0,
+                            lambda: job_view(self.rollcall), serves=env_process() == 0)
         note_sigint(self.signalled)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
                                lambda: self.log.last_seq)
@@ -248,6 +254,8 @@ class Session:
             self.log._quietly(self.log.capture.close)
         self.undo()
         self.log.drain()
+        if self.feed is not None:  # its last word: every step the program made
+            self.feed.publish()
         self.record.add(record("gaps", rows=self.sampler.stop()))
         self.record.add(record("memory", devices=device_memory()))
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
@@ -277,7 +285,8 @@ class Session:
 
 
 def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None = None,
-           step: str | None = None, hang_timeout: float | None = None) -> int:
+           step: str | None = None, hang_timeout: float | None = None,
+           feed: FeedOptions | None = None) -> int:
     """``podscale attach``: record one process's run of ``script`` under ``run_dir``;
     ``windows``: the steps the profiler captures; ``step``: the step's computation name
     (default: the most calls x work); ``hang_timeout``: seconds without a completed call
@@ -286,6 +295,6 @@ def attach(run_dir: Path, script: Path, args: list[str], windows: Windows | None
     from podscale.startup.lifeline import hold
 
     hold(group=True)  # under podscale profile: die with it, with the program's children
-    session = Session(run_dir, script, args, windows, step, hang_timeout)
+    session = Session(run_dir, script, args, windows, step, hang_timeout, feed)
     session.install()
     return session.run()

@@ -7,9 +7,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from podscale.attach import SUPERVISED
 from podscale.core import envnames
@@ -17,90 +15,15 @@ from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
 from podscale.core.lines import commented
 from podscale.core.profilerecord import path_of
+from podscale.frontend.captureoptions import CaptureOptions
 from podscale.launch.options import DEFAULT, LaunchOptions
 from podscale.launch.room import PROGRAM_BYTES, check_room, full_disk
 
-if TYPE_CHECKING:
-    from podscale.attach.windows import Windows
+NO_CAPTURE = CaptureOptions()
 
 #: a profiled process's memory before the program's own arrays: JAX, the CPU client,
 #: podscale's recorder (a worker's measured footprint, less the checks' buffers)
 PROCESS_MB = 350
-
-
-@dataclass(frozen=True)
-class CaptureOptions:
-    """``podscale attach``'s own options (declared in
-    :mod:`podscale.frontend.commands.captureargs`): the step's name, capture windows and
-    the hang timeout, from the command line to every process; malformed windows refused
-    in one line."""
-
-    step: str | None = None
-    profile_steps: str | None = None
-    profile_every: int | None = None
-    profile_length: int = 2
-    profile_anomalies: int = 0
-    hang_timeout: float | None = None  # None: auto; 0: off
-    #: what a step processes, where its inputs' leading dimension does not say (tokens)
-    tokens_per_step: int | None = None
-    #: each device's peak FLOP/s in TFLOP/s, where podscale knows none (the CPU)
-    peak_tflops: float | None = None
-    #: the program's own count of one step's FLOPs per device (MaxText's formula), said
-    #: beside XLA's
-    flops_per_step: float | None = None
-
-    def __post_init__(self) -> None:
-        from podscale.core.errors import UsageError
-
-        self.windows()  # malformed windows: refused in one line
-        if self.tokens_per_step is not None and self.tokens_per_step < 1:
-            raise UsageError(f"--tokens-per-step {self.tokens_per_step}: want N >= 1")
-        if self.peak_tflops is not None and not 0 < self.peak_tflops < 1e6:
-            raise UsageError(f"--peak-tflops {self.peak_tflops}: want a number > 0 "
-                             "(TFLOP/s per device)")
-        if self.flops_per_step is not None and not 0 < self.flops_per_step < 1e21:
-            raise UsageError(f"--flops-per-step {self.flops_per_step}: want a number > 0 "
-                             "(FLOPs per device a step)")
-
-    @property
-    def figures(self) -> dict:
-        """What the manifest keeps for the training figures (:mod:`.figures`)."""
-        return {"tokens_per_step": self.tokens_per_step, "peak_tflops": self.peak_tflops,
-                "flops_per_step": self.flops_per_step}
-
-    def windows(self) -> Windows | None:
-        """The capture windows asked for (None: none)."""
-        from podscale.attach.windows import Windows
-
-        return Windows.parse(self.profile_steps, self.profile_every, self.profile_length,
-                             self.profile_anomalies)
-
-    @property
-    def step_window(self) -> bool:
-        """A window of steps (``--profile-steps``/``--profile-every``): process 0 saves the
-        step's program at its first capture (for ``podscale replay``); an anomaly's capture
-        saves none."""
-        return bool(self.profile_steps or self.profile_every)
-
-    def argv(self) -> list[str]:
-        """The same options again, for ``podscale attach`` on every process."""
-        out = ["--step", self.step] if self.step else []
-        if self.profile_steps:
-            out += ["--profile-steps", self.profile_steps]
-        if self.profile_every:
-            out += ["--profile-every", str(self.profile_every),
-                    "--profile-length", str(self.profile_length)]
-        if self.hang_timeout is not None:
-            out += ["--hang-timeout", str(self.hang_timeout) if self.hang_timeout else "off"]
-        if self.profile_anomalies:
-            out += ["--profile-anomalies", str(self.profile_anomalies)]
-        if self.tokens_per_step:
-            out += ["--tokens-per-step", str(self.tokens_per_step)]
-        if self.peak_tflops:
-            out += ["--peak-tflops", str(self.peak_tflops)]
-        if self.flops_per_step:
-            out += ["--flops-per-step", str(self.flops_per_step)]
-        return out
 
 
 def check_script(script: Path) -> None:
@@ -170,7 +93,7 @@ def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
 
 def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
             launch: LaunchOptions = DEFAULT, name: str | None = None, force: bool = False,
-            capture: CaptureOptions = CaptureOptions(), rank_env: str | None = None,
+            capture: CaptureOptions = NO_CAPTURE, rank_env: str | None = None,
             env: Mapping[str, str] | None = None) -> tuple[Path, int]:
     """Run ``script`` on ``layout.hosts`` local processes, started and watched as
     ``launch`` says; the run directory and the program's exit code (the first failing
@@ -182,6 +105,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     from podscale.launch.runner import new_run_dir
 
     hosts = layout.hosts
+    capture.check_port()  # before a run directory or a process: a port in use, one line
     _admit(script, layout, out, launch, force)
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
@@ -276,7 +200,7 @@ def saved_layout(run_dir: Path) -> tuple[int, int]:
 
 def ab_program(script: Path, arms: Mapping[str, tuple[list[str], dict[str, str]]],
                rounds: int, *, layout: Layout, out: Path, name: str | None,
-               launch: LaunchOptions = DEFAULT, capture: CaptureOptions = CaptureOptions()
+               launch: LaunchOptions = DEFAULT, capture: CaptureOptions = NO_CAPTURE
                ) -> tuple[Path, list[Path], list[Path]]:
     """Arms ``A`` and ``B`` of a program (each its arguments and extra environment),
     ``rounds`` launches each, alternating (A B, B A, ...): the folder holding them and

@@ -24,7 +24,7 @@ from podscale.core.lines import commented
 Log: TypeAlias = Callable[[str], None]
 
 STAGE_NAMES = ("harness", "methods", "turnaround", "memory", "scale", "footprint", "study",
-               "report", "history", "links", "verdicts", "attach", "asv", "asv-detect")
+               "report", "history", "links", "verdicts", "gate", "attach", "asv", "asv-detect")
 
 
 def main(out: Path | None, max_processes: int, only: str | None,

@@ -121,6 +121,12 @@ def _turnaround(work: Path, log: Log, _: int) -> dict:
     return t
 
 
+def _gate(work: Path, log: Log) -> dict:
+    from podscale.selfbench.gatestage import gate_stage
+
+    return gate_stage(work, log)
+
+
 def _memory(work: Path, log: Log, _: int) -> dict:
     m = memory_ceiling(work)
     log(f"  LLC {m['llc_bytes'] >> 20} MiB; stream {m['stream_bytes'] >> 20} MiB and "
@@ -239,6 +245,9 @@ RUNNERS: dict[str, tuple[str, str, Callable[..., dict]]] = {
                        "pairs at 8, wall time", _links),
     "verdicts": ("verdicts", "compare verdicts: sequential runs A, B (psum stretched 1.5x), "
                              "A'; podscale ab A/A and A/B (defaults)", _verdicts),
+    "gate": ("gate", "a quiet CI gate: false alarms over 5 A/A runs at --threshold and with "
+                     "noise floors (--noise-from), and a 1.5x psum caught",
+             lambda w, log, n: _gate(w, log)),
     "attach": ("attach", "podscale attach's cost: a self-timing loop, plain and attached, "
                          "alternating, 5 rounds", lambda w, log, n: _attach(w, log)),
     "asv": ("asv", "asv continuous between two commits with no code change (asv-made "

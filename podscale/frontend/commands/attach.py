@@ -48,11 +48,15 @@ def run(args: argparse.Namespace) -> int:
         from podscale.core.errors import UsageError
 
         raise UsageError(f"--run-dir {run_dir} is a file, not a directory")
+    from podscale.attach.joining import env_process
     from podscale.attach.session import attach
+
+    if not os.environ.get(SUPERVISED) and env_process() == 0:
+        capture.check_port()  # podscale profile checked it before any process started
 
     def body() -> int:
         return attach(run_dir, args.script, args.args, capture.windows(), capture.step,
-                      capture.hang_timeout)
+                      capture.hang_timeout, capture.feed())
 
     if os.environ.get(SUPERVISED):
         return _leave(body())

@@ -8,8 +8,8 @@ import argparse
 from dataclasses import fields
 
 from podscale.core.errors import UsageError
+from podscale.frontend.captureoptions import CaptureOptions
 from podscale.frontend.commands.argtypes import seconds
-from podscale.frontend.profiling import CaptureOptions
 
 
 def add_capture_args(p: argparse.ArgumentParser) -> None:
@@ -36,6 +36,15 @@ def add_capture_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flops-per-step", type=float, default=None, metavar="F",
                    help="the program's own count of a step's FLOPs per device (MaxText's "
                         "formula), said beside XLA's count with its TFLOP/s and MFU")
+    p.add_argument("--metrics-file", default=None, metavar="F",
+                   help="a live feed of the steps: OpenMetrics rewritten atomically every "
+                        "--metrics-every steps (node_exporter's textfile collector); "
+                        "'{process}' in F: each process its own, else process 0's")
+    p.add_argument("--metrics-port", type=int, default=None, metavar="P",
+                   help="the live feed served on this port by process 0 "
+                        "(prometheus_client: pip install 'podscale[metrics]')")
+    p.add_argument("--metrics-every", type=int, default=10, metavar="N",
+                   help="steps between rewrites of the live feed")
     p.add_argument("--hang-timeout", type=hang_timeout, default=None, metavar="S|auto|off",
                    help="end the job, naming who stopped where, when no process completes "
                         "a call for S seconds while some wait and none compiles (default "
