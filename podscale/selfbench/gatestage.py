@@ -29,17 +29,33 @@ def gate_stage(work: Path, log: Log) -> dict:
         key = "noise_floors" if learn else "threshold_only"
         fa = false_alarms(runs, defaults.THRESHOLD, defaults.ALPHA, learn)
         said: dict[str, int] = {}
+        learnt: list[float] = []
+        caught: dict[str, int] = {}
         for a in runs:
             noise = floors(series([r for r in runs if r != a])) if learn else None
+            learnt += list((noise or {}).values())
             table, _ = compare(load_run(a), load_run(slowed), noise=noise)
             psum = table[table["case_id"].str.startswith(f"{SLOWED}@")]
             for v, n in psum["verdict"].value_counts().items():
                 said[str(v)] = said.get(str(v), 0) + int(n)
+            for c in psum.loc[psum["verdict"] == "slower", "case_id"]:
+                caught[c] = caught.get(c, 0) + 1
         total = sum(said.values())
-        out[key] = {**fa, "slowed": said,
+        out[key] = {**fa, "slowed": said, "floors": _spread(learnt),
+                    "caught_by_case": caught,
                     "detected": said.get("slower", 0) / total if total else float("nan")}
         log(f"  {key.replace('_', ' ')}: A/A false alarms {fa['alarms']} of {fa['verdicts']} "
             f"case verdicts ({fa['per_case']:.1%}; {fa['noisy']} noisy), pairs with any "
             f"{fa['per_pair']:.0%} of {fa['pairs']}; psum stretched 1.5x: "
             + ", ".join(f"{v} {n}" for v, n in sorted(said.items())) + f" of {total}")
     return out
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    """The floors' quartiles and median (empty where none was learnt)."""
+    import numpy as np
+
+    if not values:
+        return {}
+    q1, med, q3 = np.percentile(values, [25, 50, 75])
+    return {"q1": float(q1), "median": float(med), "q3": float(q3)}
