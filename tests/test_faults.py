@@ -266,10 +266,12 @@ def test_fault_specs_select_processes_and_workloads():
 
     stretched = wrap_step(f, 0, 0, step, "all_reduce")
     assert wrap_step(f, 0, 0, step, "psum") is step
-    start = time.perf_counter()
-    stretched()
-    total = time.perf_counter() - start
-    assert 2 * own[0] <= total < 2.5 * own[0], (total, own)  # twice the step's own time
+    ratios = []
+    for _ in range(3):  # a loaded machine oversleeps now and then: the least of three
+        start = time.perf_counter()
+        stretched()
+        ratios.append((time.perf_counter() - start) / own[-1])
+    assert all(r >= 2 for r in ratios) and min(ratios) < 2.5, ratios  # twice the step's own
 
 
 #: simulated hosts, each case slow enough that the signal lands mid-run

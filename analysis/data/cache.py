@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from podscale.core import runfolder as rf
+
 #: the cache's format; a cache of another is rebuilt from the records, never read. History
 #: (commits): 1 (58e5fad) the first cache; 2 (4847191) memory-mapped columns, samples as
 #: categorical codes; 3, then 4 (45f807f) the case rows' new columns and the ledger; 5
@@ -31,7 +33,7 @@ NAME = Path("cache")
 
 def record_files(run_dir: Path) -> list[Path]:
     """A run's record files, in a stable order (what the cache's key is made of)."""
-    return sorted((run_dir / "records").glob("*/process-*.jsonl"))
+    return sorted(run_dir.glob(rf.records_glob()))
 
 
 def key(files: list[Path], run_dir: Path) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from podscale.analysis.data.traces import Trace, convert
+from podscale.core import runfolder as rf
 from podscale.core.profilerecord import window_label
 
 MANIFEST = "perfetto_manifest.json"
@@ -35,9 +36,9 @@ def archive(dest: Path, traces: dict[int, dict], shifts_us: dict[int, float],
     ref = min(traces, key=lambda p: shifts_us[p])
     files = []
     for p in sorted(traces):
-        entry: dict = {"path": f"process-{p}.json", "machine": {"name": f"process {p}"}}
+        entry: dict = {"path": rf.process_name(p, ".json"), "machine": {"name": f"process {p}"}}
         if p != ref:
-            entry["clocks"] = {"sync_to": {"file": f"process-{ref}.json"},
+            entry["clocks"] = {"sync_to": {"file": rf.process_name(ref, ".json")},
                                "offset_ns": round((shifts_us[p] - shifts_us[ref]) * 1e3)}
         files.append(entry)
     manifest = {"perfetto_manifest": {"version": 1, "files": files, "podscale": {
@@ -47,7 +48,7 @@ def archive(dest: Path, traces: dict[int, dict], shifts_us: dict[int, float],
     with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(MANIFEST, json.dumps(manifest, indent=1))
         for p, trace in sorted(traces.items()):
-            z.writestr(f"process-{p}.json", json.dumps(trace))
+            z.writestr(rf.process_name(p, ".json"), json.dumps(trace))
     part.replace(dest)
     return dest
 
@@ -68,7 +69,7 @@ def window_archives(run_dir: Path, windows: pd.DataFrame, residual_s: float
         if kept.empty:
             continue
         out.append(archive(
-            run_dir / "traces" / f"timeline-steps-{label}.zip",
+            run_dir / rf.TRACES / f"timeline-steps-{label}.zip",
             {int(r.process): convert(Path(r.file)) for r in kept.itertuples()},
             {int(r.process): float(r.origin) * 1e6 for r in kept.itertuples()},
             {"window": label, "aligned_on": "the coordination service's clock offsets",
@@ -84,7 +85,7 @@ def layout_archives(run_dir: Path, read: dict[tuple[str, int], Trace]) -> list[P
     for layout in sorted({lay for lay, _ in read}):
         mine = {p: t for (lay, p), t in read.items() if lay == layout}
         out.append(archive(
-            run_dir / "traces" / f"timeline-{layout}.zip",
+            run_dir / rf.TRACES / f"timeline-{layout}.zip",
             {p: t.converted for p, t in mine.items()},
             {p: float(t.offset) for p, t in mine.items()},
             {"layout": layout, "aligned_on": "the podscale_sync annotation after a barrier",

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from podscale.core import runfolder as rf
 from podscale.core import xprof
 from podscale.core.attribution import COLLECTIVE, attribute
 from podscale.core.attribution import union as _union
@@ -136,7 +137,7 @@ def offset(ev: pd.DataFrame, anchor_unix_us: float | None) -> float:
 
 def _sidecars(run_dir: Path) -> dict[tuple[str, int], dict]:
     out = {}
-    for path in Path(run_dir).glob("traces/*/process-*.sync.json"):
+    for path in Path(run_dir).glob(f"{rf.TRACES}/*/" + rf.process_glob(".sync.json")):
         info = json.loads(path.read_text())
         out[(path.parent.name, int(info["process"]))] = info
     return out
@@ -149,8 +150,8 @@ def _xplanes(traces: Path, sync: dict) -> list[tuple[str, int, Path]]:
     out = []
     for path in sorted(Path(traces).glob("*/" + xprof.SESSION_GLOB)):
         layout, stem = path.parents[3].name, path.name.removesuffix(xprof.SUFFIX)
-        if stem.startswith("process-") and stem[8:].isdigit():
-            out.append((layout, int(stem[8:]), path))
+        if (proc := rf.process_of(stem)) is not None:
+            out.append((layout, proc, path))
         elif (layout, stem) in hosts:
             out.append((layout, hosts[(layout, stem)], path))
     return out
@@ -171,7 +172,7 @@ def read_traces(run_dir: Path, traces: Path | None = None) -> dict[tuple[str, in
     the XSpace files are, if not ``RUN/traces`` (a copy of a ``--trace-dir``)."""
     sync = _sidecars(run_dir)
     out = {}
-    for layout, proc, path in _xplanes(traces or Path(run_dir) / "traces", sync):
+    for layout, proc, path in _xplanes(traces or Path(run_dir) / rf.TRACES, sync):
         anchor = sync.get((layout, proc), {}).get("anchor_unix_us")
         trace = convert(path)
         ev = events(trace)
@@ -261,7 +262,7 @@ def write_merged(run_dir: Path, loaded: dict | None = None) -> list[Path]:
     loaded = load_traces(run_dir) if loaded is None else loaded
     paths = []
     for layout in sorted({lay for lay, _ in loaded}):
-        path = Path(run_dir) / "traces" / layout / "merged.trace.json"
+        path = Path(run_dir) / rf.TRACES / layout / "merged.trace.json"
         path.write_text(json.dumps(merge(loaded, layout)))
         paths.append(path)
     return paths

@@ -39,7 +39,7 @@ def digest(run_dir: str | Path | Run, against: Run | None = None, table: object 
            most: int = MOST_CASES) -> dict:
     """The digest of a run (``table``: ``podscale compare``'s table against
     ``against``)."""
-    from podscale.analysis.render.report import analyse
+    from podscale.analysis.render.analysed import analyse
     from podscale.analysis.verdicts.coded import coded_findings
 
     run = as_run(run_dir)

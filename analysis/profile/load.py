@@ -16,6 +16,7 @@ import pandas as pd
 
 from podscale.analysis.profile.rows import calls as call_rows
 from podscale.analysis.profile.rows import computations, frame, programs, step_work
+from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
 from podscale.core.profilerecord import KINDS, checked, record_files, schema_of
 from podscale.core.records import Manifest, read_manifest
@@ -176,7 +177,8 @@ def load_profile(run_dir: Path | str) -> Profile:
     manifest = read_manifest(run_dir)
     files = record_files(run_dir)
     if not files:
-        raise UsageError(f"{run_dir}: no profiled process records (profile/process-*.jsonl)")
+        raise UsageError(f"{run_dir}: no profiled process records "
+                         f"({rf.PROFILE}/{rf.process_glob('.jsonl')})")
     marks, kinds = _read_all(files)
     processes = pd.DataFrame(marks).set_index("process", drop=False)
     offset = processes["offset_us"].fillna(0).astype("int64")

@@ -12,6 +12,7 @@ from podscale.analysis.profile.summary import ProfileSummary
 from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
 from podscale.analysis.verdicts.profilefindings import findings
+from podscale.core import runfolder as rf
 from podscale.core.profilerecord import window_label
 
 #: the output's width: tables and Findings fit it
@@ -122,7 +123,7 @@ def captures_table(s: ProfileSummary) -> list[str]:
         out.append(f"# captured {noun} {window}: {held}")
         if steps:
             out.append(_text_table(capture_frame(w)))
-    out.append(f"# XProf: {viewer(s.profile.run_dir / 'traces')}")
+    out.append(f"# XProf: {viewer(s.profile.run_dir / rf.TRACES)}")
     out.append("# one Perfetto timeline of every process: podscale trace RUN_DIR (this run)")
     return out
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from podscale.analysis.data.frames import param_columns
-from podscale.analysis.models.efficiency import scaling
 from podscale.analysis.models.stats import labels
 from podscale.analysis.render import modelplots, plots, sections
+from podscale.analysis.render.analysed import Analysis, analyse
 from podscale.analysis.render.formats import (
     ceiling_table,
     cell,
@@ -21,6 +20,7 @@ from podscale.analysis.render.formats import (
 )
 from podscale.analysis.render.sections import Doc, Section
 from podscale.analysis.run import Run, as_run
+from podscale.core import runfolder as rf
 from podscale.core import xprof
 from podscale.core.manifest import Manifest
 
@@ -45,8 +45,8 @@ def environment_table(manifest: Manifest, envs: pd.DataFrame,
 
 
 def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    steps, lag = run_dir / "traces" / "steps.csv", run_dir / "traces" / "stragglers.csv"
-    if not steps.exists() and any(run_dir.glob("traces/*/" + xprof.SESSION_GLOB)):
+    steps, lag = run_dir / rf.TRACES / "steps.csv", run_dir / rf.TRACES / "stragglers.csv"
+    if not steps.exists() and any(run_dir.glob(f"{rf.TRACES}/*/" + xprof.SESSION_GLOB)):
         from podscale.analysis.data.traces import load_traces, step_table, stragglers
 
         table = step_table(load_traces(run_dir))
@@ -79,28 +79,6 @@ def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-@dataclass
-class _Analysis:
-    """Everything a report shows, derived once from the run."""
-
-    manifest: Manifest
-    samples: pd.DataFrame
-    summary: pd.DataFrame
-    envs: pd.DataFrame
-    skipped: dict
-    eff: pd.DataFrame
-    named: pd.DataFrame
-    skew: pd.DataFrame
-    slow: pd.DataFrame
-    fitted: pd.DataFrame
-    scaled: dict
-    status: str = "complete"
-    links: list = field(default_factory=list)
-    ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
-    late: pd.DataFrame = field(default_factory=pd.DataFrame)
-    device: bool = True  # the run's device time is a device's (not the CPU client's)
-
-
 VARIANTS_NOTE = (
     "since JAX 0.8 pmap is implemented with jit and shard_map (0.10 removed the old "
     "implementation), so both variants compile the same kind of program and their "
@@ -111,40 +89,7 @@ VARIANTS_NOTE = (
     "that path, not a different collective")
 
 
-def analyse(run: Run, across: str = "max") -> _Analysis:
-    from podscale.analysis.models.ceilings import (
-        least_time,
-        peak_of,
-        with_ceilings,
-        with_half_peak,
-    )
-    from podscale.analysis.models.fits import fits, regimes
-    from podscale.analysis.models.links import matrices as link_matrices
-    from podscale.analysis.models.pairs import outliers
-    from podscale.analysis.models.scalemodel import scaling_models
-    from podscale.analysis.models.skew import late_arrivals, relative, slowest, slowest_slice
-
-    samples = run.samples
-    summary = with_ceilings(run.summary(across), run.device_kind, run.envs)
-    rm = run.round_medians()
-    fitted = with_half_peak(fits(samples, summary, rm=rm),
-                            peak_of(run.device_kind, run.envs))
-    reg = regimes(summary, fitted)
-    summary[list(reg.columns)] = reg
-    skew = relative(samples, summary, run.process_medians())
-    slow = slowest(skew)
-    slow.attrs["slice"] = slowest_slice(skew, summary)  # a slow slice, named like a host
-    return _Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
-                     scaling(summary), outliers(summary, samples), skew, slow,
-                     fitted, scaling_models(samples, summary, rm=rm,
-                                            floor=least_time(run.device_kind)),
-                     run.status_text,
-                     link_matrices(summary, run.process_medians()), run.ledger,
-                     late_arrivals(run.participants(), summary),
-                     "device" in run.prefer and not run.simulated)
-
-
-def _plots(doc: Doc, a: _Analysis, run_dir: Path,
+def _plots(doc: Doc, a: Analysis, run_dir: Path,
            extra_sections: Sequence[Section]) -> None:
     summary = a.summary
     doc.heading("Time and bandwidth vs size")
@@ -191,7 +136,7 @@ def _plots(doc: Doc, a: _Analysis, run_dir: Path,
         section(doc)
 
 
-def _tables(doc: Doc, a: _Analysis, across: str) -> None:
+def _tables(doc: Doc, a: Analysis, across: str) -> None:
     summary = a.summary
     doc.heading("Tables", "every figure above, in full (collapsed: click to open)")
     if not a.fitted.empty:
@@ -260,7 +205,7 @@ def build(run: Run | Path, across: str = "max",
     doc.bullets(status + degraded_findings(run.envs)
                 + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted, a.late,
                            a.device) + wall_time(a.ledger))
-    if (run_dir / "hlo").is_dir():  # made by podscale replay
+    if (run_dir / rf.HLO).is_dir():  # made by podscale replay
         from podscale.analysis.render.sections import replay_section
 
         replay_section(doc, run_dir)

@@ -19,7 +19,7 @@ from podscale.analysis.units import cell, time_h
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from podscale.analysis.render.report import _Analysis
+    from podscale.analysis.render.analysed import Analysis
 
 
 #: an extra report section: called with the report's document, it adds to it
@@ -94,7 +94,7 @@ def _edges(key: dict) -> str:
         "DCN)" if _per_slice(key) else ""
 
 
-def pair_sections(doc: Doc, a: _Analysis) -> None:
+def pair_sections(doc: Doc, a: Analysis) -> None:
     """Each pair matrix as a heatmap and a table, then the pair outliers."""
     from podscale.analysis.models.pairs import matrices, pair_table
 
@@ -112,7 +112,7 @@ def pair_sections(doc: Doc, a: _Analysis) -> None:
     link_sections(doc, a)
 
 
-def link_sections(doc: Doc, a: _Analysis) -> None:
+def link_sections(doc: Doc, a: Analysis) -> None:
     """Each links sweep: the matrix as a heatmap (up to 64 processes), the slowest
     processes and links."""
     from podscale.analysis.models.links import outliers

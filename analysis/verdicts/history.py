@@ -28,6 +28,7 @@ import pandas as pd
 
 from podscale.analysis.data import cache
 from podscale.analysis.models.changepoints import change_points
+from podscale.core import runfolder as rf
 from podscale.core.errors import PodscaleError, UsageError
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def _profiled(run_dir: Path) -> tuple[dict, list[list]]:
 
 def _key(run_dir: Path) -> str:
     """The store's key: its record files (a profiled program's, or a run's) as they are."""
-    profiled = sorted((run_dir / "profile").glob("process-*.jsonl"))
+    profiled = sorted((run_dir / rf.PROFILE).glob(rf.process_glob(".jsonl")))
     return cache.key(profiled or cache.record_files(run_dir), run_dir)
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 
 from podscale.analysis.data.hlo import DTYPE, ITEMSIZE, inventory
 from podscale.analysis.data.traces import read_steps
+from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
 
 REPLAYABLE = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
@@ -33,7 +34,7 @@ def _global(groups: list[list[int]], order: list[int]) -> list[list[int]]:
 def load_inventory(run_dir: Path) -> pd.DataFrame:
     """One row per collective instruction of every case saved under ``RUN/hlo``."""
     rows = []
-    for text_path in sorted(Path(run_dir).glob("hlo/*/*.hlo.txt")):
+    for text_path in sorted(Path(run_dir).glob(rf.hlo_glob())):
         info = json.loads(Path(str(text_path).removesuffix(".hlo.txt") + ".json").read_text())
         case_devices = info["case_devices"]
         logical = info.get("logical_devices")
@@ -187,7 +188,7 @@ def results(run_dir: Path, predict_n: Sequence[int] = (64, 256)) -> dict:
                      "dtype": r.dtype, "bytes": r.send_bytes, "participants": r.participants,
                      "count": r.count, "note": f"not replayed: {r.reason}"})
     table = pd.DataFrame(rows)
-    traced = Path(run_dir) / "traces" / "steps.csv"
+    traced = Path(run_dir) / rf.TRACES / "steps.csv"
     seen = read_steps(traced).groupby("case_id")[["collective_us", "hidden_us"]].median() \
         if traced.exists() else pd.DataFrame(columns=["collective_us", "hidden_us"])
     steps = []

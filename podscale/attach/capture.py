@@ -24,6 +24,7 @@ from typing import Any
 from podscale.attach.jaxside import held, module_name, profiler, ready
 from podscale.attach.stepreduce import reduce_steps
 from podscale.attach.windows import StepChoice, Windows
+from podscale.core import runfolder as rf
 from podscale.core import xprof
 from podscale.core.profilerecord import record, window_label
 from podscale.startup.artifacts import stamp
@@ -169,7 +170,7 @@ class Capture:
         try:
             devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
             layout = Layout(jax.process_count(), jax.local_device_count())
-            path = self.run_dir / "hlo" / layout.key / file_name(name)
+            path = self.run_dir / rf.HLO / layout.key / file_name(name)
             save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices],
                      hosts=layout.hosts, devices_per_host=layout.devices_per_host)
             self.emit(record("program", name=name, file=f"{path}.hlo.txt"))
@@ -182,7 +183,7 @@ class Capture:
         return best.name if best is not None else self.name
 
     def _tmp(self) -> Path:
-        return self.run_dir / "traces" / f".tmp-process-{self.process()}"
+        return self.run_dir / rf.TRACES / rf.temporary(self.process())
 
     def _stop(self, k: int | None, name: str | None) -> None:
         t0 = self.clock()
@@ -248,4 +249,4 @@ class Capture:
         return dest, rows, ops, [[t0, t1], [t2, t3]], origin
 
     def _keep(self, session_name: str) -> Path | None:
-        return xprof.keep(self._tmp(), self.run_dir / "traces", session_name, self.process())
+        return xprof.keep(self._tmp(), self.run_dir / rf.TRACES, session_name, self.process())

@@ -45,6 +45,7 @@ from typing import Any
 from podscale.attach.recorder import Recorder
 from podscale.attach.rollwords import verdict_text
 from podscale.core import envnames, lines
+from podscale.core import runfolder as rf
 from podscale.core.profilerecord import record
 from podscale.startup.jaxapi import CoordinationClient
 
@@ -181,7 +182,7 @@ class RollCall:
         ENDING.set()
         folder = self.run_dir / "hang"
         folder.mkdir(parents=True, exist_ok=True)
-        with (folder / f"process-{self.process}.txt").open("w") as fh:
+        with (folder / rf.process_name(self.process, ".txt")).open("w") as fh:
             faulthandler.dump_traceback(file=fh, all_threads=True)
         state = {**self._state(), "at": self.where(), "recent": list(self.log.recent)}
         self.client.key_value_set(f"{PREFIX}stack/{self.process}", json.dumps(state))

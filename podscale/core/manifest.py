@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
 
 #: the run directory's format. 1 (c47a09c, podscale 0.1): one JSON line per sample, no
@@ -208,7 +209,7 @@ def run_kind(run_dir: Path) -> str:
     manifest says so (``spec.mode``) or, for a run without a manifest's word, where it has
     ``profile/``; else a benchmark (a folder with no manifest too: its reader says what
     it lacks). An unreadable manifest: a one-line error."""
-    if (Path(run_dir) / "profile").is_dir():
+    if (Path(run_dir) / rf.PROFILE).is_dir():
         return "profile"
     if not (Path(run_dir) / "run.json").is_file():
         return "benchmark"

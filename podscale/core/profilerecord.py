@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
 
 SCHEMA = "podscale.profile/1"
@@ -28,7 +29,7 @@ SCHEMA = "podscale.profile/1"
 UNVERSIONED = "podscale.profile/0"
 READABLE = (UNVERSIONED, SCHEMA)
 #: the folder of the records under a run directory
-FOLDER = "profile"
+FOLDER = rf.PROFILE
 
 
 #: the device facts a ``join`` or ``devices`` line carries (:func:`podscale.attach.joining.devices`)
@@ -124,13 +125,13 @@ def record(kind: str, **fields: Any) -> dict[str, Any]:
 
 def path_of(run_dir: Path, process: int) -> Path:
     """Process ``process``'s record under ``run_dir``."""
-    return run_dir / FOLDER / f"process-{process}.jsonl"
+    return run_dir / FOLDER / rf.process_name(process, ".jsonl")
 
 
 def record_files(run_dir: Path) -> list[Path]:
     """Every process's record under ``run_dir``, by process."""
-    return sorted(Path(run_dir, FOLDER).glob("process-*.jsonl"),
-                  key=lambda p: int(p.stem.split("-")[1]))
+    return sorted(Path(run_dir, FOLDER).glob(rf.process_glob(".jsonl")),
+                  key=lambda p: rf.process_of(p) or 0)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from podscale.core import runfolder as rf
+
 #: a device plane's line of XLA program executions (TPU, GPU), and of their ops
 MODULES_LINE = "XLA Modules"
 OPS_LINE = "XLA Ops"
@@ -38,7 +40,7 @@ def session_files(root: Path) -> list[Path]:
 def process_file(session: Path, process: int | str) -> Path:
     """Process ``process``'s file in a session folder (podscale's naming; JAX's own is
     ``<host>.xplane.pb``)."""
-    return session / f"process-{process}{SUFFIX}"
+    return session / rf.process_name(process, SUFFIX)
 
 
 def keep(tmp: Path, root: Path, name: str, process: int) -> Path | None:

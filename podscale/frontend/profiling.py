@@ -11,6 +11,7 @@ from pathlib import Path
 
 from podscale.attach import SUPERVISED
 from podscale.core import envnames
+from podscale.core import runfolder as rf
 from podscale.core.case import Layout
 from podscale.core.errors import UsageError, WorkerFailed
 from podscale.core.lines import commented
@@ -119,7 +120,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     watched = [path_of(run_dir, i) for i in range(hosts)]
     try:
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
-            run_local(layout, run_dir / "run.json", run_dir / "logs" / layout.key,
+            run_local(layout, run_dir / "run.json", run_dir / rf.LOGS / layout.key,
                       case_timeout=launch.case_timeout, port=launch.port, watched=watched,
                       label=f"{script.name} on {layout.key}",
                       program=Program(argv, _piped_stdin(), rank_env,
@@ -151,7 +152,7 @@ def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
     from podscale.frontend.replay import collective_cases
     from podscale.launch.runner import execute
 
-    if not list(run_dir.glob("hlo/*/*.hlo.txt")):
+    if not list(run_dir.glob(rf.hlo_glob())):
         print("# replay: no step program was saved (no capture window opened)")
         return None
     cases, _ = collective_cases(run_dir, hosts, devices_per_host, (), Settings(),
@@ -181,7 +182,7 @@ def saved_layout(run_dir: Path) -> tuple[int, int]:
     if run_kind(run_dir) != "profile":
         raise UsageError(f"{run_dir}: not a run of podscale profile or podscale attach "
                          "(no profile/ folder)")
-    saved = sorted(run_dir.glob("hlo/*/*.hlo.txt"))
+    saved = sorted(run_dir.glob(rf.hlo_glob()))
     if not saved:
         raise UsageError(f"{run_dir}: no step program was saved (it is saved at the first "
                          "capture: run with --profile-steps A:B or --profile-every N)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from podscale.core import runfolder as rf
 from podscale.core.bounds import sum_bound
 from podscale.core.errors import WrongResults
 from podscale.launch.cluster import split_by_rank
@@ -15,12 +16,12 @@ def echo_outputs(run_dir: Path, headed: bool = False) -> int:
     """Print every process's output, process by process (launcher noise left out), each
     under a ``# process N's output`` heading where ``headed`` and there are several; the
     number of processes that left output."""
-    layout = sorted((run_dir / "logs").iterdir())[0]
+    layout = sorted((run_dir / rf.LOGS).iterdir())[0]
     by_rank: dict[int, list[str]] = {}
     for log in layout.glob("*.log"):
         text = log.read_text(encoding="utf-8", errors="replace")
-        if log.stem.startswith("process-"):
-            by_rank[int(log.stem.split("-")[1])] = [
+        if (rank := rf.process_of(log)) is not None:
+            by_rank[rank] = [
                 line for line in text.splitlines() if line.strip() and not line.startswith(NOISE)
             ]
         else:  # mpirun.log / srun.log: rank-tagged
@@ -36,7 +37,7 @@ def report(run_dir: Path) -> int:
     """Echo every process's listing lines; 0 if every dot product and global sum is
     within its bound, else :class:`WrongResults` (exit 4)."""
     processes = echo_outputs(run_dir)
-    results = [json.loads(p.read_text()) for p in sorted((run_dir / "seed").glob("*.json"))]
+    results = [json.loads(p.read_text()) for p in sorted((run_dir / rf.SEED).glob("*.json"))]
     if len(results) != processes or not results:
         raise WrongResults(f"{len(results)} of {processes} workers wrote their check; "
                            f"run: {run_dir}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from podscale.core import runfolder as rf
 from podscale.core import xprof
 from podscale.core.errors import UsageError
 
@@ -43,16 +44,16 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
     if run_kind(run_dir) == "profile":
         if traces is not None:
             raise UsageError(f"--traces {traces}: a profiled program's capture windows are "
-                             f"read from {run_dir / 'traces'} (leave --traces out)")
+                             f"read from {run_dir / rf.TRACES} (leave --traces out)")
         return _trace_profiled(run_dir)
     read = read_traces(run_dir, traces)
     loaded = load_traces(run_dir, read=read)
     if not loaded:
         raise UsageError(f"{run_dir}: no traces (run with --profile)")
     table = step_table(loaded)
-    table.to_csv(run_dir / "traces" / "steps.csv", index=False)
+    table.to_csv(run_dir / rf.TRACES / "steps.csv", index=False)
     lag = stragglers(table)
-    lag.to_csv(run_dir / "traces" / "stragglers.csv", index=False)
+    lag.to_csv(run_dir / rf.TRACES / "stragglers.csv", index=False)
     print(trace_summary(table, lag))
     for line in cut_short(table, _samples(run_dir)):
         print(f"# note: {line}")
@@ -60,7 +61,7 @@ def trace(run_dir: Path, traces: Path | None = None) -> None:
         print(f"# merged timeline (chrome://tracing, ui.perfetto.dev): {path}")
     for path in layout_archives(run_dir, read):
         print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
-    print(f"# XProf: {viewer(run_dir / 'traces')}")
+    print(f"# XProf: {viewer(run_dir / rf.TRACES)}")
 
 
 def _trace_profiled(run_dir: Path) -> None:
@@ -78,7 +79,7 @@ def _trace_profiled(run_dir: Path) -> None:
         print(f"# note: {line}")
     for path in paths:
         print(f"# merged timeline (Perfetto archive, ui.perfetto.dev): {path}")
-    print(f"# XProf: {viewer(run_dir / 'traces')}")
+    print(f"# XProf: {viewer(run_dir / rf.TRACES)}")
 
 
 def _samples(run_dir: Path) -> pd.DataFrame:

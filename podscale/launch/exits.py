@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from podscale.core import defaults, envnames
+from podscale.core import runfolder as rf
 from podscale.core.environment import init_timeout
 
 NOISE = ("[Gloo]",
@@ -47,7 +48,7 @@ def last_line(path: Path) -> str:
 def never_joined(watched: Sequence[Path]) -> list[int]:
     """Processes with no record file yet: they never joined the job (a worker writes its
     environment record right after jax.distributed.initialize)."""
-    index = {p: int(p.stem.rsplit("-", 1)[1]) for p in watched if p.stem.startswith("process-")}
+    index = {p: i for p in watched if (i := rf.process_of(p)) is not None}
     joined = {i for p, i in index.items() if p.exists()}
     return sorted(set(index.values()) - joined)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from podscale.core import envnames
+from podscale.core import runfolder as rf
 from podscale.core.case import Layout
 from podscale.core.environment import SOURCE_ROOT
 from podscale.core.errors import UsageError, WorkerFailed
@@ -249,7 +250,7 @@ def run_local(
     workers: list[Worker] = []
     try:
         for i in range(layout.hosts):
-            log = logs / f"process-{i}.log"
+            log = logs / rf.process_name(i, ".log")
             with log.open("w", encoding="utf-8") as fh:
                 popen = subprocess.Popen(
                     [sys.executable,

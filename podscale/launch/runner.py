@@ -20,6 +20,7 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
+from podscale.core import runfolder as rf
 from podscale.core.case import Case, Layout
 from podscale.core.errors import Interrupted, UsageError, WorkerFailed, interrupt_signal
 from podscale.core.lines import commented
@@ -168,11 +169,11 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
                 program=options.program)
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
-    watched = [run_dir / "records" / lp.layout.key / f"process-{i}.jsonl"
+    watched = [rf.records_file(run_dir, lp.layout.key, i)
                for lp in group for i in range(lp.layout.hosts)]
-    lead = [run_dir / "records" / lp.layout.key / "process-0.jsonl" for lp in group]
+    lead = [rf.records_file(run_dir, lp.layout.key, 0) for lp in group]
     bar.start_launch(lead)
-    logs = run_dir / "logs" / f"{launched.key}{suffix}"
+    logs = run_dir / rf.LOGS / f"{launched.key}{suffix}"
     if options.launcher == "local":
         run_local(launched, path, logs, case_timeout=options.case_timeout, port=options.port,
                   watched=watched, label=label, on_poll=bar.poll, chips=options.chips)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from podscale.core import runfolder as rf
 from podscale.core.errors import PodscaleError
 from podscale.selfbench import Log
 
@@ -54,7 +55,7 @@ def _make(out: Path, p: int, per_sample: bool = False) -> tuple[Path, float, flo
     t0 = time.monotonic()
     run = make_run(out / f"synthetic-{p}{'-per-sample' if per_sample else ''}", sizes=SIZES,
                    hosts=(p,), dph=(1,), iters=ITERS, rounds=1, per_sample=per_sample)
-    size = sum(f.stat().st_size for f in run.glob("records/*/*.jsonl"))
+    size = sum(f.stat().st_size for f in run.glob(rf.records_glob()))
     return run, size / 1e6, time.monotonic() - t0
 
 

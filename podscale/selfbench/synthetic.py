@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from podscale.core import runfolder as rf
 from podscale.core.case import Case, Layout, Settings
 from podscale.core.plan import group_by_layout
 from podscale.core.records import CaseRecord, EnvRecord, Manifest, Samples, write_manifest
@@ -54,7 +55,7 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                                   status="complete"))
     for layout, cases in layouts.items():
         for p in range(layout.hosts):
-            w = RecordWriter(path / "records" / layout.key / f"process-{p}.jsonl")
+            w = RecordWriter(rf.records_file(path, layout.key, p))
             w.write(EnvRecord(p, layout.hosts, layout.devices_per_host, layout.devices, platform,
                               platform, "0.0-test", "0.0-test", name, 1, "", {}))
             for case in cases:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from podscale.core import runfolder as rf
 from podscale.core.case import Layout, Settings
 from podscale.core.grid import Grid, expand
 from podscale.core.plan import Plan
@@ -27,7 +28,7 @@ def startup_seconds(hosts: int, out: Path) -> float:
     layout = Layout(hosts, 1)
     plan = Plan(str(run_dir), layout).write(run_dir / "plans" / "startup.json")
     start = time.monotonic()
-    run_local(layout, plan, run_dir / "logs", case_timeout=300)
+    run_local(layout, plan, run_dir / rf.LOGS, case_timeout=300)
     return time.monotonic() - start
 
 

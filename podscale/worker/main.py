@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podscale.core import lines
+from podscale.core import runfolder as rf
 from podscale.core.case import Case
 from podscale.core.errors import EXIT_DISK, DiskFull, UsageError
 from podscale.core.plan import LayoutPlan, Plan
@@ -126,12 +127,12 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt: Runtime, offset: int = 0,
     """Run one layout's cases on an initialised runtime (all processes together); the
     traced pass (``--profile``) runs in round 0 only."""
     run_dir = Path(plan.run_dir)
-    records = run_dir / "records" / lp.layout.key
+    records = run_dir / rf.RECORDS / lp.layout.key
     writer: Writer
     if plan.gather:
         writer = GatheringWriter(records, rt.process)
     else:
-        writer = RecordWriter(records / f"process-{rt.process}.jsonl")
+        writer = RecordWriter(records / rf.process_name(rt.process, ".jsonl"))
     if round_ == 0:
         from podscale.startup.peaks import device_peaks
 
@@ -144,7 +145,7 @@ def run_layout(plan: Plan, lp: LayoutPlan, rt: Runtime, offset: int = 0,
     for index, case in enumerate(lp.cases, offset):
         rt.mark(index, case.id, "prepare")
         faults.at_case_start(fault, rt.process, index, lambda m: say(rt, m), case.workload)
-        hlo_dir = run_dir / "hlo" / lp.layout.key if plan.hlo and round_ == 0 else None
+        hlo_dir = run_dir / rf.HLO / lp.layout.key if plan.hlo and round_ == 0 else None
         step = run_case(case, index, rt, writer, fault, round_, hlo_dir)
         with ledger.phase("write"):
             writer.flush()

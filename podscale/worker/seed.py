@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podscale.core import runfolder as rf
 from podscale.core.lines import say
 from podscale.core.workload import seed_for
 from podscale.startup.ledger import peak_rss_mb
@@ -56,7 +57,7 @@ def main(rt: Runtime, run_dir: Path) -> None:
     say(f"== Worker {jax.process_index()} local sum: {local_sum}")
     check = check_dots(rt.process, np.asarray(dots), np.asarray(v1s), np.asarray(v2s))
     check.update(exact_global_sum(rt.process, psum_of_sums, dots.reshape(ldc, -1).shape))
-    out = run_dir / "seed" / f"process-{jax.process_index()}.json"
+    out = run_dir / rf.SEED / rf.process_name(jax.process_index(), ".json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         json.dumps(

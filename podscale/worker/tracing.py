@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podscale.core import runfolder as rf
 from podscale.core import xprof
 from podscale.core.records import SYNC_MARK, Sample, pack
 from podscale.core.timing import measure
@@ -42,7 +43,7 @@ def _options(session_id: str | None) -> Any:
 
 
 def trace_dir(run_dir: Path, layout: str) -> Path:
-    return run_dir / "traces" / layout
+    return run_dir / rf.TRACES / layout
 
 
 def _annotation(case_id: str, i: int) -> Any:
@@ -68,7 +69,7 @@ def traced_pass(
 
     base = trace_dir(run_dir, layout)
     base.mkdir(parents=True, exist_ok=True)
-    tmp = base / f".tmp-process-{rt.process}"
+    tmp = base / rf.temporary(rt.process)
     shutil.rmtree(tmp, ignore_errors=True)
     options = _options(run_dir.name if trace_root else None)
     target = f"{trace_root.rstrip('/')}/{layout}" if trace_root else str(tmp)
@@ -96,7 +97,7 @@ def traced_pass(
         jax.profiler.stop_trace()
     writer.write(*pack(samples))  # after the session: no file I/O inside the trace
     host = socket.gethostname()
-    (base / f"process-{rt.process}.sync.json").write_text(json.dumps(
+    (base / rf.process_name(rt.process, ".sync.json")).write_text(json.dumps(
         {"process": rt.process, "host": host, "mark": SYNC_MARK, "anchor_unix_us": anchor_ns / 1e3}
     ))
     if trace_root:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
+from podscale.core import runfolder as rf
 from podscale.core.errors import DiskFull
 from podscale.core.recordfile import to_line
 
@@ -72,7 +73,7 @@ class GatheringWriter:
         for p, n in enumerate(sizes):
             if n:
                 w = self._writers.setdefault(
-                    p, RecordWriter(self._dir / f"process-{p}.jsonl"))
+                    p, RecordWriter(self._dir / rf.process_name(p, ".jsonl")))
                 w.append(bytes(everything[p, :n]).decode())
 
     def close(self) -> None:
