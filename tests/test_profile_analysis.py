@@ -292,6 +292,33 @@ def test_a_save_split_by_launches_in_its_gap_is_one_occurrence():
             t.loc["save_checkpoint (ckpt.py:5)", "steps"]) == (3, [0, 10, 20]), t
 
 
+def test_every_occurrence_of_a_recurring_save_is_said():
+    """As MaxText's MoE run (20 steps, saves every 10): saves after steps 0 and 10 and
+    after the last, each under 2 median steps; the two within the steps had been hiccups
+    (unsaid) and only the last one said. A frame in 3 gaps recurs: every save is said,
+    with its time on each process; a frame in 2 gaps at no period stays a hiccup."""
+    import pandas as pd
+
+    from podscale.analysis.profile.phases import findings, table
+
+    led = pd.DataFrame({"process": 0, "step": range(20), "period": 1.0})
+    occ = pd.DataFrame(
+        [(0, "save (ckpt.py:9)", s, t) for s, t in ((0, 1.17), (10, 0.9), (19, 3.43))]
+        + [(1, "save (ckpt.py:9)", s, t) for s, t in ((0, 1.2), (10, 0.95), (19, 3.1))]
+        + [(0, "gc (gc.py:1)", 4, 0.5), (0, "gc (gc.py:1)", 13, 0.5)],
+        columns=["process", "what", "step", "seconds"])
+    t = table(occ, led)
+    saves = t[t["what"] == "save (ckpt.py:9)"].set_index("kind")
+    assert set(saves.index) == {"recurring", "after the last step"}, t
+    assert saves.loc["recurring", "steps"] == [0, 10] and saves.loc["recurring", "count"] == 2
+    said = findings(t, 2, 19)
+    assert "save (ckpt.py:9) (a checkpoint save): 2 time(s) on every process, after step(s) " \
+           "0, 10, 1.06 s each (900 ms-1.20 s), blocking the device" in said, said
+    assert any(line.startswith("save (ckpt.py:9) (a checkpoint save): after the last step")
+               for line in said), said
+    assert not any(line.startswith("gc") for line in said), said
+
+
 def test_compare_says_podscales_options_first_and_pairs_arguments_by_key():
     """MaxText's key=value arguments are paired by key, not by position; podscale's own
     options that differ (a capture window in one run only) come first."""

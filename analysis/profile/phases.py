@@ -9,7 +9,9 @@ after the last step **after the last step**; within the steps, a frame seen in t
 more gaps at one period (a checkpoint save every 15 steps: three occurrences of 0.3 s after
 steps 15, 30 and 45, not "18 ms per step") is **periodic** however short; one seen once,
 or at no period, is an **event** where it took at least :data:`MIN_STEPS` median steps,
-else a **hiccup** (not said); one seen in most gaps is per-step host work (the host frames
+else a **hiccup** (not said), unless the frame **recurs** (:data:`RECURRING` gaps or
+more, set-up and after the last step counted: MaxText's save after steps 0 and 10 and
+after the last); one seen in most gaps is per-step host work (the host frames
 say it). Every occurrence is **blocking** (the device waited for it: work overlapped with
 device time is never sampled). Other computations called between steps (an eval step) are
 occurrences of their own, with their busy time. Known library helpers are named for what
@@ -27,6 +29,9 @@ from podscale.analysis.profile.steps import steps_at
 MIN_S = 0.01
 #: an event at no period takes at least this many median steps (else: a hiccup)
 MIN_STEPS = 2.0
+#: a frame in at least this many gaps (set-up and after the last step counted) recurs:
+#: every occurrence is said however short, as periodic work is
+RECURRING = 3
 #: a frame in at least this share of the gaps is per-step host work, not an event
 EVERY_STEP = 0.5
 #: frames and computations of libraries, and what they are
@@ -69,7 +74,7 @@ def kind_of(steps: list[int], seconds: float, median_s: float, total: int) -> st
 
 
 def table(occ: pd.DataFrame, led: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per frame and kind (set-up, periodic, event, after the last step; hiccups and
+    """Per frame and kind (set-up, periodic, recurring, event, after the last step; hiccups and
     per-step work left out): on which processes, occurrences (per process, the most),
     after which steps (process 0's, else the first's), every how many steps (periodic),
     the median, least and most seconds."""
@@ -82,11 +87,15 @@ def table(occ: pd.DataFrame, led: pd.DataFrame | None = None) -> pd.DataFrame:
     med = float(led["period"].median()) if led is not None and len(led) else 0.0
     where = np.where(occ["step"] < 0, "set-up",
                      np.where(occ["step"] >= total - 1, "after the last step", ""))
+    lead = occ[occ["process"] == occ["process"].min()]
+    gaps_of = lead.groupby("what")["step"].nunique()  # set-up and after the last included
     rows = []
     for (what, place), g in occ.assign(place=where).groupby(["what", "place"], sort=False):
         first = g[g["process"] == g["process"].min()]
         steps = [int(v) for v in first["step"]]
         kind = place or kind_of(steps, float(g["seconds"].median()), med, total)
+        if kind == "hiccup" and gaps_of.get(what, 0) >= RECURRING:
+            kind = "recurring"  # a save after steps 0 and 10 and after the last: each said
         if kind in ("hiccup", "every step"):
             continue
         rows.append({"what": what, "kind": kind, "processes": sorted(set(g["process"])),
