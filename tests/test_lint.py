@@ -2,6 +2,7 @@
 function length, and the docs site (mkdocs build --strict)."""
 
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -43,6 +44,26 @@ def test_types_check(installed):
                           "--cache-dir", str(installed.parent / "mypy-cache")],
                          capture_output=True, text=True, cwd=installed)
     assert res.returncode == 0, res.stdout[-3000:]
+
+
+def test_a_misspelt_profile_record_kind_fails_the_type_check(installed, tmp_path):
+    """A profile line's kind is a Literal of the declared kinds (#66): mypy fails on a
+    misspelt one at a write site, and the Literal holds every declared kind, no more."""
+    from typing import get_args
+
+    from podscale.core.profilerecord import KINDS, KindName
+
+    assert get_args(KindName) == tuple(KINDS)
+    (tmp_path / "m.py").write_text(
+        "from podscale.core.profilerecord import record\n"
+        "record('stpe', name='x')\n"
+        "record('step', name='x', num=1, seqs=[], enter=0.0, exit=1.0)\n")
+    res = subprocess.run([tool("mypy"), "--follow-imports=silent", "--cache-dir",
+                          str(tmp_path / "cache"), str(tmp_path / "m.py")],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "MYPYPATH": str(installed)})
+    assert res.returncode == 1 and res.stdout.count("error:") == 1, res.stdout
+    assert "m.py:2" in res.stdout and "stpe" in res.stdout, res.stdout
 
 
 def functions(roots: list[Path]) -> Iterator[tuple[Path, ast.FunctionDef]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
@@ -117,7 +117,15 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 )}
 
 
-def record(kind: str, **fields: Any) -> dict[str, Any]:
+#: every kind a line may be, for the type checker: a misspelt kind at a write site fails
+#: mypy (``tests/test_profile_analysis.py`` holds it to :data:`KINDS`)
+KindName = Literal[
+    "start", "join", "offset", "devices", "memory", "degraded", "computation", "calls",
+    "threads", "compile", "cache", "arm", "compiled", "step", "program", "capture",
+    "capture_skipped", "capture_failed", "gaps", "silent", "hang", "end"]
+
+
+def record(kind: KindName, **fields: Any) -> dict[str, Any]:
     """A line of kind ``kind`` as its declaration allows (:meth:`Kind.line`): the one way
     podscale writes one (``record("silent", **{"from": a, "to": b})`` for a keyword)."""
     return _kind(kind).line(**fields)
