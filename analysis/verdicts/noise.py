@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from podscale.analysis.run import Run
 
 QUANTILE = 95
 
@@ -29,11 +33,12 @@ def series(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
                           aggfunc="first")
 
 
-def floors(times: pd.DataFrame) -> dict[str, float]:
-    """Per case held by 2 or more runs: the :data:`QUANTILE` th percentile of the pairwise
-    run-to-run ratio, less one."""
+def floors(times: pd.DataFrame, leave_out: tuple[str, ...] = ()) -> dict[str, float]:
+    """Per case held by 2 or more runs (``leave_out``: the runs being judged, left out of
+    their own floors): the :data:`QUANTILE` th percentile of the pairwise run-to-run
+    ratio, less one."""
     out = {}
-    for case_id, row in times.iterrows():
+    for case_id, row in times.drop(columns=list(leave_out), errors="ignore").iterrows():
         v = np.log(row.dropna().to_numpy(float))
         if len(v) < 2:
             continue
@@ -42,22 +47,18 @@ def floors(times: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def false_alarms(runs: list[Path], threshold: float, alpha: float,
-                 learn: bool) -> dict[str, float]:
-    """Every pair of runs compared as A and B (``learn``: each case's floor from the
-    other runs): pairs, case verdicts, those left undecided (noisy) and decided, those
-    called slower or faster (alarms), alarms per case verdict and pairs with any."""
-    from podscale.analysis import load_run
+def false_alarms(loaded: dict[Path, Run], threshold: float, alpha: float,
+                 times: pd.DataFrame | None) -> dict[str, float]:
+    """Every pair of A/A runs (``loaded``: path -> its Run) compared as A and B, at
+    ``threshold`` alone, or with each case's floor from ``times`` (:func:`series`) less the
+    pair: pairs, case verdicts, those left undecided (noisy) and decided, those called
+    slower or faster (alarms), alarms per case verdict and pairs with any."""
     from podscale.analysis.verdicts.compare import compare
 
-    loaded = {p: load_run(p) for p in runs}
-    times = series(runs) if learn else None
     pairs = verdicts = judged = alarms = flagged_pairs = 0
-    for a, b in itertools.combinations(runs, 2):
-        rest = times.drop(columns=[a.name, b.name], errors="ignore") \
-            if times is not None else None
+    for a, b in itertools.combinations(loaded, 2):
         table, _ = compare(loaded[a], loaded[b], threshold=threshold, alpha=alpha,
-                           noise=floors(rest) if rest is not None else None)
+                           noise=None if times is None else floors(times, (a.name, b.name)))
         pairs += 1
         verdicts += len(table)
         decided = table[table["verdict"] != "noisy"]

@@ -58,9 +58,8 @@ class Verdict:
             return None
         from podscale.analysis.verdicts.noise import floors, series
 
-        times = series([self.noise_from], self.method)
-        return floors(times.drop(columns=[run_a.path.name, run_b.path.name],
-                                 errors="ignore"))
+        return floors(series([self.noise_from], self.method),
+                      leave_out=(run_a.path.name, run_b.path.name))
 
 
 def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run, verdict: Verdict,

@@ -8,6 +8,7 @@ case flagged), and the share of psum cases caught."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from podscale.core import defaults
@@ -24,26 +25,27 @@ def gate_stage(work: Path, log: Log) -> dict:
 
     runs = [cli_run(work / "aa", f"aa{i}") for i in range(RUNS)]
     slowed = cli_run(work / "slow", "b", FAULT)
+    loaded = {p: load_run(p) for p in [*runs, slowed]}
+    times = series(runs)
     out: dict = {"runs": RUNS, "threshold": defaults.THRESHOLD, "alpha": defaults.ALPHA}
     for learn in (False, True):
         key = "noise_floors" if learn else "threshold_only"
-        fa = false_alarms(runs, defaults.THRESHOLD, defaults.ALPHA, learn)
-        said: dict[str, int] = {}
+        fa = false_alarms({p: loaded[p] for p in runs}, defaults.THRESHOLD, defaults.ALPHA,
+                          times if learn else None)
+        said: Counter[str] = Counter()
+        caught: Counter[str] = Counter()
         learnt: list[float] = []
-        caught: dict[str, int] = {}
         for a in runs:
-            noise = floors(series([r for r in runs if r != a])) if learn else None
+            noise = floors(times, leave_out=(a.name,)) if learn else None
             learnt += list((noise or {}).values())
-            table, _ = compare(load_run(a), load_run(slowed), noise=noise)
+            table, _ = compare(loaded[a], loaded[slowed], noise=noise)
             psum = table[table["case_id"].str.startswith(f"{SLOWED}@")]
-            for v, n in psum["verdict"].value_counts().items():
-                said[str(v)] = said.get(str(v), 0) + int(n)
-            for c in psum.loc[psum["verdict"] == "slower", "case_id"]:
-                caught[c] = caught.get(c, 0) + 1
+            said.update(psum["verdict"].astype(str))
+            caught.update(psum.loc[psum["verdict"] == "slower", "case_id"])
         total = sum(said.values())
-        out[key] = {**fa, "slowed": said, "floors": _spread(learnt),
-                    "caught_by_case": caught,
-                    "detected": said.get("slower", 0) / total if total else float("nan")}
+        out[key] = {**fa, "slowed": dict(said), "floors": _spread(learnt),
+                    "caught_by_case": dict(caught),
+                    "detected": said["slower"] / total if total else float("nan")}
         log(f"  {key.replace('_', ' ')}: A/A false alarms {fa['alarms']} of {fa['verdicts']} "
             f"case verdicts ({fa['per_case']:.1%}; {fa['noisy']} noisy), pairs with any "
             f"{fa['per_pair']:.0%} of {fa['pairs']}; psum stretched 1.5x: "
