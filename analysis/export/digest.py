@@ -12,6 +12,8 @@ import shlex
 from dataclasses import asdict
 from pathlib import Path
 
+import pandas as pd
+
 from podscale.analysis.export.rows import Row, rows, with_verdicts
 from podscale.analysis.run import Run, as_run
 
@@ -23,7 +25,7 @@ MOST_CASES = 100
 def _case(row: Row) -> dict:
     out = {"name": row.name, "labels": row.labels, "wrong": row.wrong,
            "checked": row.checked, "reproduce": row.command,
-           "figures": [{k: v for k, v in asdict(f).items()} for f in row.figures]}
+           "figures": [asdict(f) for f in row.figures]}
     if row.verdict is not None:
         out["verdict"] = {"verdict": row.verdict, "ratio": row.ratio,
                           "interval": list(row.interval) if row.interval else None}
@@ -35,20 +37,18 @@ def _order(found: list[Row]) -> list[Row]:
     return sorted(found, key=lambda r: (r.wrong == 0, r.verdict != "slower", r.name))
 
 
-def digest(run_dir: str | Path | Run, against: Run | None = None, table: object = None,
+def digest(run_dir: str | Path | Run, against: Run | None = None,
+           table: pd.DataFrame | None = None,
            most: int = MOST_CASES) -> dict:
     """The digest of a run (``table``: ``podscale compare``'s table against
     ``against``)."""
     from podscale.analysis.render.analysed import analyse
-    from podscale.analysis.verdicts.coded import coded_findings
 
     run = as_run(run_dir)
     found, facts = rows(run)
     if table is not None:
         found = with_verdicts(found, table)
-    a = analyse(run)
-    coded = coded_findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted, a.late,
-                           a.device)
+    coded = analyse(run).findings()
     kept = _order(found)[:most]
     return {
         "schema": SCHEMA, "run": {"id": facts.run_id, "path": str(run.path),

@@ -81,7 +81,7 @@ def facts(run: Run) -> RunFacts:
                     run.prefer[0], dict(env.get("versions") or {}))
 
 
-def _span(rounds: pd.Series, value: float, bigger: bool, column: str) -> tuple[float, float]:
+def _span(rounds: pd.Series, value: float, column: str) -> tuple[float, float]:
     """The range of a figure over the round medians (a rate's from the times'), always
     holding the value."""
     if column == "time_s" or rounds.empty:
@@ -107,7 +107,7 @@ def rows(run_dir: str | Path | Run) -> tuple[list[Row], RunFacts]:
             if v is None or not isinstance(v, (int, float)) or not math.isfinite(v) or (
                     key != "time" and v <= 0):
                 continue
-            lo, hi = _span(rounds, float(v), bigger, col)
+            lo, hi = _span(rounds, float(v), col)
             figs.append(Figure(key, unit, float(v), lo, hi, bigger))
         labels = {k: str(r[k]) for k in (*LABELS, "size", *params)
                   if k in r and pd.notna(r[k])}

@@ -4,12 +4,16 @@ links and ledger (:func:`analyse`), read by the report, its sections and the dig
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from podscale.analysis.models.efficiency import scaling
 from podscale.analysis.run import Run
 from podscale.core.manifest import Manifest
+
+if TYPE_CHECKING:
+    from podscale.analysis.verdicts.coded import Finding
 
 
 @dataclass
@@ -32,6 +36,14 @@ class Analysis:
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
     late: pd.DataFrame = field(default_factory=pd.DataFrame)
     device: bool = True  # the run's device time is a device's (not the CPU client's)
+
+    def findings(self) -> list[Finding]:
+        """The run's Findings with their codes, most important first (the report shows
+        their text; ``podscale digest`` all of them)."""
+        from podscale.analysis.verdicts.coded import coded_findings
+
+        return coded_findings(self.summary, self.eff, self.named, self.scaled, self.slow,
+                              self.fitted, self.late, self.device)
 
 
 def analyse(run: Run, across: str = "max") -> Analysis:

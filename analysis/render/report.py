@@ -182,7 +182,6 @@ def _tables(doc: Doc, a: Analysis, across: str) -> None:
 def build(run: Run | Path, across: str = "max",
           extra_sections: Sequence[Section] = ()) -> Doc:
     """The report top-down: Findings, then plots, then every table (collapsed)."""
-    from podscale.analysis.verdicts.coded import findings
     from podscale.analysis.verdicts.findings import degraded_findings
 
     run = as_run(run)
@@ -203,8 +202,7 @@ def build(run: Run | Path, across: str = "max",
     from podscale.analysis.models.ledger import sentences as wall_time
 
     doc.bullets(status + degraded_findings(run.envs)
-                + findings(a.summary, a.eff, a.named, a.scaled, a.slow, a.fitted, a.late,
-                           a.device) + wall_time(a.ledger))
+                + [f.text for f in a.findings()] + wall_time(a.ledger))
     if (run_dir / rf.HLO).is_dir():  # made by podscale replay
         from podscale.analysis.render.sections import replay_section
 
