@@ -26,13 +26,18 @@ def ephemeral_start(path: Path = Path("/proc/sys/net/ipv4/ip_local_port_range"))
         return 32768
 
 
-def bindable(host: str, port: int) -> bool:
+def bind_error(host: str, port: int) -> str | None:
+    """Why ``port`` cannot be bound on ``host`` now (the OS's words), or None: it can."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind((host, port))
-        except OSError:
-            return False
-    return True
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
+def bindable(host: str, port: int) -> bool:
+    return bind_error(host, port) is None
 
 
 def listen_port(host: str = "127.0.0.1", tries: int = 64) -> int:

@@ -78,17 +78,13 @@ class CaptureOptions:
         """The port is free (where this process will serve it: the front end, or an
         unsupervised process 0), one line at start if not."""
         from podscale.core.errors import UsageError
+        from podscale.core.ports import bind_error
 
         if self.metrics_port is None:
             return
-        import socket
-
-        with socket.socket() as s:
-            try:
-                s.bind(("", self.metrics_port))
-            except OSError as exc:
-                raise UsageError(f"--metrics-port {self.metrics_port}: {exc.strerror}"
-                                 ) from None
+        why = bind_error("", self.metrics_port)
+        if why is not None:
+            raise UsageError(f"--metrics-port {self.metrics_port}: {why}")
 
     def feed(self) -> FeedOptions | None:
         """The live feed asked for (None: none)."""
