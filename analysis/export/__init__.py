@@ -4,23 +4,15 @@ dashboards (github-action-benchmark, Bencher, Google Benchmark's JSON), Promethe
 scripts. Every format is made from the same rows (:mod:`.rows`): one per case, its name the
 case id (stable across runs, so a dashboard's series continue), its figures with units and
 the range of the round medians, the run's platform, device kind, layout and slices,
-timing method, versions, commit, and the command that reproduces the case."""
+timing method, versions, commit, and the command that reproduces the case. The
+command line names the formats (``podscale/frontend/commands/verdictargs.DOCUMENTS``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from podscale.analysis.export.rows import RunFacts
-
-#: each format's module and whether it writes a folder (asv) rather than one document
-FORMATS = {"github-action-benchmark": "dashboards", "bencher": "dashboards",
-           "google-benchmark": "dashboards", "openmetrics": "openmetrics",
-           "junit": "junit", "asv": "asvexport"}
-
-#: the formats one document on stdout carries, and a comparison's verdicts can join
-DOCUMENTS = ("github-action-benchmark", "bencher", "google-benchmark", "openmetrics",
-             "junit")
-
 
 def document(rows: list, facts: RunFacts, fmt: str, figures: tuple[str, ...] = ("time",),
              verdicts: bool = False) -> str:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from podscale.frontend.commands import Subparsers
+from podscale.frontend.commands.verdictargs import DOCUMENTS, add_verdict_args, verdict_of
 
-FORMATS = ("github-action-benchmark", "bencher", "google-benchmark", "openmetrics", "junit",
-           "asv")
+FORMATS = (*DOCUMENTS, "asv")  # asv: a results folder, not a document
 FIGURES = ("time", "busbw", "bandwidth", "flops")
 
 
@@ -37,8 +37,6 @@ def register(sub: Subparsers) -> None:
                         "host)")
     p.add_argument("--commit", default=None,
                    help="asv: the commit they are filed under (default: the run's)")
-    from podscale.frontend.commands.verdictargs import add_verdict_args
-
     add_verdict_args(p, formats=False)
     p.set_defaults(func=run)
 
@@ -58,7 +56,6 @@ def _figures(text: str) -> tuple[str, ...]:
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core.errors import UsageError
-    from podscale.frontend.commands.verdictargs import verdict_of
 
     figures = _figures(args.figures)
     if args.fmt == "asv" and args.against:

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 
+#: the export formats that are one document (:func:`podscale.analysis.export.document`)
+DOCUMENTS = ("github-action-benchmark", "bencher", "google-benchmark", "openmetrics",
+             "junit")
 #: what compare and ab print: their text, their JSON, or an export of B with verdicts
-FORMATS = ("text", "json", "junit", "github-action-benchmark", "bencher", "openmetrics",
-           "google-benchmark")
+FORMATS = ("text", "json", *DOCUMENTS)
 
 if TYPE_CHECKING:
     from podscale.frontend.comparing import Verdict
