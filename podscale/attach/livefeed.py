@@ -116,18 +116,18 @@ class LiveFeed:
                       "step intervals", "seconds", ((p, step),)),
                Family("podscale_steps", "counter", "steps completed", "",
                       ((p, float(self.steps)),))]
-        if self.o.tokens_per_step and self.intervals:
+        if self.o.tokens_per_step and kept:
             out.append(Family("podscale_throughput_tokens_per_second", "gauge",
                               "--tokens-per-step over the step time", "tokens_per_second",
                               ((p, self.o.tokens_per_step / step),)))
         for name, flops, what in (("podscale_hfu_ratio", self.step_flops, "XLA's FLOPs of "
                                    "the step"), ("podscale_mfu_ratio", self.o.flops_per_step,
                                                  "--flops-per-step")):
-            if flops and self.peak and self.intervals:
+            if flops and self.peak and kept:
                 out.append(Family(name, "gauge", f"{what} per device over the step time, "
                                   "over the device's peak", "ratio",
                                   ((p, flops / step / self.peak),)))
-        if self.first_end is not None and self.intervals:
+        if self.first_end is not None and kept:
             span = time.monotonic() - self.started
             out.append(Family("podscale_goodput_ratio", "gauge", "steps x the median step "
                               "over the time since attach", "ratio",
@@ -141,11 +141,17 @@ class LiveFeed:
             return []
         beats, progress, limit = seen
         done = {int(k): int(b["completed"]) for k, b in beats.items()}
-        # the fewest completed calls; of equals, one not waiting on the others
-        slow = min(done, key=lambda k: (done[k], beats[k].get("state") == "waiting", k))
+        # in step, the process the others wait for is as far along as they are (each beat
+        # its count at its own moment): within a call of the fewest, the one outside any
+        # call, in the program's own Python, while the others sit in theirs (dispatching
+        # into a collective, or waiting on its result); else the fewest completed calls
+        least = min(done.values())
+        slow = min(done, key=lambda k: (done[k] - least > 1,
+                                        beats[k].get("state") != "python", done[k], k))
         quiet = time.time() - max((t for _, t in progress.values()), default=time.time())
-        return [Family("podscale_slowest_process", "gauge", "the process with the fewest "
-                       "completed calls", "", ((p, float(slow)),)),
+        return [Family("podscale_slowest_process", "gauge", "the process the others wait "
+                       "for (in its own Python while they sit in calls), else the one with "
+                       "the fewest completed calls", "", ((p, float(slow)),)),
                 Family("podscale_slowest_lag_calls", "gauge", "completed calls the slowest "
                        "process is behind the fastest", "",
                        ((p, float(max(done.values()) - done[slow])),)),

@@ -97,9 +97,9 @@ class Session:
 
             self.anomalies = Anomalies(self.log.capture, self.windows.anomalies,
                                        self.clock.now, self.record.add, self.stop)
-            self.log.on_ready = self.anomalies.observe
             self.talking.append(self.anomalies.start())
         from podscale.attach.livefeed import job_view, observe
+        # the anomaly captures and the live feed are told of each ready call
         self.feed = observe(self.log, self.anomalies, self.feed_options,
                             lambda: self.record.process or 0,
                             lambda: job_view(self.rollcall), serves=env_process() == 0)
