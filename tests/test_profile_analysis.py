@@ -56,6 +56,40 @@ def test_one_computation_per_function_and_options_names_unique():
     assert reg.get(made[0], "jit", (), {}).name.startswith("<lambda>@test_profile_analysis.py:")
     log.drain()
 
+def test_the_watcher_waits_on_the_last_arrays_without_flattening_the_output():
+    """A call's outputs are ready together: the watcher needs the last two arrays, found
+    from the end (past numbers and None, into a custom pytree node one level at a time),
+    never by flattening a state of many arrays (planted: nodes whose flattening counts)."""
+    import jax
+    import jax.numpy as jnp
+
+    from podscale.attach.calls import _few, _wait
+
+    flattened = []
+
+    @jax.tree_util.register_pytree_node_class
+    class Node:
+        def __init__(self, value):
+            self.value = value
+
+        def tree_flatten(self):
+            flattened.append(self)
+            return (self.value,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    a, b, c = jnp.ones(1), jnp.ones(2), jnp.ones(3)
+    state = [Node(jnp.zeros(4)) for _ in range(1000)]
+    got = _few(({"x": state, "y": a}, [b, Node(c)], 3.0, None))
+    assert [g.shape for g in got] == [(3,), (2,)] and len(flattened) == 1
+    assert [g.shape for g in _few(state)] == [(4,), (4,)] and len(flattened) == 3
+    assert _few((1, None, {})) == [] and _wait([]) is True
+    b.delete()  # donated since: the other one is waited on
+    assert _wait([b, a]) is True and _wait([b]) is False
+
+
 def test_a_uniform_slowdown_is_not_a_straggler_change():
     """Step times that all grow 1.5x with nobody late: slower, uniform."""
     import pandas as pd

@@ -7,6 +7,9 @@
 #   bash tools/setup_verify.sh asv     # asv run over two commits in asv-made virtualenvs
 #   bash tools/setup_verify.sh ops     # ceilings of the chip; a workload's and a flax
 #                                      # program's A/B named to the op (docs/history.md)
+#   bash tools/setup_verify.sh attach  # attach's cost a step on the chip (bench-self) and
+#                                      # where it goes (tools/attach_parts.py)
+#   bash tools/setup_verify.sh feed    # a flax program's live feed (docs/exports.md)
 set -u; export PYTHONUNBUFFERED=1
 part=${1:-study}; OUT=${OUT:-/tmp/setup-verify}; mkdir -p "$OUT"
 unset PYTHONPATH; export PIP_INDEX_URL=file:///opt/pypi/simple PIP_FIND_LINKS=$PWD/.whl-tpu
@@ -44,6 +47,24 @@ elif [ "$part" = ops ]; then
     > "$OUT/prof.txt" 2>&1
   echo "== profile A/B rc=$? in $((SECONDS-t0)) s"; grep -E "^# ops|^#   |step" "$OUT/prof.txt" | head -30
   tar czf "$OUT/runs.tgz" --exclude=traces --exclude=cache runs-ab runs-prof 2>/dev/null
+elif [ "$part" = attach ] || [ "$part" = feed ]; then
+  rm -rf /tmp/fresh; mkdir /tmp/fresh
+  tar --exclude=./.whl-tpu --exclude=./.venv -cf - . | tar -xf - -C /tmp/fresh; cd /tmp/fresh
+  t0=$SECONDS; make setup > "$OUT/setup.txt" 2>&1; echo "== make setup rc=$? in $((SECONDS-t0)) s"
+  if [ "$part" = attach ]; then
+    t0=$SECONDS; .venv/bin/podscale bench-self --only attach --out "$OUT/attach.json" \
+      > "$OUT/attach.txt" 2>&1; echo "== bench-self attach rc=$? in $((SECONDS-t0)) s"
+    cat "$OUT/attach.txt"; .venv/bin/python tools/attach_parts.py 7 400; exit
+  fi
+  .venv/bin/pip install -q flax optax > "$OUT/flax.txt" 2>&1; echo "== flax rc=$?"
+  t0=$SECONDS
+  .venv/bin/podscale profile --hosts 1 --metrics-file "$OUT/feed.prom" --metrics-every 50 \
+    --out runs-feed examples/nnx_train.py 4000 256 1024 > "$OUT/feed.txt" 2>&1 &
+  pid=$!; for i in $(seq 1 120); do sleep 0.5; [ -f "$OUT/feed.prom" ] && \
+    grep -E "^podscale_(steps_total|step_time_seconds|goodput_ratio|hfu_ratio)\{" \
+    "$OUT/feed.prom" | sed "s/{.*}//" | tr '\n' ' ' && echo; kill -0 $pid 2>/dev/null || break
+  done | uniq; wait $pid; echo "== profile with a live feed rc=$? in $((SECONDS-t0)) s"
+  grep -E "^podscale_" "$OUT/feed.prom" | head -30; tail -25 "$OUT/feed.txt"
 elif [ "$part" = asv ]; then
   cd /tmp/fresh && rm -rf .asv && git init -q -b main && git add -A
   id=(-c user.email=v@example.invalid -c user.name=verify)

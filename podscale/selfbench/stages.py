@@ -191,10 +191,10 @@ def _verdicts(work: Path, log: Log, _: int) -> dict:
     return v
 
 
-def _attach(work: Path, log: Log) -> dict:
+def _attach(work: Path, log: Log, chips: Chips | None = None) -> dict:
     from podscale.selfbench.attachstage import attach_overhead
 
-    return attach_overhead(work, log=log)
+    return attach_overhead(work, log=log, platform=chips.platform if chips else "cpu")
 
 
 def _methods(log: Log, chips: Chips | None) -> dict:
@@ -218,7 +218,7 @@ def _asv(work: Path, log: Log, _: int, plant: bool = False) -> dict:
 
 
 #: the stages that measure this machine's chips where it has them (``chips=``)
-ON_CHIPS = ("methods", "study")
+ON_CHIPS = ("methods", "study", "attach")
 
 #: stage -> (key in the result, what it measures, the function)
 RUNNERS: dict[str, tuple[str, str, Callable[..., dict]]] = {
@@ -249,7 +249,8 @@ RUNNERS: dict[str, tuple[str, str, Callable[..., dict]]] = {
                      "noise floors (--noise-from), and a 1.5x psum caught",
              lambda w, log, n: _gate(w, log)),
     "attach": ("attach", "podscale attach's cost: a self-timing loop, plain and attached, "
-                         "alternating, 5 rounds", lambda w, log, n: _attach(w, log)),
+                         "alternating, 5 rounds, states of 1 and 500 arrays",
+               lambda w, log, n, chips=None: _attach(w, log, chips)),
     "asv": ("asv", "asv continuous between two commits with no code change (asv-made "
                    "virtualenvs, every benchmark)", _asv),
     "asv-detect": ("asv_detect", "asv continuous between two commits, the second planting a "
