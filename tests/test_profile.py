@@ -248,6 +248,21 @@ def test_a_killed_process_is_said_and_not_silently_left_out(straggler, tmp_path)
     assert said[1].startswith("process 3 recorded no call of local_step"), said
     assert list(s.table["process"]) == [0, 1, 2]
     assert not [f for f in findings(summarize_profile(straggler[0])) if "no end" in f]
+    # the front end's verdict (a SIGKILL) leads; process 0's failure after it follows it
+    manifest = json.loads((run_dir / "run.json").read_text())
+    manifest.update(status="failed", error="train.py on h4xd1: process 3 killed by SIGKILL "
+                    "(the kernel's out-of-memory killer sends SIGKILL: see dmesg); last "
+                    "output: (no output)")
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    first = run_dir / "profile" / "process-0.jsonl"
+    first.write_text("\n".join(
+        json.dumps({**r, "exit_code": 1, "error": "ValueError: Gloo all-reduce failed"})
+        if r["kind"] == "end" else json.dumps(r)
+        for r in map(json.loads, first.read_text().splitlines())) + "\n")
+    said = findings(summarize_profile(run_dir))
+    assert said[0].startswith("process 3 was killed by SIGKILL (the kernel's out-of-memory"), said
+    assert said[1] == ("process 0's program exited with code 1: ValueError: Gloo all-reduce "
+                       "failed (after process 3 was killed)"), said
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ slow steps, compiles, time between steps)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from podscale.analysis.profile import badput, figures, inside, phases, stalls, steps
@@ -35,10 +37,27 @@ def _hang(marks: pd.DataFrame) -> list[str]:
     return [f"the job hung and was ended: {hung[0][len('hang: '):]}"] if hung else []
 
 
-def _failed(marks: pd.DataFrame) -> list[str]:
+#: the front end's verdict on a process a signal ended (``launch.exits``), as the run's
+#: manifest keeps it
+KILLED = re.compile(r"process (\d+) killed by (SIG[A-Z0-9]+)")
+
+
+def _killed(error: str | None) -> tuple[list[str], int | None]:
+    """The process a signal ended, said first, from the manifest's error (a killed process
+    writes no end of its own; the others' failures that follow are its consequences)."""
+    m = KILLED.search(error or "")
+    if m is None:
+        return [], None
+    why = error[m.end():].split("; last output", 1)[0].strip(" ()")
+    return [f"process {m[1]} was killed by {m[2]}" + (f" ({why})" if why else "") +
+            ": the failures after it are its consequence"], int(m[1])
+
+
+def _failed(marks: pd.DataFrame, killed: int | None = None) -> list[str]:
     """Processes whose script failed (an exit code other than 0, not the roll-call's), and
-    records with lines cut short."""
+    records with lines cut short; ``killed``: the process a signal ended first."""
     out = []
+    after = "" if killed is None else f" (after process {killed} was killed)"
     for p, m in marks.iterrows():
         code, error = m.get("exit_code"), m.get("error")
         followed = str(error or "").startswith(("hang: ", "stopped: "))  # the job's end
@@ -47,7 +66,8 @@ def _failed(marks: pd.DataFrame) -> list[str]:
             if said.startswith(f": process {p} "):  # podscale ended it, and says why
                 out.append(f"{error} (exit code {int(code)})")
             else:
-                out.append(f"process {p}'s program exited with code {int(code)}{said}")
+                out.append(f"process {p}'s program exited with code {int(code)}{said}"
+                           f"{after if p != killed else ''}")
         if m.get("cut_lines"):
             out.append(f"process {p}'s record has {int(m['cut_lines'])} line(s) cut short "
                        "(written as the process was killed): left out, the rest read")
@@ -153,7 +173,8 @@ def _no_step(s: ProfileSummary) -> str:
 
 def findings(s: ProfileSummary) -> list[str]:
     """What a reader should know first, in sentences with their figures."""
-    out = _hang(s.profile.processes) + _failed(s.profile.processes)
+    killed, who = _killed(s.profile.manifest.error)
+    out = _hang(s.profile.processes) + killed + _failed(s.profile.processes, who)
     if s.desync is not None:
         out.append(f"{s.desync.text()}: every launch from there on may pair collectives "
                    "with the wrong peers (a multi-controller program must launch the same "
