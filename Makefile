@@ -3,7 +3,7 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 # pytest-xdist workers for the tests that judge no timing (a test module runs whole on
-# one of them: tests/conftest.py): one more than this 2-core machine's cores, to use what
+# one of them: --dist loadfile; tests/conftest.py orders the modules): one more than this 2-core machine's cores, to use what
 # a test waiting on a timeout or a launch leaves idle; the tests marked `alone` judge a
 # planted timing effect and run after them in a session of their own, alone on the
 # machine: beside a second worker one of them failed in most full runs (docs/decisions.md)
@@ -74,7 +74,7 @@ system-deps:
 # every process the tests start would compile them again on import (a stale one is ignored)
 test: $(TEST_STAMP) system-deps
 	@$(BIN)/python -m compileall -q -j 0 podscale analysis suites tests >/dev/null
-	@$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --durations=15 -m "not alone"; shared=$$?; \
+	@$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not alone"; shared=$$?; \
 	echo "== the tests that judge timing, alone on the machine"; \
 	$(PYTEST) --durations=5 -m alone; alone=$$?; \
 	[ $$shared -eq 0 ] && [ $$alone -eq 0 ]

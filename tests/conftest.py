@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import subprocess
@@ -67,57 +66,44 @@ def small_run(tmp_path_factory) -> Path:
     return shared_once(tmp_path_factory, "runs", _small_run)
 
 
-#: a test module that starts a job under a launcher (mpirun, srun, sbatch) says so with
+#: a test that starts a job under a launcher (mpirun, srun, sbatch) says so with
 #: ``pytest.mark.cluster``: JAX puts such a job's coordinator on a port from its job id,
 #: in one 4096-port range for both launchers, so two at once may meet on one port (a
 #: process 0 of one job joining the other's coordinator: "tried to connect with a
-#: different incarnation"); the marked modules share one xdist group, one at a time
-#: (``tests/test_lint.py`` finds a module that runs a launcher unmarked)
+#: different incarnation"); the marked tests take one lock across the xdist workers, one
+#: at a time (``tests/test_lint.py`` finds a module that runs a launcher unmarked)
 CLUSTER = "pytest.mark.cluster"
 
 
-@functools.cache
-def _group_of(path: str) -> str:
-    """The xdist group of a test module (its path as in a node id): ``cluster`` for the
-    modules marked ``cluster``, else the module."""
-    try:
-        source = (ROOT / path).read_text()
-    except OSError:
-        return path
-    return "cluster" if CLUSTER in source else path
+@pytest.fixture(autouse=True)
+def _one_cluster_job_at_a_time(request, tmp_path_factory):
+    """A test marked ``cluster`` holds the session's cluster lock (a file lock in the
+    session's folder, which every xdist worker shares) while it runs."""
+    if request.node.get_closest_marker("cluster") is None:
+        yield
+        return
+    import fcntl
+
+    with open(cluster_lock(tmp_path_factory), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
-def _group_of_test(nodeid: str) -> str:
-    """The xdist group of a test, by its node id's module."""
-    return _group_of(nodeid.split("::", 1)[0])
-
-
-@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, where it is loaded
-def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadgroup`` as this suite means it, a module whole on one worker and the
-    cluster modules together, decided from the node id's module: pytest-xdist 3.8 tells
-    the group by a suffix it writes into each node id, which pytest 9.2 no longer reads
-    (pytest-dev/pytest-xdist#1386), so every test had been scheduled alone."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleGroups(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return _group_of_test(nodeid)
-
-    config.option.loadscopereorder = False  # the workers' collection is in order already
-    return ModuleGroups(config, log)
+def cluster_lock(tmp_path_factory) -> Path:
+    """The session's cluster lock file (the workers' folders' parent, under xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cluster.lock"
 
 
 def in_schedule_order(items: list) -> list:
-    """The tests in the order the xdist workers take their groups: the asv group first (its
-    runs in virtualenvs across two commits are the longest single unit, ~90 s; begun last,
-    it ended the session ~20 s after the other workers had), then the groups with the most
-    tests first, as pytest-xdist orders them; a group's tests as collected."""
+    """The tests in the order the xdist workers take their modules (``make test`` runs
+    ``--dist loadfile --no-loadscope-reorder``: the order collected is the order taken):
+    the asv module first (its runs in virtualenvs across two commits are the longest
+    single unit, ~90 s; begun last, it ended the session ~20 s after the other workers
+    had), then the modules with the most tests first; a module's tests as collected."""
     groups: dict[str, list] = {}
     for item in items:
-        groups.setdefault(_group_of_test(item.nodeid), []).append(item)
+        groups.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
 
     def first(group: str) -> tuple[bool, int]:
         return (not any(i.get_closest_marker("asv") for i in groups[group]),
@@ -164,7 +150,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     fixture it uses (directly or through others), calls the CLI or a launcher; unless its
     module already says ``cluster`` or ``asv``. ``make quick`` runs the rest, and there
     (``PODSCALE_QUICK=1``) any process start fails the test: the marking is checked.
-    (Which worker runs a test: :func:`pytest_xdist_make_scheduler`.)"""
+    (Which worker runs a test: pytest-xdist's ``loadfile``, in :func:`in_schedule_order`.)"""
     config.stash[COLLECTED] = list(items)
     for item in items:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})

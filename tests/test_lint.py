@@ -2,6 +2,7 @@
 function length, and the docs site (mkdocs build --strict)."""
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -229,7 +230,7 @@ LAUNCH_BUDGET: dict[str, int] = {
     "session": 2, "test_apart": 5, "test_asv": 5, "test_chips": 5, "test_cli": 84,
     "test_cluster": 17, "test_collectives": 7, "test_disk": 6, "test_edges": 3, "test_ending": 5,
     "test_faults": 17, "test_fits": 1, "test_history": 2, "test_ledger": 3, "test_links": 1,
-    "test_lint": 5, "test_load": 2, "test_messages": 5, "test_methods": 12,
+    "test_lint": 6, "test_load": 2, "test_messages": 5, "test_methods": 12,
     "test_multiprocess": 5, "test_package": 2, "test_pods": 5, "test_profile": 31,
     "test_programs": 3, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
     "test_selfbench": 3, "test_setup": 5, "test_tools": 1, "test_traces": 2, "test_training": 13,
@@ -285,29 +286,56 @@ def test_launch_budget_can_fail(request):
 
 
 
-def test_xdist_groups_a_module_whole_and_the_cluster_modules_together(request):
-    """The suite's scheduler puts two tests of one module in one work unit, and the
-    cluster modules (and those that start a job under mpirun or srun) in one; a plain
-    module is its own (pytest-xdist's own grouping is lost on pytest 9.2)."""
+PLANTED_CLUSTER_TEST = """
+import json, os, time
+import pytest
+
+{mark}
+def test_job(tmp_path_factory):
+    start = time.time()
+    time.sleep(1.5)
+    with open(os.environ["SPANS"], "a") as f:
+        f.write(json.dumps([start, time.time()]) + "\\n")
+"""
+
+
+def _cluster_spans(tmp_path: Path, mark: str) -> list[list[float]]:
+    """Two planted modules of one cluster-marked (or not) test each, run by pytest-xdist
+    as ``make test`` runs the suite (two workers): each test's start and end."""
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import _one_cluster_job_at_a_time  # noqa: F401\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  cluster: planted\n")
+    for name in ("test_a.py", "test_b.py"):
+        (tmp_path / name).write_text(PLANTED_CLUSTER_TEST.format(mark=mark))
+    spans = tmp_path / "spans.jsonl"
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, "SPANS": str(spans),
+                                            "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    return sorted(json.loads(line) for line in spans.read_text().splitlines())
+
+
+def test_cluster_tests_run_one_at_a_time_across_xdist_workers(tmp_path):
+    """Two modules' cluster-marked tests on two xdist workers (pytest-xdist's own
+    ``loadfile``) never overlap: they take one lock across the workers; unmarked, the same
+    two do overlap (the check can fail)."""
+    (first, second) = _cluster_spans(tmp_path, "@pytest.mark.cluster")
+    assert second[0] >= first[1] - 0.05, (first, second)
+    (tmp_path / "unmarked").mkdir()
+    (first, second) = _cluster_spans(tmp_path / "unmarked", "")
+    assert second[0] < first[1], (first, second)
+
+
+def test_the_workers_take_the_asv_module_first_then_the_largest(request):
+    """``make test`` runs pytest-xdist's own ``--dist loadfile`` in the order collected;
+    the suite orders it: the asv module first, then the modules with the most tests."""
     from types import SimpleNamespace
 
-    from tests.conftest import pytest_xdist_make_scheduler
-
-    config = SimpleNamespace(getvalue={"dist": "loadgroup", "tx": ["2*popen"]}.get,
-                             option=SimpleNamespace())
-    sched = pytest_xdist_make_scheduler(config, None)
-    scope = sched._split_scope
-    assert scope("tests/test_table.py::test_a") == scope("tests/test_table.py::test_b@x") \
-        == "tests/test_table.py"
-    assert scope("tests/test_cluster.py::t") == scope("tests/test_pods.py::t") \
-        == scope("tests/test_ending.py::t") == "cluster"
-    # a module that only names a launcher (a refused `podscale sbatch`) is its own
-    assert scope("tests/test_cli.py::t") == "tests/test_cli.py"
-    assert scope("tests/test_history.py::t") != scope("tests/test_table.py::t")
-    assert pytest_xdist_make_scheduler(SimpleNamespace(getvalue=lambda n: "load"), None) \
-        is None
-    # the workers take the asv group first, then the groups with the most tests
     from tests.conftest import in_schedule_order
+
+    assert "--dist loadfile --no-loadscope-reorder" in (ROOT / "Makefile").read_text()
 
     def item(nodeid: str, asv: bool = False) -> SimpleNamespace:
         return SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda m: asv and m == "asv")

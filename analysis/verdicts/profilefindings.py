@@ -45,7 +45,8 @@ KILLED = re.compile(r"process (\d+) killed by (SIG[A-Z0-9]+)")
 def _killed(error: str | None) -> tuple[list[str], int | None]:
     """The process a signal ended, said first, from the manifest's error (a killed process
     writes no end of its own; the others' failures that follow are its consequences)."""
-    m = KILLED.search(error or "")
+    error = error or ""
+    m = KILLED.search(error)
     if m is None:
         return [], None
     why = error[m.end():].split("; last output", 1)[0].strip(" ()")
