@@ -218,4 +218,5 @@ def test_bench_self_measures_the_chips_in_the_stages_that_can(monkeypatch, tmp_p
     assert given == {"methods": V5E_4, "scale": None}
     assert lines[0].endswith("on 4 TPU v5 lite chips ...") and \
         lines[1].endswith("(simulated hosts on the CPU) ...")
-    assert out["platform"] == {"chips": "4 TPU v5 lite chips", "on_chips": ["methods", "study"]}
+    assert out["platform"] == {"chips": "4 TPU v5 lite chips",
+                               "on_chips": ["methods", "study", "attach"]}

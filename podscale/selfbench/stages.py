@@ -29,7 +29,7 @@
   psum benchmarks flagged).
 
 ``--only STAGE,...`` runs some of them (:data:`podscale.selfbench.STAGE_NAMES`). On a
-machine with accelerator chips (``--platform``), ``methods`` and ``study`` measure one of
+machine with accelerator chips (``--platform``), ``methods``, ``study`` and ``attach`` measure
 them; the rest simulate hosts on the CPU, as each stage's heading says.
 """
 
