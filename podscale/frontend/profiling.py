@@ -75,9 +75,11 @@ def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
     from podscale.launch.admission import admit_processes
 
     check_script(script)
-    if launch.launcher != "local":
-        raise UsageError("podscale profile starts local processes; on a cluster, run "
-                         "`podscale attach` under its launcher")
+    if launch.launcher not in ("local", "ray"):
+        raise UsageError("podscale profile starts local processes or Ray actors; under "
+                         f"{launch.launcher}, run `podscale attach` under it")
+    if launch.launcher == "ray":
+        return  # the Ray cluster's room is the driver's to check, before any actor
     hosts = layout.hosts
     admit_processes(hosts, hosts * PROCESS_MB, force=force,
                     basis=f"{PROCESS_MB} MB per process before the program's own arrays")
@@ -109,7 +111,7 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     capture.check_port()  # before a run directory or a process: a port in use, one line
     _admit(script, layout, out, launch, force)
     run_dir = new_run_dir(out, name or run_name(script))
-    spec = {**script_spec(script, args, capture.step, "local"), **capture.figures,
+    spec = {**script_spec(script, args, capture.step, launch.launcher), **capture.figures,
             "rank_env": rank_env, "hosts": hosts, "slices": layout.slices,
             "devices_per_host": None if launch.own_devices and launch.chips is None
             else layout.devices_per_host,
@@ -118,16 +120,20 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
     watched = [path_of(run_dir, i) for i in range(hosts)]
+    extra = {**(env or {}), SUPERVISED: "1",
+             **({envnames.ARM_VARS: ",".join(env)} if env else {})}
+    label = f"{script.name} on {layout.key}"
     try:
         with lifecycle(run_dir, Manifest.new(run_dir.name, spec, [layout.key])):
-            run_local(layout, run_dir / "run.json", run_dir / rf.LOGS / layout.key,
-                      case_timeout=launch.case_timeout, port=launch.port, watched=watched,
-                      label=f"{script.name} on {layout.key}",
-                      program=Program(argv, _piped_stdin(), rank_env,
-                                      {**(env or {}), SUPERVISED: "1",
-                                       **({envnames.ARM_VARS: ",".join(env)} if env else {})},
-                                      launch.own_devices),
-                      chips=launch.chips)
+            if launch.launcher == "ray":
+                _on_ray(layout, run_dir, launch, argv, watched, label, extra)
+            else:
+                run_local(layout, run_dir / "run.json", run_dir / rf.LOGS / layout.key,
+                          case_timeout=launch.case_timeout, port=launch.port,
+                          watched=watched, label=label,
+                          program=Program(argv, _piped_stdin(), rank_env, extra,
+                                          launch.own_devices),
+                          chips=launch.chips)
     except WorkerFailed as exc:
         if exc.code is None or exc.code <= 0:
             raise WorkerFailed(f"{exc}; records so far kept in {run_dir}") from None
@@ -138,6 +144,19 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
         raise WorkerFailed(f"{script.name} on {layout.key}: {full}: the profile records "
                            f"stop where the disk filled; records so far kept in {run_dir}")
     return run_dir, 0
+
+
+def _on_ray(layout: Layout, run_dir: Path, launch: LaunchOptions, argv: list[str],
+            watched: list[Path], label: str, extra: dict[str, str]) -> None:
+    """The program under ``podscale attach`` on one Ray actor per host
+    (:mod:`podscale.launch.raydriver`): a simulated host keeps the program's own device
+    count where it asks for it."""
+    from podscale.launch.cluster import run_external
+
+    if launch.own_devices and launch.simulate_cpu:
+        extra = {**extra, envnames.CPU_DEVICES: envnames.PROGRAMS_OWN}
+    run_external(layout, run_dir / "run.json", run_dir / rf.LOGS / layout.key, launch,
+                 watched=watched, label=label, command=argv, env=extra)
 
 
 def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,

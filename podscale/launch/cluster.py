@@ -19,7 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from podscale.core import envnames
@@ -34,6 +34,7 @@ from podscale.launch.options import LAUNCHERS, LaunchOptions
 _SRUN_TAG = re.compile(r"^\s*(\d+): ?(.*)$")
 _MPI_FIRST = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]")
 _SRUN_FIRST = re.compile(r"task (\d+): (?:Exited|Killed|Terminated|Segmentation)")
+_RAY_FIRST = re.compile(r"^ray: process (\d+)\b", re.M)
 _ERROR = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception|Interrupt)|podscale: error)\b")
 
 
@@ -52,10 +53,13 @@ class LauncherProcess(Worker):
             text = self.log.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return self.kind, "(no output)"
-        first = _MPI_FIRST if self.kind == "mpirun" else _SRUN_FIRST
+        first = {"mpirun": _MPI_FIRST, "ray": _RAY_FIRST}.get(self.kind, _SRUN_FIRST)
         by_rank = split_by_rank(text, self.kind)
         m = first.search(text)
         rank = int(m.group(1)) if m else None
+        said = text[m.start():].splitlines()[0].strip()[:300] if m else ""
+        if self.kind == "ray" and "actor died" in said:  # its process said nothing of it
+            return f"process {rank}", said
         if rank not in by_rank:
             rank = max(by_rank, key=lambda r: len(by_rank[r]), default=None)
         if rank is None:  # no rank ever ran: the launcher's own refusal says why
@@ -109,6 +113,9 @@ def launcher_argv(launcher: str, hosts: int, extra: Sequence[str]) -> list[str]:
         return ["mpirun", "-np", str(hosts), "--tag-output", *extra]
     if launcher == "srun":
         return ["srun", "-n", str(hosts), "--kill-on-bad-exit=1", "--label", *extra]
+    if launcher == "ray":  # podscale's own driver: one Ray actor per host
+        return [sys.executable, "-m", "podscale.launch.raydriver", "--processes", str(hosts),
+                *extra, "--"]
     raise UsageError(f"unknown launcher {launcher!r} (known: {', '.join(LAUNCHERS)})")
 
 
@@ -131,21 +138,31 @@ def run_external(
     watched: Sequence[Path] = (),
     label: str | None = None,
     on_poll: Callable[[], None] | None = None,
+    command: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Run ``plan`` on ``layout.hosts`` processes started by ``options.launcher``."""
+    """Run ``plan`` on ``layout.hosts`` processes started by ``options.launcher``;
+    ``command`` (after the interpreter): what each runs instead of the worker on ``plan``
+    (``podscale profile``'s attach), with ``env`` on top of the launcher's environment."""
     launcher = options.launcher
-    if shutil.which(launcher) is None:
+    if launcher == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise UsageError("--launcher ray needs Ray installed: pip install 'podscale[ray]'")
+    elif shutil.which(launcher) is None:
         raise UsageError(f"launcher {launcher!r} not found on PATH")
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{launcher}.log"
-    argv = [*launcher_argv(launcher, layout.hosts, options.launcher_args),
-            sys.executable, "-m", "podscale.worker", str(plan)]
+    argv = [*launcher_argv(launcher, layout.hosts, options.launcher_args), sys.executable,
+            *(command or ("-m", "podscale.worker", str(plan)))]
     with log.open("w", encoding="utf-8") as fh:
         fh.write(f"# {shlex.join(argv)}\n")
         fh.flush()
         popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh,
                                  stderr=subprocess.STDOUT, start_new_session=True,
-                                 env=worker_env(layout, options.simulate_cpu))
+                                 env={**worker_env(layout, options.simulate_cpu),
+                                      **(env or {})})
     proc = LauncherProcess(0, popen, log)
     proc.kind = launcher
     try:

@@ -14,12 +14,13 @@ from podscale.core.errors import UsageError
 if TYPE_CHECKING:
     from podscale.launch.chips import Chips
 
-LAUNCHERS = ("local", "mpirun", "srun")
+LAUNCHERS = ("local", "mpirun", "srun", "ray")
 
 
 @dataclass(frozen=True)
 class LaunchOptions:
-    """``launcher`` (local processes, mpirun or srun) and its own ``launcher_args``;
+    """``launcher`` (local processes, mpirun, srun or a Ray cluster's actors) and its own
+    ``launcher_args``;
     ``simulate_cpu``: hosts simulated on CPU devices (gloo collectives); ``case_timeout``:
     seconds without progress before the run stops; ``port``: the coordinator's on
     127.0.0.1 (0: any free one); ``trace_dir``: where profiler traces go (None: no traced

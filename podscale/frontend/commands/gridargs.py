@@ -23,7 +23,7 @@ from podscale.core.case import (
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
 from podscale.frontend.commands.argtypes import check_elements, port, seconds
-from podscale.launch.options import LaunchOptions
+from podscale.launch.options import LAUNCHERS, LaunchOptions
 
 if TYPE_CHECKING:
     from podscale.frontend.actions import Prepared
@@ -227,11 +227,15 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
                    help="start even when the processes' estimated memory exceeds what this "
                         "machine has available (local launcher)")
-    p.add_argument("--launcher", choices=["local", "mpirun", "srun"], default="local",
+    p.add_argument("--launcher", choices=list(LAUNCHERS), default="local",
                    help="local: one process per simulated host on this machine; mpirun/srun: "
-                        "that launcher starts the workers, which auto-detect the cluster")
+                        "that launcher starts the workers, which auto-detect the cluster; "
+                        "ray: one Ray actor per host (RAY_ADDRESS's cluster, else a local "
+                        "one started and stopped for the run)")
     p.add_argument("--launcher-args", default="",
-                   help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"")
+                   help="extra words for mpirun/srun, e.g. \"--mca btl_tcp_if_include lo\"; "
+                        "for ray: --address A, --cpus-per-process C (default 1), "
+                        "--tpus-per-process T, --gpus-per-process G")
     p.add_argument("--platform", choices=["auto", "cpu", "tpu", "gpu"], default="auto",
                    help="auto: this machine's TPU or GPU chips where JAX finds them, else "
                         "hosts simulated on the CPU (with mpirun/srun: what the cluster's "

@@ -49,6 +49,13 @@ def register(sub: Subparsers) -> None:
                    help="the coordinator's port on 127.0.0.1 (0: any free one)")
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
+    p.add_argument("--launcher", choices=("local", "ray"), default="local",
+                   help="local: one process per host on this machine; ray: one Ray actor "
+                        "per host (RAY_ADDRESS's cluster, else a local one started and "
+                        "stopped for the run; the run folder must be shared)")
+    p.add_argument("--launcher-args", default="",
+                   help="for ray: --address A, --cpus-per-process C (default 1), "
+                        "--tpus-per-process T, --gpus-per-process G")
     p.add_argument("--rank-env", choices=("k8s", "slurm", "mpi"), default=None,
                    help="also give each process its rank as this launcher would "
                         "(JOB_COMPLETION_INDEX; SLURM_PROCID/NTASKS; OMPI_COMM_WORLD_RANK/"
@@ -92,14 +99,23 @@ def layout_of(args: argparse.Namespace) -> Layout:
 
 
 def launch_of(args: argparse.Namespace) -> LaunchOptions:
-    """The profiled processes' launch: local, with the command's timeout, port and
-    platform (this machine's chips, or simulated hosts)."""
+    """The profiled processes' launch: local processes or Ray actors, with the command's
+    timeout, port and platform (this machine's chips, or simulated hosts)."""
     from podscale.launch.options import LaunchOptions
     from podscale.launch.platform import choose
 
     if getattr(args, "launch", None) is None:  # chosen once: finding chips opens them
-        choice = choose(args.platform, "local")
-        args.launch = LaunchOptions(case_timeout=args.timeout, port=args.port,
+        import shlex
+
+        from podscale.core.errors import UsageError
+
+        choice = choose(args.platform, args.launcher)
+        try:
+            extra = tuple(shlex.split(args.launcher_args))
+        except ValueError as exc:
+            raise UsageError(f"bad --launcher-args: {exc}") from None
+        args.launch = LaunchOptions(launcher=args.launcher, launcher_args=extra,
+                                    case_timeout=args.timeout, port=args.port,
                                     simulate_cpu=choice.simulate_cpu, chips=choice.chips,
                                     note=choice.note,
                                     own_devices=args.devices_per_host is None)

@@ -1,0 +1,199 @@
+"""``--launcher ray``: the same command on one Ray actor per host, as mpirun or srun start it.
+
+Run by :func:`podscale.launch.cluster.run_external` as the launcher process::
+
+    python -m podscale.launch.raydriver --processes N [--address A] [--cpus-per-process C]
+        [--tpus-per-process T] [--gpus-per-process G] -- python -m podscale.worker PLAN
+
+It joins the Ray cluster at ``--address`` (else ``RAY_ADDRESS``; with neither it starts a
+local one and stops it after), refuses a cluster whose resources cannot hold N processes
+(one line, exit 2, before any actor starts), reserves a placement group of N bundles spread
+over the nodes, and starts one actor per bundle. Each actor runs the command with the
+variables a local launch gives (the coordinator on actor 0's node, the process index and
+count, its own pid as the lifeline) and its output tagged ``I: `` as srun's ``--label``
+does. The first process to fail, or an actor that dies, is named (``ray: process I ...``)
+and every other process is stopped; SIGTERM or SIGINT stops them all. The run folder is
+shared: the local machine, or a file system every node mounts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from podscale.core import envnames
+
+#: seconds between the driver's looks at its actors
+POLL_S = 0.2
+#: seconds to wait for the placement group (the cluster said it has room)
+PLACE_TIMEOUT_S = 120.0
+#: variables of the driver's a process gets (others are its node's own)
+FORWARDED = ("PODSCALE_", "JAX_", "XLA_", "TPU_", "MEGASCALE_", "NCCL_", "PYTHON")
+
+
+class Host:
+    """One host's process, in a Ray actor (decorated with ``ray.remote`` by :func:`main`)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.proc: subprocess.Popen | None = None
+        self.out = tempfile.NamedTemporaryFile(prefix=f"podscale-ray-{index}-", delete=False)
+        self.read = 0
+
+    def address(self) -> tuple[str, int]:
+        """This node's address and a port free on it (for the coordinator)."""
+        import ray
+
+        from podscale.core.ports import listen_port
+
+        ip = ray.util.get_node_ip_address()
+        return ip, listen_port(ip)
+
+    def start(self, argv: list[str], env: dict[str, str]) -> int:
+        full = {**os.environ, **env, envnames.PARENT_PID: str(os.getpid())}
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=subprocess.STDOUT, env=full,
+                                     start_new_session=True)
+        return self.proc.pid
+
+    def poll(self) -> tuple[str, int | None]:
+        """The output written since the last look, and the exit code (None: running)."""
+        code = self.proc.poll() if self.proc else None
+        with open(self.out.name, "rb") as fh:
+            fh.seek(self.read)
+            data = fh.read()
+        if code is None:  # a line being written stays for the next look
+            data = data[:data.rfind(b"\n") + 1]
+        self.read += len(data)
+        return data.decode("utf-8", "replace"), code
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                    self.proc.wait(timeout=2)
+                    break
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    continue
+        os.unlink(self.out.name)
+
+
+def _bundle(args: argparse.Namespace) -> dict[str, float]:
+    bundle = {"CPU": args.cpus_per_process}
+    if args.tpus_per_process:
+        bundle["TPU"] = args.tpus_per_process
+    if args.gpus_per_process:
+        bundle["GPU"] = args.gpus_per_process
+    return bundle
+
+
+def room(total: dict[str, float], bundle: dict[str, float], processes: int,
+         where: str) -> str | None:
+    """Why a cluster with ``total`` resources cannot hold ``processes`` bundles, or None."""
+    short = [f"{k} {total.get(k, 0):g} (needs {v * processes:g}: {v:g} per process)"
+             for k, v in bundle.items() if total.get(k, 0) + 1e-9 < v * processes]
+    return None if not short else (f"the Ray cluster {where} cannot hold {processes} "
+                                   f"processes: {', '.join(short)}")
+
+
+def _env(index: int, processes: int, coordinator: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED)}
+    env.update({envnames.NUM_PROCESSES: str(processes), envnames.PROCESS_ID: str(index)})
+    if processes > 1:
+        env[envnames.COORDINATOR] = coordinator
+    return env
+
+
+def _watch(ray: Any, actors: list, processes: int) -> int:
+    """Print each process's output as it comes; the first failure named, 1; else 0."""
+    done: set[int] = set()
+    while len(done) < processes:
+        for i, actor in enumerate(actors):
+            if i in done:
+                continue
+            try:
+                text, code = ray.get(actor.poll.remote(), timeout=60)
+            except Exception as exc:  # noqa: BLE001 - the actor died, or its node
+                print(f"ray: process {i}'s actor died ({type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", flush=True)
+                return 1
+            for line in text.splitlines():
+                print(f"{i}: {line}", flush=True)
+            if code is not None:
+                if code:
+                    from podscale.launch.exits import describe_exit
+
+                    print(f"ray: process {i} {describe_exit(code)}", flush=True)
+                    return 1
+                done.add(i)
+        time.sleep(POLL_S)
+    return 0
+
+
+def _stop(ray: Any, actors: list) -> None:
+    try:
+        ray.get([a.stop.remote() for a in actors], timeout=10)
+    except Exception:  # noqa: BLE001 - a dead actor's process went with it
+        pass
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="podscale-ray")
+    p.add_argument("--processes", type=int, required=True)
+    p.add_argument("--address", default=os.environ.get("RAY_ADDRESS"))
+    p.add_argument("--cpus-per-process", type=float, default=1.0)
+    p.add_argument("--tpus-per-process", type=float, default=0.0)
+    p.add_argument("--gpus-per-process", type=float, default=0.0)
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    if args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    import ray
+
+    def ended(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, ended)
+    signal.signal(signal.SIGINT, ended)
+    where = f"at {args.address}" if args.address else "started here"
+    import logging
+
+    ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.ERROR, configure_logging=False)
+    actors: list = []
+    try:
+        bundle = _bundle(args)
+        refused = room(ray.cluster_resources(), bundle, args.processes, where)
+        if refused:
+            print(f"podscale: error: {refused}", flush=True)
+            return 2
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        group = placement_group([bundle] * args.processes, strategy="SPREAD")
+        ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+        remote = ray.remote(Host)
+        actors = [remote.options(num_cpus=0, scheduling_strategy=PlacementGroupSchedulingStrategy(
+            group, placement_group_bundle_index=i)).remote(i) for i in range(args.processes)]
+        ip, port = ray.get(actors[0].address.remote())
+        ray.get([a.start.remote(args.command, _env(i, args.processes, f"{ip}:{port}"))
+                 for i, a in enumerate(actors)])
+        return _watch(ray, actors, args.processes)
+    finally:
+        _stop(ray, actors)
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
