@@ -7,6 +7,7 @@ process is left behind."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -128,3 +129,18 @@ def test_a_program_profiled_on_ray_actors_and_a_sigterm_ends_every_one(tmp_path)
     wait_for(lambda: not ray_processes(), timeout=10)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(run) not in ps, ps  # no attach of this run left
+
+
+def test_the_ray_launchers_words_are_checked_before_anything_starts():
+    """``--launcher-args`` for ray: an unknown option, a word that is no number, or
+    ``--processes`` (which ``--hosts`` says) is one line, before any process or folder."""
+    from podscale.core.errors import UsageError
+    from podscale.launch.options import LaunchOptions
+
+    for words, said in ((("--cpus", "2"), "unknown option '--cpus' (known: --processes"),
+                        (("--cpus-per-process", "lots"), "'lots' is not a number"),
+                        (("--processes", "3"), "--processes is podscale's (--hosts)")):
+        with pytest.raises(UsageError, match=re.escape(said)):
+            LaunchOptions(launcher="ray", launcher_args=words)
+    assert LaunchOptions(launcher="ray", launcher_args=("--address", "ray://h:1")).launcher \
+        == "ray"

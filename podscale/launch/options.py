@@ -59,6 +59,12 @@ class LaunchOptions:
         if not 0 <= self.port < 65536:
             raise UsageError(f"bad --coordinator-port {self.port}")
         object.__setattr__(self, "launcher_args", tuple(self.launcher_args))
+        if self.launcher == "ray":  # the driver's own words, checked before it starts
+            from podscale.launch.raydriver import parse
+
+            if "--processes" in self.launcher_args:
+                raise UsageError("--launcher-args: --processes is podscale's (--hosts)")
+            parse([*self.launcher_args, "--processes", "1", "--", "worker"])
         if self.chips is not None and (self.simulate_cpu or self.launcher != "local"):
             raise UsageError("a machine's own chips are measured by local processes only")
 

@@ -17,7 +17,6 @@ shared: the local machine, or a file system every node mounts."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -27,6 +26,8 @@ import time
 from typing import Any
 
 from podscale.core import envnames
+from podscale.core.errors import UsageError
+from podscale.core.lines import say
 
 #: seconds between the driver's looks at its actors
 POLL_S = 0.2
@@ -84,12 +85,46 @@ class Host:
         os.unlink(self.out.name)
 
 
-def _bundle(args: argparse.Namespace) -> dict[str, float]:
-    bundle = {"CPU": args.cpus_per_process}
-    if args.tpus_per_process:
-        bundle["TPU"] = args.tpus_per_process
-    if args.gpus_per_process:
-        bundle["GPU"] = args.gpus_per_process
+#: the driver's options (``--name value``, before ``--``) and their defaults
+OPTIONS: dict[str, float | str | None] = {
+    "processes": None, "address": None, "cpus-per-process": 1.0, "tpus-per-process": 0.0,
+    "gpus-per-process": 0.0}
+
+
+def parse(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The options (:data:`OPTIONS`; ``address`` defaults to ``RAY_ADDRESS``) and the
+    command after ``--``; a bad one is a :class:`UsageError` naming it."""
+    words, _, command = _split(argv)
+    got: dict[str, Any] = {**OPTIONS, "address": os.environ.get("RAY_ADDRESS")}
+    if len(words) % 2:
+        raise UsageError(f"ray launcher: options come in pairs, got {' '.join(words)!r}")
+    for name, value in zip(words[::2], words[1::2]):
+        key = name.removeprefix("--")
+        if not name.startswith("--") or key not in OPTIONS:
+            raise UsageError(f"ray launcher: unknown option {name!r} (known: "
+                             f"{', '.join('--' + k for k in OPTIONS)})")
+        try:
+            got[key] = value if key == "address" else float(value)
+        except ValueError:
+            raise UsageError(f"ray launcher: {name} {value!r} is not a number") from None
+    if got["processes"] is None or got["processes"] < 1 or not command:
+        raise UsageError("ray launcher: --processes N (>= 1) and a command after -- needed")
+    got["processes"] = int(got["processes"])
+    return got, command
+
+
+def _split(argv: list[str]) -> tuple[list[str], str, list[str]]:
+    if "--" not in argv:
+        return argv, "", []
+    i = argv.index("--")
+    return argv[:i], "--", argv[i + 1:]
+
+
+def _bundle(opts: dict[str, Any]) -> dict[str, float]:
+    bundle = {"CPU": float(opts["cpus-per-process"])}
+    for key, resource in (("tpus-per-process", "TPU"), ("gpus-per-process", "GPU")):
+        if opts[key]:
+            bundle[resource] = float(opts[key])
     return bundle
 
 
@@ -120,16 +155,16 @@ def _watch(ray: Any, actors: list, processes: int) -> int:
             try:
                 text, code = ray.get(actor.poll.remote(), timeout=60)
             except Exception as exc:  # noqa: BLE001 - the actor died, or its node
-                print(f"ray: process {i}'s actor died ({type(exc).__name__}: "
-                      f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", flush=True)
+                say(f"ray: process {i}'s actor died ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0][:200] if str(exc) else ''})")
                 return 1
-            for line in text.splitlines():
-                print(f"{i}: {line}", flush=True)
+            if text:
+                say("\n".join(f"{i}: {line}" for line in text.splitlines()))
             if code is not None:
                 if code:
                     from podscale.launch.exits import describe_exit
 
-                    print(f"ray: process {i} {describe_exit(code)}", flush=True)
+                    say(f"ray: process {i} {describe_exit(code)}")
                     return 1
                 done.add(i)
         time.sleep(POLL_S)
@@ -143,22 +178,14 @@ def _stop(ray: Any, actors: list) -> None:
         pass
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="podscale-ray")
-    p.add_argument("--processes", type=int, required=True)
-    p.add_argument("--address", default=os.environ.get("RAY_ADDRESS"))
-    p.add_argument("--cpus-per-process", type=float, default=1.0)
-    p.add_argument("--tpus-per-process", type=float, default=0.0)
-    p.add_argument("--gpus-per-process", type=float, default=0.0)
-    p.add_argument("command", nargs=argparse.REMAINDER)
-    args = p.parse_args(argv)
-    if args.command[:1] == ["--"]:
-        args.command = args.command[1:]
-    return args
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
+    try:
+        opts, command = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        say(f"podscale: error: {exc}")
+        return 2
+    import logging
+
     import ray
 
     def ended(signum: int, _frame: object) -> None:
@@ -166,30 +193,29 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, ended)
     signal.signal(signal.SIGINT, ended)
-    where = f"at {args.address}" if args.address else "started here"
-    import logging
-
-    ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False,
+    processes, address = opts["processes"], opts["address"]
+    where = f"at {address}" if address else "started here"
+    ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR, configure_logging=False)
     actors: list = []
     try:
-        bundle = _bundle(args)
-        refused = room(ray.cluster_resources(), bundle, args.processes, where)
+        bundle = _bundle(opts)
+        refused = room(ray.cluster_resources(), bundle, processes, where)
         if refused:
-            print(f"podscale: error: {refused}", flush=True)
+            say(f"podscale: error: {refused}")
             return 2
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        group = placement_group([bundle] * args.processes, strategy="SPREAD")
+        group = placement_group([bundle] * processes, strategy="SPREAD")
         ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
         remote = ray.remote(Host)
         actors = [remote.options(num_cpus=0, scheduling_strategy=PlacementGroupSchedulingStrategy(
-            group, placement_group_bundle_index=i)).remote(i) for i in range(args.processes)]
+            group, placement_group_bundle_index=i)).remote(i) for i in range(processes)]
         ip, port = ray.get(actors[0].address.remote())
-        ray.get([a.start.remote(args.command, _env(i, args.processes, f"{ip}:{port}"))
+        ray.get([a.start.remote(command, _env(i, processes, f"{ip}:{port}"))
                  for i, a in enumerate(actors)])
-        return _watch(ray, actors, args.processes)
+        return _watch(ray, actors, processes)
     finally:
         _stop(ray, actors)
         ray.shutdown()

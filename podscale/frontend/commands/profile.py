@@ -49,13 +49,7 @@ def register(sub: Subparsers) -> None:
                    help="the coordinator's port on 127.0.0.1 (0: any free one)")
     p.add_argument("--force", action="store_true",
                    help="start even when the processes would not fit in memory")
-    p.add_argument("--launcher", choices=("local", "ray"), default="local",
-                   help="local: one process per host on this machine; ray: one Ray actor "
-                        "per host (RAY_ADDRESS's cluster, else a local one started and "
-                        "stopped for the run; the run folder must be shared)")
-    p.add_argument("--launcher-args", default="",
-                   help="for ray: --address A, --cpus-per-process C (default 1), "
-                        "--tpus-per-process T, --gpus-per-process G")
+    _launcher_args(p)
     p.add_argument("--rank-env", choices=("k8s", "slurm", "mpi"), default=None,
                    help="also give each process its rank as this launcher would "
                         "(JOB_COMPLETION_INDEX; SLURM_PROCID/NTASKS; OMPI_COMM_WORLD_RANK/"
@@ -85,6 +79,16 @@ def register(sub: Subparsers) -> None:
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     p.set_defaults(func=run, own_options=sorted(
         {s for a in p._actions for s in a.option_strings if s.startswith("--")}))
+
+
+def _launcher_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--launcher", choices=("local", "ray"), default="local",
+                   help="local: one process per host on this machine; ray: one Ray actor "
+                        "per host (RAY_ADDRESS's cluster, else a local one started and "
+                        "stopped for the run; the run folder must be shared)")
+    p.add_argument("--launcher-args", default="",
+                   help="for ray: --address A, --cpus-per-process C (default 1), "
+                        "--tpus-per-process T, --gpus-per-process G")
 
 
 def layout_of(args: argparse.Namespace) -> Layout:
