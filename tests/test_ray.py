@@ -1,7 +1,7 @@
 """``--launcher ray`` on a real local Ray cluster (started and stopped by each run): 2
 simulated hosts x 2 devices as Ray actors, the same table and exact checks as the local
-launcher; a failing process and an actor killed from outside are named, the records so far
-kept; a cluster too small for the layout is refused before any actor starts; no Ray
+launcher, the run home through Ray's object store; a failing process and an actor killed
+from outside are named, the records so far kept; a cluster too small for the layout is refused before any actor starts; no Ray
 process is left behind."""
 
 from __future__ import annotations
@@ -34,8 +34,15 @@ def ray_processes() -> list[str]:
 
 
 def test_a_run_on_ray_actors_matches_the_local_table_and_leaves_no_ray_process(tmp_path):
-    res = podscale("run", "dot,psum", "--hosts", "2", *RAY, "--out", str(tmp_path))
+    """Each actor in its own copy of the run folder (``PODSCALE_RAY_SHIP=1``: as on a node
+    that does not share it), the plans shipped in and the records home through Ray's
+    object store; the other tests run in the shared folder."""
+    res = podscale("run", "dot,psum", "--hosts", "2", *RAY, "--out", str(tmp_path),
+                   env={**os.environ, "PODSCALE_RAY_SHIP": "1"})
     assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    said = (only_run(tmp_path) / "logs" / "h2xd2" / "ray.log").read_text()
+    for i in (0, 1):  # its records file, written in its copy and nowhere else
+        assert f"ray: process {i}'s copy of the run folder came home: 1 file(s)" in said, said
     assert "Exact checks         : 4 of 4 cases" in res.stdout, res.stdout
     from podscale.analysis import load_run
 
@@ -139,7 +146,8 @@ def test_the_ray_launchers_words_are_checked_before_anything_starts():
 
     for words, said in ((("--cpus", "2"), "unknown option '--cpus' (known: --processes"),
                         (("--cpus-per-process", "lots"), "'lots' is not a number"),
-                        (("--processes", "3"), "--processes is podscale's (--hosts)")):
+                        (("--processes", "3"), "--processes is podscale's (--hosts)"),
+                        (("--home", "/x"), "--home is podscale's (--out)")):
         with pytest.raises(UsageError, match=re.escape(said)):
             LaunchOptions(launcher="ray", launcher_args=words)
     assert LaunchOptions(launcher="ray", launcher_args=("--address", "ray://h:1")).launcher \

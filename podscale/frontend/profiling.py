@@ -156,7 +156,7 @@ def _on_ray(layout: Layout, run_dir: Path, launch: LaunchOptions, argv: list[str
     if launch.own_devices and launch.simulate_cpu:
         extra = {**extra, envnames.CPU_DEVICES: envnames.PROGRAMS_OWN}
     run_external(layout, run_dir / "run.json", run_dir / rf.LOGS / layout.key, launch,
-                 watched=watched, label=label, command=argv, env=extra)
+                 watched=watched, label=label, command=argv, env=extra, home=run_dir)
 
 
 def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,

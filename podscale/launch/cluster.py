@@ -140,10 +140,12 @@ def run_external(
     on_poll: Callable[[], None] | None = None,
     command: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    home: Path | None = None,
 ) -> list[Path]:
     """Run ``plan`` on ``layout.hosts`` processes started by ``options.launcher``;
     ``command`` (after the interpreter): what each runs instead of the worker on ``plan``
-    (``podscale profile``'s attach), with ``env`` on top of the launcher's environment."""
+    (``podscale profile``'s attach), with ``env`` on top of the launcher's environment;
+    ``home``: the run folder (Ray ships it to an actor whose node does not share it)."""
     launcher = options.launcher
     if launcher == "ray":
         import importlib.util
@@ -154,8 +156,10 @@ def run_external(
         raise UsageError(f"launcher {launcher!r} not found on PATH")
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{launcher}.log"
-    argv = [*launcher_argv(launcher, layout.hosts, options.launcher_args), sys.executable,
-            *(command or ("-m", "podscale.worker", str(plan)))]
+    extra = (*options.launcher_args,
+             *(("--home", str(home.resolve())) if launcher == "ray" and home else ()))
+    argv = [*launcher_argv(launcher, layout.hosts, extra), sys.executable,
+            *(command or ("-m", "podscale.worker", str(plan.resolve())))]
     with log.open("w", encoding="utf-8") as fh:
         fh.write(f"# {shlex.join(argv)}\n")
         fh.flush()

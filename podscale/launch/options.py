@@ -62,8 +62,9 @@ class LaunchOptions:
         if self.launcher == "ray":  # the driver's own words, checked before it starts
             from podscale.launch.raydriver import parse
 
-            if "--processes" in self.launcher_args:
-                raise UsageError("--launcher-args: --processes is podscale's (--hosts)")
+            for own, says in (("--processes", "--hosts"), ("--home", "--out")):
+                if own in self.launcher_args:
+                    raise UsageError(f"--launcher-args: {own} is podscale's ({says})")
             parse([*self.launcher_args, "--processes", "1", "--", "worker"])
         if self.chips is not None and (self.simulate_cpu or self.launcher != "local"):
             raise UsageError("a machine's own chips are measured by local processes only")

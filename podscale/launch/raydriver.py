@@ -2,8 +2,9 @@
 
 Run by :func:`podscale.launch.cluster.run_external` as the launcher process::
 
-    python -m podscale.launch.raydriver --processes N [--address A] [--cpus-per-process C]
-        [--tpus-per-process T] [--gpus-per-process G] -- python -m podscale.worker PLAN
+    python -m podscale.launch.raydriver --processes N [--address A] [--home RUN_DIR]
+        [--cpus-per-process C] [--tpus-per-process T] [--gpus-per-process G]
+        -- python -m podscale.worker PLAN
 
 It joins the Ray cluster at ``--address`` (else ``RAY_ADDRESS``; with neither it starts a
 local one and stops it after), refuses a cluster whose resources cannot hold N processes
@@ -12,17 +13,17 @@ over the nodes, and starts one actor per bundle. Each actor runs the command wit
 variables a local launch gives (the coordinator on actor 0's node, the process index and
 count, its own pid as the lifeline) and its output tagged ``I: `` as srun's ``--label``
 does. The first process to fail, or an actor that dies, is named (``ray: process I ...``)
-and every other process is stopped; SIGTERM or SIGINT stops them all. The run folder is
-shared: the local machine, or a file system every node mounts."""
+and every other process is stopped; SIGTERM or SIGINT stops them all. An actor on a node
+that does not share the run folder (``--home``) runs in its own copy of it, shipped in
+and back through Ray's object store (:mod:`.rayhost`)."""
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from podscale.core import envnames
@@ -35,60 +36,17 @@ POLL_S = 0.2
 PLACE_TIMEOUT_S = 120.0
 #: variables of the driver's a process gets (others are its node's own)
 FORWARDED = ("PODSCALE_", "JAX_", "XLA_", "TPU_", "MEGASCALE_", "NCCL_", "PYTHON")
-
-
-class Host:
-    """One host's process, in a Ray actor (decorated with ``ray.remote`` by :func:`main`)."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.proc: subprocess.Popen | None = None
-        self.out = tempfile.NamedTemporaryFile(prefix=f"podscale-ray-{index}-", delete=False)
-        self.read = 0
-
-    def address(self) -> tuple[str, int]:
-        """This node's address and a port free on it (for the coordinator)."""
-        import ray
-
-        from podscale.core.ports import listen_port
-
-        ip = ray.util.get_node_ip_address()
-        return ip, listen_port(ip)
-
-    def start(self, argv: list[str], env: dict[str, str]) -> int:
-        full = {**os.environ, **env, envnames.PARENT_PID: str(os.getpid())}
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=subprocess.STDOUT, env=full,
-                                     start_new_session=True)
-        return self.proc.pid
-
-    def poll(self) -> tuple[str, int | None]:
-        """The output written since the last look, and the exit code (None: running)."""
-        code = self.proc.poll() if self.proc else None
-        with open(self.out.name, "rb") as fh:
-            fh.seek(self.read)
-            data = fh.read()
-        if code is None:  # a line being written stays for the next look
-            data = data[:data.rfind(b"\n") + 1]
-        self.read += len(data)
-        return data.decode("utf-8", "replace"), code
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                    self.proc.wait(timeout=2)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
-        os.unlink(self.out.name)
+#: ``1``: every actor runs in its own copy of the run folder, shipped both ways through
+#: Ray's object store, as on a node that does not share the folder (tests, on one machine)
+SHIP = "PODSCALE_RAY_SHIP"
 
 
 #: the driver's options (``--name value``, before ``--``) and their defaults
 OPTIONS: dict[str, float | str | None] = {
     "processes": None, "address": None, "cpus-per-process": 1.0, "tpus-per-process": 0.0,
-    "gpus-per-process": 0.0}
+    "gpus-per-process": 0.0, "home": None}
+#: the options that are words, not numbers
+WORDS = ("address", "home")
 
 
 def parse(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -104,7 +62,7 @@ def parse(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
             raise UsageError(f"ray launcher: unknown option {name!r} (known: "
                              f"{', '.join('--' + k for k in OPTIONS)})")
         try:
-            got[key] = value if key == "address" else float(value)
+            got[key] = value if key in WORDS else float(value)
         except ValueError:
             raise UsageError(f"ray launcher: {name} {value!r} is not a number") from None
     if got["processes"] is None or got["processes"] < 1 or not command:
@@ -171,11 +129,38 @@ def _watch(ray: Any, actors: list, processes: int) -> int:
     return 0
 
 
-def _stop(ray: Any, actors: list) -> None:
+def _stop(ray: Any, actors: list, home: str | None) -> None:
+    """Stop every process; bring home what those in a copy of the run folder wrote."""
     try:
         ray.get([a.stop.remote() for a in actors], timeout=10)
     except Exception:  # noqa: BLE001 - a dead actor's process went with it
         pass
+    for i, actor in enumerate(actors):
+        try:
+            data = ray.get(actor.collect.remote(), timeout=120)
+        except Exception:  # noqa: BLE001 - a dead actor's copy is lost with its node
+            continue
+        if data is not None and home:
+            from podscale.launch.rayhost import unpack
+
+            say(f"ray: process {i}'s copy of the run folder came home: "
+                f"{unpack(data, Path(home))} file(s)")
+
+
+def _start(ray: Any, actors: list, command: list[str], home: str | None) -> None:
+    """Start each actor's process: in the shared run folder, or (an actor on another node
+    than this driver's, or :data:`SHIP`) in its own copy of it, shipped in."""
+    from podscale.launch.rayhost import KEPT, pack
+
+    ip, port = ray.get(actors[0].address.remote())
+    here = ray.get_runtime_context().get_node_id()
+    nodes = ray.get([a.node.remote() for a in actors])
+    shipped = pack(Path(home), leave=tuple(n for n in os.listdir(home) if n not in KEPT)) \
+        if home and Path(home).is_dir() else None
+    forced = os.environ.get(SHIP) == "1"
+    ray.get([a.start.remote(command, _env(i, len(actors), f"{ip}:{port}"), home,
+                            shipped if forced or node != here else None)
+             for i, (a, node) in enumerate(zip(actors, nodes))])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, ended)
     signal.signal(signal.SIGINT, ended)
-    processes, address = opts["processes"], opts["address"]
+    processes, address, home = opts["processes"], opts["address"], opts["home"]
     where = f"at {address}" if address else "started here"
     ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR, configure_logging=False)
@@ -207,17 +192,17 @@ def main(argv: list[str] | None = None) -> int:
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+        from podscale.launch.rayhost import Host
+
         group = placement_group([bundle] * processes, strategy="SPREAD")
         ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
         remote = ray.remote(Host)
         actors = [remote.options(num_cpus=0, scheduling_strategy=PlacementGroupSchedulingStrategy(
             group, placement_group_bundle_index=i)).remote(i) for i in range(processes)]
-        ip, port = ray.get(actors[0].address.remote())
-        ray.get([a.start.remote(command, _env(i, processes, f"{ip}:{port}"))
-                 for i, a in enumerate(actors)])
+        _start(ray, actors, command, home)
         return _watch(ray, actors, processes)
     finally:
-        _stop(ray, actors)
+        _stop(ray, actors, home)
         ray.shutdown()
 
 

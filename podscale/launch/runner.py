@@ -179,6 +179,6 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
                   watched=watched, label=label, on_poll=bar.poll, chips=options.chips)
     else:
         run_external(launched, path, logs, options, watched=watched, label=label,
-                     on_poll=bar.poll)
+                     on_poll=bar.poll, home=run_dir)
     bar.poll()
     bar.say(f"#   done in {time.monotonic() - started:.1f}s")

@@ -85,7 +85,7 @@ def _launcher_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--launcher", choices=("local", "ray"), default="local",
                    help="local: one process per host on this machine; ray: one Ray actor "
                         "per host (RAY_ADDRESS's cluster, else a local one started and "
-                        "stopped for the run; the run folder must be shared)")
+                        "stopped for the run)")
     p.add_argument("--launcher-args", default="",
                    help="for ray: --address A, --cpus-per-process C (default 1), "
                         "--tpus-per-process T, --gpus-per-process G")
