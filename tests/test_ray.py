@@ -1,8 +1,8 @@
 """``--launcher ray`` on a real local Ray cluster (started and stopped by each run): 2
 simulated hosts x 2 devices as Ray actors, the same table and exact checks as the local
 launcher, the run home through Ray's object store; a failing process and an actor killed
-from outside are named, the records so far kept; a cluster too small for the layout is refused before any actor starts; no Ray
-process is left behind."""
+from outside are named, the records so far kept; a cluster too small for the layout is
+refused before any actor starts; no Ray process is left behind."""
 
 from __future__ import annotations
 
