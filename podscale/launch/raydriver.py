@@ -195,7 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         from podscale.launch.rayhost import Host
 
         group = placement_group([bundle] * processes, strategy="SPREAD")
-        ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+        try:
+            ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:  # room in total, none left per node
+            say(f"podscale: error: the Ray cluster {where} placed no {processes} bundles of "
+                f"{bundle} within {PLACE_TIMEOUT_S:g} s (its resources are in use, or "
+                "split across nodes)")
+            return 2
         remote = ray.remote(Host)
         actors = [remote.options(num_cpus=0, scheduling_strategy=PlacementGroupSchedulingStrategy(
             group, placement_group_bundle_index=i)).remote(i) for i in range(processes)]
