@@ -166,8 +166,8 @@ def test_the_end_after_the_last_case_is_no_case_either(tmp_path):
     """Process 1 lingers 5 s after its last case (planted, before the job's end), beyond a
     2 s case timeout: every case is done, the end is no case, and the run completes (it
     failed with exit 3, both processes "done, 0 wrong"). One that lingers past the case
-    timeout and the join's 2 s together is stopped then (at 4 s, before the planted 10 s),
-    said as an end that hangs."""
+    timeout and the join's 6 s together is stopped then (at 8 s, before the planted 20 s),
+    said as an end that hangs (a join's 2 s was once too few beside three busy workers)."""
     grid = ["run", "dot", "--hosts", "2", "--devices-per-host", "1", "--sizes", "4K",
             "--iters", "2", "--rounds", "1", "--variants", "shard_map", "--case-timeout", "2"]
     res = podscale(*grid, "--out", str(tmp_path / "slow"),
@@ -175,10 +175,10 @@ def test_the_end_after_the_last_case_is_no_case_either(tmp_path):
     assert res.returncode == 0, res.stderr
     assert read_manifest(only_run(tmp_path / "slow")).status == "complete"
     res = podscale(*grid, "--out", str(tmp_path / "stuck"),
-                   env={**os.environ, "PODSCALE_FAULT": "linger=10@1:*",
-                        "PODSCALE_INIT_TIMEOUT": "2"})
-    assert res.returncode == 3 and "no progress for 4s after every process finished its " \
-        "cases (case timeout 2s + PODSCALE_INIT_TIMEOUT 2s)" in res.stderr, res.stderr
+                   env={**os.environ, "PODSCALE_FAULT": "linger=20@1:*",
+                        "PODSCALE_INIT_TIMEOUT": "6"})
+    assert res.returncode == 3 and "no progress for 8s after every process finished its " \
+        "cases (case timeout 2s + PODSCALE_INIT_TIMEOUT 6s)" in res.stderr, res.stderr
 
 
 def test_ctrl_c_shuts_down_cleanly(tmp_path):

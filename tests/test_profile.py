@@ -146,8 +146,8 @@ def test_each_window_opens_in_xprof_and_as_one_perfetto_timeline(which, request)
     XProf tool opens the session with one task per process, each trace is stamped with
     what made it, and ``podscale trace`` writes the window as one Perfetto archive whose
     manifest pins each process's trace by podscale's clock offsets: on the merged clock no
-    process's all-reduce ends before the last process has started it (within 1 ms; the
-    planted 52 ms would break it)."""
+    process's all-reduce ends before the last process has started it (within 1 ms and the
+    run's stated clock residual; the planted 52 ms would break it)."""
     import zipfile
 
     import jax
@@ -185,9 +185,13 @@ def test_each_window_opens_in_xprof_and_as_one_perfetto_timeline(which, request)
                               for e in trace["traceEvents"]
                               if e.get("ph") == "X" and e.get("name") == "all-reduce")
     assert len({len(s) for s in spans.values()}) == 1 and len(spans[0]) >= 2, spans
+    # within the run's own stated alignment (each offset to process 0 within its residual:
+    # two processes' within twice it), and 1 ms; a loaded machine's round trips run long
+    slack = 1000 + 2 * load_profile(run_dir).clock_residual_s * 1e6
+    assert slack < 20_000, slack  # the planted 52 ms still breaks it
     for k in range(len(spans[0])):  # the k-th all-reduce of every process: one collective
         started = max(s[k][0] for s in spans.values())
-        assert started <= min(s[k][1] for s in spans.values()) + 1000, (k, spans)
+        assert started <= min(s[k][1] for s in spans.values()) + slack, (k, slack, spans)
     _perfetto_imports(archive, sum(opened["events"]))
 
 

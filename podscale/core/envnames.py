@@ -24,14 +24,15 @@ HANG_AUTO_MIN_S = "PODSCALE_HANG_AUTO_MIN_S"
 ACCELERATORS = "PODSCALE_ACCELERATORS"
 ASV_PLATFORM = "PODSCALE_ASV_PLATFORM"
 ARM_VARS = "PODSCALE_ARM_VARS"
+RAY_SHIP = "PODSCALE_RAY_SHIP"
 
 #: name: (who sets it, what it says)
 VARIABLES: dict[str, tuple[str, str]] = {
     CPU_DEVICES: ("local launcher", "simulate this many CPU devices per process, with gloo "
                   "collectives"),
-    COORDINATOR: ("local launcher", "the coordinator's host:port it chose"),
-    NUM_PROCESSES: ("local launcher", "the job's process count"),
-    PROCESS_ID: ("local launcher", "this process's index"),
+    COORDINATOR: ("local launcher, ray", "the coordinator's host:port it chose"),
+    NUM_PROCESSES: ("local launcher, ray", "the job's process count"),
+    PROCESS_ID: ("local launcher, ray", "this process's index"),
     CLUSTER: ("mpirun, srun, generated jobs", "auto: join the cluster JAX detects (mpirun, "
               "srun, a TPU pod, Kubernetes)"),
     PARENT_PID: ("local launcher", "the launcher's pid: the process dies with it (the "
@@ -52,6 +53,9 @@ VARIABLES: dict[str, tuple[str, str]] = {
                    "the chips found, else the CPU) or cpu"),
     ARM_VARS: ("podscale profile's A/B", "the variables an arm sets, which a profiled "
                "process reports as it ran with them (a program may replace them)"),
+    RAY_SHIP: ("tests", "1: under --launcher ray every actor runs in its own copy of the "
+               "run folder, shipped through Ray's object store, as on a node that does not "
+               "share it"),
 }
 
 OWNED = (CLUSTER, COORDINATOR, CPU_DEVICES, NUM_PROCESSES, PARENT_PID, PROCESS_ID,

@@ -38,7 +38,7 @@ PLACE_TIMEOUT_S = 120.0
 FORWARDED = ("PODSCALE_", "JAX_", "XLA_", "TPU_", "MEGASCALE_", "NCCL_", "PYTHON")
 #: ``1``: every actor runs in its own copy of the run folder, shipped both ways through
 #: Ray's object store, as on a node that does not share the folder (tests, on one machine)
-SHIP = "PODSCALE_RAY_SHIP"
+SHIP = envnames.RAY_SHIP
 
 
 #: the driver's options (``--name value``, before ``--``) and their defaults
