@@ -48,7 +48,8 @@ class Host:
     def __init__(self, index: int) -> None:
         self.index = index
         self.proc: subprocess.Popen | None = None
-        self.out = tempfile.NamedTemporaryFile(prefix=f"podscale-ray-{index}-", delete=False)
+        # unnamed: gone with the last process that holds it, an actor killed included
+        self.out = tempfile.TemporaryFile(prefix=f"podscale-ray-{index}-")
         self.read = 0
         self.own: Path | None = None  # this node's copy of the run folder, where shipped
 
@@ -85,9 +86,9 @@ class Host:
     def poll(self) -> tuple[str, int | None]:
         """The output written since the last look, and the exit code (None: running)."""
         code = self.proc.poll() if self.proc else None
-        with open(self.out.name, "rb") as fh:
-            fh.seek(self.read)
-            data = fh.read()
+        data = b""
+        while chunk := os.pread(self.out.fileno(), 1 << 20, self.read + len(data)):
+            data += chunk
         if code is None:  # a line being written stays for the next look
             data = data[:data.rfind(b"\n") + 1]
         self.read += len(data)
@@ -107,7 +108,7 @@ class Host:
     def collect(self) -> bytes | None:
         """What the process wrote in this node's copy of the run folder (None: it wrote
         in the shared one); the copy and the output are removed."""
-        os.unlink(self.out.name)
+        self.out.close()
         if self.own is None:
             return None
         data = pack(self.own, leave=KEPT)
