@@ -41,7 +41,7 @@ def shared_once(tmp_path_factory, name: str, make) -> Path:
 
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return make(tmp_path_factory.mktemp(name))
-    session = tmp_path_factory.getbasetemp().parent  # the workers' folders are in it
+    session = session_folder(tmp_path_factory)
     made = session / f"{name}.path"
     with open(session / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -90,9 +90,15 @@ def _one_cluster_job_at_a_time(request, tmp_path_factory):
 
 
 def cluster_lock(tmp_path_factory) -> Path:
-    """The session's cluster lock file (the workers' folders' parent, under xdist)."""
+    """The session's cluster lock file."""
+    return session_folder(tmp_path_factory) / "cluster.lock"
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """The folder every xdist worker of the session shares (the workers' folders are in
+    it); without xdist, the session's own."""
     base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cluster.lock"
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def in_schedule_order(items: list) -> list:

@@ -57,9 +57,10 @@ class LauncherProcess(Worker):
         by_rank = split_by_rank(text, self.kind)
         m = first.search(text)
         rank = int(m.group(1)) if m else None
-        said = text[m.start():].splitlines()[0].strip()[:300] if m else ""
-        if self.kind == "ray" and "actor died" in said:  # its process said nothing of it
-            return f"process {rank}", said
+        if self.kind == "ray" and m is not None:  # an actor that died said nothing of it
+            said = text[m.start():].splitlines()[0].strip()[:300]
+            if "actor died" in said:
+                return f"process {rank}", said
         if rank not in by_rank:
             rank = max(by_rank, key=lambda r: len(by_rank[r]), default=None)
         if rank is None:  # no rank ever ran: the launcher's own refusal says why

@@ -52,7 +52,8 @@ WORDS = ("address", "home")
 def parse(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The options (:data:`OPTIONS`; ``address`` defaults to ``RAY_ADDRESS``) and the
     command after ``--``; a bad one is a :class:`UsageError` naming it."""
-    words, _, command = _split(argv)
+    words, command = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
+        if "--" in argv else (argv, [])
     got: dict[str, Any] = {**OPTIONS, "address": os.environ.get("RAY_ADDRESS")}
     if len(words) % 2:
         raise UsageError(f"ray launcher: options come in pairs, got {' '.join(words)!r}")
@@ -69,13 +70,6 @@ def parse(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
         raise UsageError("ray launcher: --processes N (>= 1) and a command after -- needed")
     got["processes"] = int(got["processes"])
     return got, command
-
-
-def _split(argv: list[str]) -> tuple[list[str], str, list[str]]:
-    if "--" not in argv:
-        return argv, "", []
-    i = argv.index("--")
-    return argv[:i], "--", argv[i + 1:]
 
 
 def _bundle(opts: dict[str, Any]) -> dict[str, float]:
@@ -154,13 +148,13 @@ def _start(ray: Any, actors: list, command: list[str], home: str | None) -> None
 
     ip, port = ray.get(actors[0].address.remote())
     here = ray.get_runtime_context().get_node_id()
-    nodes = ray.get([a.node.remote() for a in actors])
-    shipped = pack(Path(home), leave=tuple(n for n in os.listdir(home) if n not in KEPT)) \
-        if home and Path(home).is_dir() else None
     forced = os.environ.get(SHIP) == "1"
+    apart = [forced or node != here for node in ray.get([a.node.remote() for a in actors])]
+    shipped = pack(Path(home), leave=tuple(n for n in os.listdir(home) if n not in KEPT)) \
+        if home and Path(home).is_dir() and any(apart) else None
     ray.get([a.start.remote(command, _env(i, len(actors), f"{ip}:{port}"), home,
-                            shipped if forced or node != here else None)
-             for i, (a, node) in enumerate(zip(actors, nodes))])
+                            shipped if away else None)
+             for i, (a, away) in enumerate(zip(actors, apart))])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -95,15 +94,11 @@ class Host:
         return data.decode("utf-8", "replace"), code
 
     def stop(self) -> None:
-        """End the process (its group), if it runs."""
+        """End the process (its group), if it runs: as the local supervisor ends its own."""
         if self.proc is not None and self.proc.poll() is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                    self.proc.wait(timeout=2)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
+            from podscale.launch.local import Worker, terminate
+
+            terminate([Worker(self.index, self.proc, Path(os.devnull))])
 
     def collect(self) -> bytes | None:
         """What the process wrote in this node's copy of the run folder (None: it wrote

@@ -40,3 +40,13 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"must be 0 (any free port) to 65535, got {text}")
     return value
+
+
+def launcher_words(text: str) -> tuple[str, ...]:
+    """``--launcher-args``' words, split as a shell would; a bad quote is one line."""
+    import shlex
+
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(f"bad --launcher-args: {exc}") from None

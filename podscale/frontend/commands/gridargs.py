@@ -22,7 +22,12 @@ from podscale.core.case import (
 )
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
-from podscale.frontend.commands.argtypes import check_elements, port, seconds
+from podscale.frontend.commands.argtypes import (
+    check_elements,
+    launcher_words,
+    port,
+    seconds,
+)
 from podscale.launch.options import LAUNCHERS, LaunchOptions
 
 if TYPE_CHECKING:
@@ -36,18 +41,13 @@ GRID_DEFAULTS = defaults.GRID
 def launch_options(args: argparse.Namespace, **fields: Any) -> LaunchOptions:
     """The command line's :class:`LaunchOptions` (validated), with ``fields`` set; the
     platform chosen once per command (finding chips opens them)."""
-    import shlex
-
     from podscale.launch.platform import choose
 
     if getattr(args, "platform_choice", None) is None:
         args.platform_choice = choose(args.platform, args.launcher)
     choice = args.platform_choice
-    try:
-        extra = shlex.split(args.launcher_args)
-    except ValueError as exc:
-        raise UsageError(f"bad --launcher-args: {exc}") from None
-    return LaunchOptions(launcher=args.launcher, launcher_args=tuple(extra),
+    return LaunchOptions(launcher=args.launcher,
+                         launcher_args=launcher_words(args.launcher_args),
                          simulate_cpu=choice.simulate_cpu, chips=choice.chips,
                          note=choice.note, case_timeout=args.case_timeout,
                          port=getattr(args, "coordinator_port", 0), **fields)

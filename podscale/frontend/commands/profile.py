@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from podscale.core import defaults
 from podscale.frontend.commands import Subparsers
-from podscale.frontend.commands.argtypes import port, seconds
+from podscale.frontend.commands.argtypes import launcher_words, port, seconds
 
 if TYPE_CHECKING:
     from podscale.core.case import Layout
@@ -109,16 +109,9 @@ def launch_of(args: argparse.Namespace) -> LaunchOptions:
     from podscale.launch.platform import choose
 
     if getattr(args, "launch", None) is None:  # chosen once: finding chips opens them
-        import shlex
-
-        from podscale.core.errors import UsageError
-
         choice = choose(args.platform, args.launcher)
-        try:
-            extra = tuple(shlex.split(args.launcher_args))
-        except ValueError as exc:
-            raise UsageError(f"bad --launcher-args: {exc}") from None
-        args.launch = LaunchOptions(launcher=args.launcher, launcher_args=extra,
+        args.launch = LaunchOptions(launcher=args.launcher,
+                                    launcher_args=launcher_words(args.launcher_args),
                                     case_timeout=args.timeout, port=args.port,
                                     simulate_cpu=choice.simulate_cpu, chips=choice.chips,
                                     note=choice.note,
