@@ -47,24 +47,27 @@ def test_types_check(installed):
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-def test_a_misspelt_profile_record_kind_fails_the_type_check(installed, tmp_path):
-    """A profile line's kind is a Literal of the declared kinds (#66): mypy fails on a
-    misspelt one at a write site, and the Literal holds every declared kind, no more."""
-    from typing import get_args
+def test_a_misspelt_profile_line_fails_the_type_check(installed, tmp_path):
+    """Each kind of profile line is a TypedDict with a Literal kind (#66): mypy fails on a
+    misspelt kind, a misspelt field and a missing one at a write site; the reader's kinds
+    are exactly the declared ones."""
+    from podscale.core.profilelines import DECLARED, kind_of
+    from podscale.core.profilerecord import KINDS
 
-    from podscale.core.profilerecord import KINDS, KindName
-
-    assert get_args(KindName) == tuple(KINDS)
+    assert sorted(KINDS) == sorted(kind_of(d) for d in DECLARED)
     (tmp_path / "m.py").write_text(
         "from podscale.core.profilerecord import record\n"
-        "record('stpe', name='x')\n"
-        "record('step', name='x', num=1, seqs=[], enter=0.0, exit=1.0)\n")
+        "record({'kind': 'stpe', 'name': 'x'})\n"
+        "record({'kind': 'step', 'name': 'x', 'num': 1, 'seqs': [], 'enter': 0.0, 'exit': 1.0})\n"
+        "record({'kind': 'end', 'end': 1.0, 'exit_code': 1, 'eror': 'x'})\n"
+        "record({'kind': 'silent', 'from': 1.0})\n")
     res = subprocess.run([tool("mypy"), "--follow-imports=silent", "--cache-dir",
                           str(tmp_path / "cache"), str(tmp_path / "m.py")],
                          capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "MYPYPATH": str(installed)})
-    assert res.returncode == 1 and res.stdout.count("error:") == 1, res.stdout
-    assert "m.py:2" in res.stdout and "stpe" in res.stdout, res.stdout
+    assert res.returncode == 1 and res.stdout.count("error:") == 3, res.stdout
+    assert [f"m.py:{n}" in res.stdout for n in (2, 3, 4, 5)] == [True, False, True, True], \
+        res.stdout
 
 
 def functions(roots: list[Path]) -> Iterator[tuple[Path, ast.FunctionDef]]:

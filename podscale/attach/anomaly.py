@@ -232,8 +232,8 @@ class Anomalies:
             try:
                 self._capture(int(step), int(by))
             except Exception as exc:  # noqa: BLE001 - the program runs on regardless
-                self.emit(record("capture_failed", trigger=[int(step), int(by)],
-                                 error=f"{type(exc).__name__}: {exc}"))
+                self.emit(record({"kind": "capture_failed", "trigger": [int(step), int(by)],
+                                  "error": f"{type(exc).__name__}: {exc}"}))
             with self.episodes.lock:
                 self.episodes.captured(self._steps_seen())
 
@@ -263,15 +263,17 @@ class Anomalies:
         got = self.capture.wall(f"anomaly-{self.taken - 1}", self.step_name,
                                 lambda: self._wait(target, wait_s))
         if got is None:  # a fixed window holds the profiler
-            self.emit(record("capture_skipped", trigger=[step, by],
-                             reason="the profiler was held (a --profile-steps/"
-                                    "--profile-every window, or the program's own session)"))
+            self.emit(record({"kind": "capture_skipped", "trigger": [step, by],
+                              "reason": "the profiler was held (a --profile-steps/"
+                                        "--profile-every window, or the program's own "
+                                        "session)"}))
             return
         dest, rows, ops, spans, origin = got
         rows = whole(rows, self._readies(), spans[0][0], spans[1][0])
         steps = [rows[0]["step"], rows[-1]["step"] + 1] if rows else [step + 1, None]
-        self.emit(record("capture", steps=steps, file=str(dest), rows=rows, ops=ops,
-                         origin_us=origin, trigger=[step, by], wall=spans, cut=not rows))
+        self.emit(record({"kind": "capture", "steps": steps, "file": str(dest), "rows": rows,
+                          "ops": ops, "origin_us": origin, "trigger": [step, by],
+                          "wall": spans, "cut": not rows}))
 
     def _readies(self) -> list[tuple[int, int]]:
         """The step computation's (k, ready) pairs, oldest first."""

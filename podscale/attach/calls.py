@@ -27,8 +27,7 @@ from podscale.attach.programs import describe
 from podscale.core.profilerecord import record
 from podscale.startup.jaxapi import cache_size, tracing
 
-#: a call whose output could not be waited on (deleted by donation before the watcher
-#: reached it): its ready time is unknown
+#: a call whose output could not be waited on (donated before the watcher reached it)
 UNKNOWN = -1
 #: rows are emitted in batches of this many calls (one record line each, under 1 KB)
 ROWS_PER_RECORD = 16
@@ -115,7 +114,7 @@ class CallLog:
         with self._lock:
             comp = Computation(len(self.computations), name, wrapper)
             self.computations.append(comp)
-        self.emit(record("computation", id=comp.id, name=name, wrapper=wrapper))
+        self.emit(record({"kind": "computation", "id": comp.id, "name": name, "wrapper": wrapper}))
         return comp
 
     def call(self, comp: Computation, inner: Callable[..., Any], args: tuple,
@@ -160,9 +159,9 @@ class CallLog:
             comp.program, comp.shapes = facts["program"], _short(leaves)
             comp.flops = facts.get("flops")
             launch[2:] = [comp.program, comp.shapes]
-            self.emit(record("compiled", id=comp.id, seq=seq, call=comp.calls - 1,
-                             shapes=comp.shapes, leaves=leaves, outputs=_leaves((out,), {}),
-                             **facts))
+            self.emit(record({"kind": "compiled", "id": comp.id, "seq": seq,
+                              "call": comp.calls - 1, "shapes": comp.shapes, "leaves": leaves,
+                              "outputs": _leaves((out,), {}), **facts}))
             if self.capture is not None and comp.calls == 1:  # its program's work, once
                 comp.weight = self.capture.choice.weigh(facts)
         self.last_call = self.calling
@@ -182,8 +181,9 @@ class CallLog:
         recorded (a failed capture), never raised into the program."""
         try:
             fn(*args)
-        except Exception as exc:  # noqa: BLE001
-            self.emit(record("capture_failed", steps=None, error=f"{type(exc).__name__}: {exc}"))
+        except Exception as e:  # noqa: BLE001
+            self.emit(record({"kind": "capture_failed", "steps": None,
+                              "error": f"{type(e).__name__}: {e}"}))
 
     def _watch(self) -> None:
         while True:
@@ -215,7 +215,7 @@ class CallLog:
         with self._lock:
             rows, self._rows = self._rows, []
         if rows:
-            self.emit(record("calls", rows=rows))
+            self.emit(record({"kind": "calls", "rows": rows}))
 
     def device_busy(self) -> bool:
         """Whether a call is running (dispatching, or its outputs not ready yet)."""
@@ -228,7 +228,7 @@ class CallLog:
         self.emit_ready()
         with self._lock:
             if self.other_threads:
-                self.emit(record("threads", calls=dict(self.other_threads)))
+                self.emit(record({"kind": "threads", "calls": dict(self.other_threads)}))
 
 
 def label(call: tuple[str, int] | None) -> str | None:

@@ -85,8 +85,8 @@ class Capture:
     def _open(self, k: int, end: int, step: str | None,
               program: Callable[[], Any] | None) -> None:
         if self.busy:
-            self.emit(record("capture_skipped", steps=[k, end],
-                             reason="an anomaly's capture held the profiler"))
+            self.emit(record({"kind": "capture_skipped", "steps": [k, end],
+                              "reason": "an anomaly's capture held the profiler"}))
             return
         if step is not None:
             self._learn(step, program)
@@ -101,7 +101,8 @@ class Capture:
                 profiler()[0](str(self._tmp()))
                 stamp(self.run_dir.name, self.process())
             except Exception as exc:  # noqa: BLE001 - the program's own session holds it
-                self.emit(record("capture_skipped", steps=[k, end], reason=held(exc)))
+                self.emit(record({"kind": "capture_skipped", "steps": [k, end],
+                                  "reason": held(exc)}))
                 return
             self.until, self.began, self.name = end, k, step
             self.at_open = {c.name: c.calls for c in self.computations}
@@ -121,9 +122,9 @@ class Capture:
         """The program starts its own profiler session: podscale's open one stops first
         (kept, cut short, and said), so that the program's starts as it would alone."""
         if self.until is not None:
-            self.emit(record("capture_skipped", steps=[self.began, self.until],
-                             reason="the program started its own profiler session: "
-                                    "podscale's capture stopped there (cut short)"))
+            self.emit(record({"kind": "capture_skipped", "steps": [self.began, self.until],
+                              "reason": "the program started its own profiler session: "
+                                        "podscale's capture stopped there (cut short)"}))
             self._stop(self.seen, self._step_now())
         elif self.busy:  # an anomaly's wall-time capture: stopped, its thread told
             with self.lock:
@@ -154,9 +155,9 @@ class Capture:
             return
         asked = f"--profile-steps {w.start}:{w.stop}" if w.start is not None else \
             f"--profile-every {w.every}"
-        self.emit(record("capture_skipped",
-                         steps=[w.start, w.stop] if w.start is not None else None,
-                         reason=f"{asked} never opened: the step ran {self.seen} time(s)"))
+        self.emit(record({"kind": "capture_skipped",
+                          "steps": [w.start, w.stop] if w.start is not None else None,
+                          "reason": f"{asked} never opened: the step ran {self.seen} time(s)"}))
 
     def _save_program(self, name: str, program: Callable[[], Any]) -> None:
         """The step's optimized HLO and device order (as ``podscale replay`` saves a
@@ -173,10 +174,11 @@ class Capture:
             path = self.run_dir / rf.HLO / layout.key / file_name(name)
             save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices],
                      hosts=layout.hosts, devices_per_host=layout.devices_per_host)
-            self.emit(record("program", name=name, file=f"{path}.hlo.txt"))
+            self.emit(record({"kind": "program", "name": name, "file": f"{path}.hlo.txt"}))
         except Exception as exc:  # noqa: BLE001 - the program runs on regardless
-            self.emit(record("program", name=name, error=f"{type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''}"))
+            self.emit(record({"kind": "program", "name": name,
+                              "error": f"{type(exc).__name__}: "
+                                       f"{str(exc).splitlines()[0] if str(exc) else ''}"}))
 
     def _step_now(self) -> str | None:
         best = self.choice.best(self.computations)
@@ -192,8 +194,8 @@ class Capture:
             try:
                 profiler()[1]()
             except Exception as exc:  # noqa: BLE001 - its trace not written (a full disk)
-                self.emit(record("capture_failed", steps=[self.began, self.until],
-                                 error=f"{type(exc).__name__}: {first_line(exc)}"))
+                self.emit(record({"kind": "capture_failed", "steps": [self.began, self.until],
+                                  "error": f"{type(exc).__name__}: {first_line(exc)}"}))
                 self.until = None
                 self.last.clear()
                 shutil.rmtree(self._tmp(), ignore_errors=True)
@@ -208,10 +210,11 @@ class Capture:
                                             self.modules.get(name or ""), window) \
             if dest else ([], {}, None)
         want = (window[1] - window[0]) if window[1] is not None else None
-        self.emit(record("capture", steps=list(window), file=str(dest), rows=reduced, ops=ops,
-                         origin_us=origin, start=self.opened, stop=[t0, self.clock()],
-                         reduce_s=round(time.perf_counter() - started, 4),
-                         cut=want is not None and len(reduced) < want))
+        self.emit(record({"kind": "capture", "steps": list(window), "file": str(dest),
+                          "rows": reduced, "ops": ops, "origin_us": origin,
+                          "start": self.opened, "stop": [t0, self.clock()],
+                          "reduce_s": round(time.perf_counter() - started, 4),
+                          "cut": want is not None and len(reduced) < want}))
         self.until = None
         self.last.clear()
 

@@ -139,8 +139,9 @@ def _annotations(log: CallLog, base: type) -> type:
 
         def __exit__(self, *exc: Any) -> Any:
             out = super().__exit__(*exc)
-            log.emit(record("step", name=self._step[0], num=self._step[1],
-                            seqs=[self._began[0], log.seq], enter=self._began[1], exit=log.clock()))
+            log.emit(record({"kind": "step", "name": self._step[0], "num": self._step[1],
+                             "seqs": [self._began[0], log.seq],
+                             "enter": self._began[1], "exit": log.clock()}))
             return out
 
     RecordedStep.__name__ = RecordedStep.__qualname__ = "StepTraceAnnotation"

@@ -26,11 +26,12 @@ class Events:
         seq = self.log.main_call()
         if seq is not None:  # traced or lowered: compiling until the backend is done
             self.log.compiling = not event.endswith(BACKEND_COMPILE)
-        self.emit(record("compile", event=event.rsplit("/", 1)[1], fun=kw.get("fun_name"),
-                         end=self.clock(), seconds=duration_secs, seq=seq,
-                         ahead=self.log.ahead > 0))
+        self.emit(record({"kind": "compile", "event": event.rsplit("/", 1)[1],
+                          "fun": kw.get("fun_name"), "end": self.clock(),
+                          "seconds": duration_secs, "seq": seq,
+                          "ahead": self.log.ahead > 0}))
 
     def cache(self, event: str, **kw: Any) -> None:
         if event in (CACHE_HIT, CACHE_MISS):
-            self.emit(record("cache", hit=event == CACHE_HIT, end=self.clock(),
-                             seq=self.log.main_call()))
+            self.emit(record({"kind": "cache", "hit": event == CACHE_HIT, "end": self.clock(),
+                              "seq": self.log.main_call()}))

@@ -112,7 +112,7 @@ class RollCall:
         while not self._stop.wait(BEAT_S):
             now = self.log.clock()
             if now - last > SILENT_BEATS * BEAT_S * 1e6:  # the whole process stood still
-                self.record.add(record("silent", **{"from": last}, to=now))
+                self.record.add(record({"kind": "silent", "from": last, "to": now}))
             last = now
             notice = None
             try:
@@ -138,9 +138,10 @@ class RollCall:
             f": {notice['error']}" if notice.get("error") else "") + ")"
         lines.say(f"podscale: {what}; process {self.process} stops too", err=True)
         self.log.emit_ready()  # the steps before the failure are the run's record too
-        self.record.add(record("gaps", rows=self.gaps()))
-        self.record.add(record("end", end=self.log.clock(), exit_code=notice["code"],
-                               error=f"stopped: {what}", calls=self.log.seq))
+        self.record.add(record({"kind": "gaps", "rows": self.gaps()}))
+        self.record.add(record({"kind": "end", "end": self.log.clock(),
+                                "exit_code": notice["code"], "error": f"stopped: {what}",
+                                "calls": self.log.seq}))
         self.record.flush()
         try:
             self.client.key_value_set(f"{LEFT}{self.process}", "1")
@@ -213,8 +214,9 @@ class RollCall:
     def _leave(self, verdict: str) -> None:
         lines.say(f"podscale: hang: {verdict}", err=True)
         self.log.emit_ready()  # the steps before the hang are the run's record too
-        self.record.add(record("gaps", rows=self.gaps()))
-        self.record.add(record("hang", verdict=verdict, end=self.log.clock(), exit_code=EXIT_HANG))
+        self.record.add(record({"kind": "gaps", "rows": self.gaps()}))
+        self.record.add(record({"kind": "hang", "verdict": verdict, "end": self.log.clock(),
+                                "exit_code": EXIT_HANG}))
         self.record.flush()
         if self.process == 0:
             if self.keeps_manifest:

@@ -10,6 +10,7 @@ from typing import Any
 
 from podscale.attach import SUPERVISED
 from podscale.core import envnames, lines
+from podscale.core.profilelines import DeviceFacts
 
 
 def alone() -> dict[str, Any] | None:
@@ -71,7 +72,7 @@ def device_memory() -> list[dict] | None:
     return out or None
 
 
-def devices() -> dict[str, Any]:
+def devices() -> DeviceFacts:
     """This process's devices as its record says them: how many, their platform and
     kind, and their peaks (:mod:`podscale.startup.peaks`); {} before JAX is imported."""
     if "jax" not in sys.modules:
@@ -87,9 +88,11 @@ def devices() -> dict[str, Any]:
     from podscale.startup.runtime import slice_of
 
     found = slice_of(device).get("slice")  # a multi-slice job's: its TPU's, or the launcher's
-    return {"local_devices": jax.local_device_count(), "platform": device.platform,
-            "device_kind": device.device_kind, "peaks": device_peaks(),
-            **({"slice": found} if found is not None else {})}
+    out: DeviceFacts = {"local_devices": jax.local_device_count(), "platform": device.platform,
+                        "device_kind": device.device_kind, "peaks": device_peaks()}
+    if found is not None:
+        out["slice"] = found
+    return out
 
 
 def env_process() -> int:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from podscale.core import hloidentity
+from podscale.core.profilelines import ProgramFacts
 
 #: the ops by which a program waits on other devices
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
@@ -40,13 +41,13 @@ def program(compiled: Callable[[], Any], text: str | None = None) -> tuple[str, 
     return fingerprint, len(owners) > 1
 
 
-def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
+def describe(compiled: Callable[[], Any]) -> ProgramFacts:
     """Everything a ``compiled`` record says of a program: ``program`` (fingerprint),
     ``peers``, ``flops`` and ``bytes`` (per device; None where XLA does not say) and
     ``memory`` (bytes per device: arguments, outputs, temporaries). The program is
     compiled (answered from JAX's caches) once."""
-    out: dict[str, Any] = {"program": "", "peers": None, "flops": None, "bytes": None,
-                           "memory": None}
+    out: ProgramFacts = {"program": "", "peers": None, "flops": None, "bytes": None,
+                         "memory": None}
     try:
         c = compiled()
         text = c.as_text()
@@ -77,7 +78,7 @@ def describe(compiled: Callable[[], Any]) -> dict[str, Any]:
     return out
 
 
-def _loops(text: str) -> dict[str, Any]:
+def _loops(text: str) -> ProgramFacts:
     """What XLA's FLOPs lack where the program loops (its cost analysis counts a loop's
     body once): ``loop_flops``, the dots and convolutions of the bodies' further trips,
     and ``loops``, every while loop's trip count (None: not stated in the module)."""

@@ -43,7 +43,7 @@ CLOCK_WAIT_S = 30.0
 #: how long the end waits for each background thread to leave the coordination service
 #: (a poll of it lasts clock.POLL_MS)
 STOP_WAIT_S = 5.0
-ZERO_OFFSET = record("offset", offset_us=0, rtt_us=0)
+ZERO_OFFSET = record({"kind": "offset", "offset_us": 0, "rtt_us": 0})
 
 
 class Session:
@@ -58,11 +58,11 @@ class Session:
         self.clock.skew_us = clock.planted().get(env_process(), 0)
         self.record = recorder.Recorder(run_dir)
         started = process_start()
-        self.record.add(record("start", schema=SCHEMA, attach=self.clock.now(),
-                               process_start=None if started is None else
-                               round(started * 1e6) + self.clock.skew_us,
-                               pid=os.getpid(), host=os.uname().nodename, script=str(script),
-                               argv=args))
+        self.record.add(record({"kind": "start", "schema": SCHEMA, "attach": self.clock.now(),
+                                "process_start": None if started is None else
+                                round(started * 1e6) + self.clock.skew_us,
+                                "pid": os.getpid(), "host": os.uname().nodename,
+                                "script": str(script), "argv": args}))
         self.run_dir, self.script, self.args = run_dir, script, args
         self.windows, self.step, self.hang_timeout = windows, step, hang_timeout
         self.drain: recorder.Drain | None = None
@@ -116,7 +116,7 @@ class Session:
 
         arm = [n for n in os.environ.get(envnames.ARM_VARS, "").split(",") if n]
         if arm:  # as the program runs with them: it may have replaced the arm's
-            self.record.add(record("arm", vars={n: os.environ.get(n) for n in arm}))
+            self.record.add(record({"kind": "arm", "vars": {n: os.environ.get(n) for n in arm}}))
         size = launcher_size()
         if self.record.process is None and env_process() == 0:
             said_device_count()  # before the program's first computation: at start-up
@@ -131,8 +131,8 @@ class Session:
         """End this process: the job cannot be measured (its record says why)."""
         if self.record.process is None:
             self.record.joined(env_process(), None)
-        self.record.add(record("end", end=self.clock.now(), exit_code=2, error=message,
-                               calls=self.log.seq))
+        self.record.add(record({"kind": "end", "end": self.clock.now(), "exit_code": 2,
+                                "error": message, "calls": self.log.seq}))
         self.record.flush()
         lines.say(f"podscale: {message}", err=True)
         os._exit(2)
@@ -178,8 +178,8 @@ class Session:
                          "jax.distributed.initialize() arguments)")
         client = coordination_client() if self.processes > 1 else None
         self.record.joined(process, client)
-        self.record.add(record("join", start=began, end=self.clock.now(), process=process,
-                               processes=self.processes, **devices()))
+        self.record.add(record({"kind": "join", "start": began, "end": self.clock.now(),
+                                "process": process, "processes": self.processes, **devices()}))
         if client is None or process == 0:  # process 0's clock is the job's
             self.record.add(ZERO_OFFSET)
         if process == 0:
@@ -193,7 +193,7 @@ class Session:
         elif client is not None:
             self.measuring = clock.measure(
                 client, process, self.clock.now, lambda off, rtt: self.record.add(
-                    record("offset", offset_us=off, rtt_us=rtt)), self.stop)
+                    record({"kind": "offset", "offset_us": off, "rtt_us": rtt})), self.stop)
             self.talking.append(self.measuring)
         if client is not None:  # hang timeout None: auto; 0: off (a peer's failure still)
             from podscale.attach.hang import RollCall
@@ -256,17 +256,17 @@ class Session:
         self.log.drain()
         if self.feed is not None:  # its last word: every step the program made
             self.feed.publish()
-        self.record.add(record("gaps", rows=self.sampler.stop()))
-        self.record.add(record("memory", devices=device_memory()))
+        self.record.add(record({"kind": "gaps", "rows": self.sampler.stop()}))
+        self.record.add(record({"kind": "memory", "devices": device_memory()}))
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
-            self.record.add(record("degraded", hooks=dict(DEGRADED)))
+            self.record.add(record({"kind": "degraded", "hooks": dict(DEGRADED)}))
         if self.record.process is None:  # a one-process script that never joined
             ended_alone(code, program_computed, error)
             self.record.joined(env_process(), None)
             self.record.add(ZERO_OFFSET)
-            self.record.add(record("devices", **devices()))
-        self.record.add(record("end", end=self.clock.now(), exit_code=code, error=error,
-                               calls=self.log.seq))
+            self.record.add(record({"kind": "devices", **devices()}))
+        self.record.add(record({"kind": "end", "end": self.clock.now(), "exit_code": code,
+                                "error": error, "calls": self.log.seq}))
         if self.measuring is not None and code == 0:  # a short script: its offset first
             self.measuring.join(timeout=CLOCK_WAIT_S)
         self.record.flush()

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
+from podscale.core import profilelines as pl
 from podscale.core import runfolder as rf
 from podscale.core.errors import UsageError
 
@@ -33,102 +34,88 @@ FOLDER = rf.PROFILE
 
 
 #: the device facts a ``join`` or ``devices`` line carries (:func:`podscale.attach.joining.devices`)
-DEVICE_FIELDS = ("platform", "device_kind", "local_devices", "peaks", "slice")
+DEVICE_FIELDS = tuple(pl.DeviceFacts.__annotations__)
 _DEVICE_MARKS = tuple((f, f) for f in DEVICE_FIELDS)
 
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind of line: its name, the fields every line of it holds (those the reader
-    cannot do without: a line of an older podscale may lack the others), the fields it
-    may hold besides, and what it says. How the reader takes it: ``marks`` (field, the
-    process mark it sets), ``rows`` (the table a line adds itself to, as a row), or with
-    ``spread`` its ``rows`` field's rows, each one row; a kind with neither has a reader
-    of its own (:mod:`podscale.analysis.profile.load`)."""
+    """A kind of line: its declaration (a TypedDict of :mod:`podscale.core.profilelines`,
+    whose keys are the fields every line of it holds, those the reader cannot do
+    without, and the ``NotRequired`` ones it may hold besides: a line of an older
+    podscale may lack them) and what it says. How the reader takes it: ``marks`` (field,
+    the process mark it sets), ``rows`` (the table a line adds itself to, as a row), or
+    with ``spread`` its ``rows`` field's rows, each one row; a kind with neither has a
+    reader of its own (:mod:`podscale.analysis.profile.load`)."""
 
-    name: str
-    required: tuple[str, ...]
+    declared: Any
     says: str
-    optional: tuple[str, ...] = ()
     marks: tuple[tuple[str, str], ...] = ()
     rows: str | None = None
     spread: bool = False
 
-    def line(self, **fields: Any) -> dict[str, Any]:
-        """A line of this kind: every required field given, no field it does not
-        declare (ValueError naming what is wrong)."""
-        unknown = sorted(set(fields) - set(self.required) - set(self.optional))
-        if unknown:
-            raise ValueError(f"a {self.name!r} line declares no {', '.join(unknown)}")
-        _check(self.name, fields)
-        return {"kind": self.name, **fields}
+    @property
+    def name(self) -> str:
+        return pl.kind_of(self.declared)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The fields every line holds, in their declared order."""
+        need = self.declared.__required_keys__
+        return tuple(f for f in self.declared.__annotations__ if f in need and f != "kind")
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        may = self.declared.__optional_keys__
+        return tuple(f for f in self.declared.__annotations__ if f in may)
 
 
 #: every kind of line a profiled process writes
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("start", ("attach",), "the process attached (its clock's origin), pid, host",
-         ("schema", "process_start", "pid", "host", "script", "argv"),
+    Kind(pl.Start, "the process attached (its clock's origin), pid, host",
          marks=(("attach", "attach"), ("process_start", "process_start"), ("pid", "pid"),
                 ("host", "host"))),
-    Kind("join", ("start", "end"),
-         "the program joined the job (jax.distributed.initialize), with its devices",
-         ("process", "processes", *DEVICE_FIELDS),
+    Kind(pl.Join, "the program joined the job (jax.distributed.initialize), with its devices",
          marks=(("start", "join_start"), ("end", "join_end"), ("processes", "processes"),
                 *_DEVICE_MARKS)),
-    Kind("offset", ("offset_us", "rtt_us"), "the clock's offset from process 0's",
+    Kind(pl.Offset, "the clock's offset from process 0's",
          marks=(("offset_us", "offset_us"), ("rtt_us", "rtt_us"))),
-    Kind("devices", (), "a one-process program that never joined: its devices",
-         DEVICE_FIELDS, marks=_DEVICE_MARKS),
-    Kind("memory", ("devices",), "each device's memory in use and its peak",
+    Kind(pl.Devices, "a one-process program that never joined: its devices",
+         marks=_DEVICE_MARKS),
+    Kind(pl.Memory, "each device's memory in use and its peak",
          marks=(("devices", "device_memory"),)),
-    Kind("degraded", ("hooks",), "JAX hooks this release lacked: what each cost",
+    Kind(pl.Degraded, "JAX hooks this release lacked: what each cost",
          marks=(("hooks", "degraded"),)),
-    Kind("computation", ("id", "name", "wrapper"), "a computation the program defined",
-         rows="computation"),
-    Kind("calls", ("rows",), "calls of computations: [id, seq, dispatch, returned, ready]",
+    Kind(pl.Computation, "a computation the program defined", rows="computation"),
+    Kind(pl.Calls, "calls of computations: [id, seq, dispatch, returned, ready]",
          rows="call", spread=True),
-    Kind("threads", ("calls",), "calls made from threads other than the main one, counted",
+    Kind(pl.Threads, "calls made from threads other than the main one, counted",
          marks=(("calls", "other_threads"),)),
-    Kind("compile", ("end",), "one of JAX's compile duration events",
-         ("event", "fun", "seconds", "seq", "ahead"), rows="compile"),
-    Kind("cache", ("hit", "end"), "the persistent compilation cache's answer", ("seq",),
-         rows="cache"),
-    Kind("arm", ("vars",), "an A/B arm's variables as the program ran with them (at its "
-         "first computation)", marks=(("vars", "arm_vars"),)),
-    Kind("compiled", ("id", "seq", "call"), "a call that compiled: its program's facts",
-         ("shapes", "leaves", "outputs", "program", "peers", "flops", "bytes", "memory",
-          "loop_flops", "loops", "identity"),
-         rows="compiled"),
-    Kind("step", ("name", "num", "seqs", "enter", "exit"),
-         "one of the program's own StepTraceAnnotations"),
-    Kind("program", ("name",), "the step's optimized program saved (file), or why not",
-         ("file", "error"), rows="program"),
-    Kind("capture", ("steps", "file", "rows", "cut"), "a captured window, reduced",
-         ("ops", "origin_us", "start", "stop", "reduce_s", "trigger", "wall")),
-    Kind("capture_skipped", ("reason",), "a capture that did not happen, and why",
-         ("steps", "trigger")),
-    Kind("capture_failed", ("error",), "a capture that failed", ("steps", "trigger")),
-    Kind("gaps", ("rows",), "sampled host time between calls: [seq, frame, seconds]",
-         rows="gaps", spread=True),
-    Kind("silent", ("from", "to"), "a span in which the process stood still"),
-    Kind("hang", ("verdict",), "the roll-call ended the job here", ("end", "exit_code")),
-    Kind("end", ("end", "exit_code"), "the process ended", ("error", "calls"),
-         marks=(("end", "end"), ("exit_code", "exit_code"), ("error", "error"))),
+    Kind(pl.Compile, "one of JAX's compile duration events", rows="compile"),
+    Kind(pl.Cache, "the persistent compilation cache's answer", rows="cache"),
+    Kind(pl.Arm, "an A/B arm's variables as the program ran with them (at its first "
+         "computation)", marks=(("vars", "arm_vars"),)),
+    Kind(pl.Compiled, "a call that compiled: its program's facts", rows="compiled"),
+    Kind(pl.Step, "one of the program's own StepTraceAnnotations"),
+    Kind(pl.Program, "the step's optimized program saved (file), or why not",
+         rows="program"),
+    Kind(pl.Capture, "a captured window, reduced"),
+    Kind(pl.CaptureSkipped, "a capture that did not happen, and why"),
+    Kind(pl.CaptureFailed, "a capture that failed"),
+    Kind(pl.Gaps, "sampled host time between calls: [seq, frame, seconds]", rows="gaps",
+         spread=True),
+    Kind(pl.Silent, "a span in which the process stood still"),
+    Kind(pl.Hang, "the roll-call ended the job here"),
+    Kind(pl.End, "the process ended", marks=(("end", "end"), ("exit_code", "exit_code"),
+                                              ("error", "error"))),
 )}
 
 
-#: every kind a line may be, for the type checker: a misspelt kind at a write site fails
-#: mypy (``tests/test_profile_analysis.py`` holds it to :data:`KINDS`)
-KindName = Literal[
-    "start", "join", "offset", "devices", "memory", "degraded", "computation", "calls",
-    "threads", "compile", "cache", "arm", "compiled", "step", "program", "capture",
-    "capture_skipped", "capture_failed", "gaps", "silent", "hang", "end"]
-
-
-def record(kind: KindName, **fields: Any) -> dict[str, Any]:
-    """A line of kind ``kind`` as its declaration allows (:meth:`Kind.line`): the one way
-    podscale writes one (``record("silent", **{"from": a, "to": b})`` for a keyword)."""
-    return _kind(kind).line(**fields)
+def record(line: pl.Line) -> dict[str, Any]:
+    """A line as its declaration allows (mypy checks the literal at every write site:
+    ``record({"kind": "silent", "from": a, "to": b})``). It never raises: the recorder
+    checks each line it adds (:func:`line`), says a slip and goes on without it."""
+    return cast(dict[str, Any], line)
 
 
 def path_of(run_dir: Path, process: int) -> Path:
@@ -175,9 +162,15 @@ def _check(kind: str, fields: Mapping[str, Any]) -> None:
 
 
 def line(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` checked as a line of the record (ValueError where it is not one), as it is:
-    the recorder checks every line it adds, with no copy."""
-    _check(str(obj.get("kind")), obj)
+    """``obj`` checked as a line of the record (ValueError where it is not one: an
+    unknown kind, a field missing or not declared), as it is: the recorder checks every
+    line it adds, with no copy."""
+    kind = str(obj.get("kind"))
+    _check(kind, obj)
+    declared = _kind(kind).declared.__annotations__
+    unknown = [f for f in obj if f not in declared]
+    if unknown:
+        raise ValueError(f"a {kind!r} line declares no {', '.join(sorted(unknown))}")
     return obj
 
 
