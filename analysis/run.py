@@ -18,16 +18,17 @@ from podscale.analysis.data.frames import (
     IDENTITY,
     SAMPLE_COLUMNS,
     SETTINGS,
-    param_columns,
+    case_params,
     read_parts,
 )
+from podscale.core.manifest import abandoned_because
 from podscale.core.records import Manifest
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: a running run whose heartbeat (touched every 5 s) is older than this is abandoned
-ABANDONED_AFTER_S = 60.0
+    from podscale.analysis.data.summary import Summary
+
 
 
 
@@ -37,7 +38,8 @@ class Run:
 
     ``samples``: one row per raw sample (process, phase, iteration, round); ``cases``: one
     row per case and process (identity, parameters, settings, work, check); ``envs``: one
-    row per process and launch; ``skipped``: case id -> the backend's reason."""
+    row per process and launch; ``skipped``: case id -> the backend's reason; ``units``:
+    workload -> parameter column -> unit, as the workloads declared them."""
 
     path: Path
     manifest: Manifest
@@ -52,6 +54,7 @@ class Run:
     #: the timing method tables, models and verdicts read: ``auto`` (per case, the best
     #: it has: :meth:`prefer`) or one of each, chain, device (:meth:`using`)
     method: str = "auto"
+    units: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     _derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -115,7 +118,7 @@ class Run:
                              "attach), not workloads: read it with podscale.load_profile")
         p = read_parts(Path(path))
         return cls(Path(path), p.manifest, p.samples, p.cases, p.envs, p.skipped, p.problems,
-                   p.ledger)
+                   p.ledger, units=p.units)
 
     @property
     def run_id(self) -> str:
@@ -173,13 +176,23 @@ class Run:
         from podscale.analysis.models import stats
 
         def make() -> pd.DataFrame:
-            out = stats.summarize(self.samples, self.cases, across=across,
-                                  it=self.per_iteration(), medians=self.process_medians(),
-                                  phases=self.phase_iterations(), prefer=self.prefer)
-            out.attrs["simulated"] = self.simulated
-            return out
+            return stats.summarize(self.samples, self.cases, across=across,
+                                   it=self.per_iteration(), medians=self.process_medians(),
+                                   phases=self.phase_iterations(), prefer=self.prefer)
 
         return self._kept(("summary", across), make).copy()
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The workloads' parameter columns, in order (``size``, ``op``, ...)."""
+        return tuple(case_params(self.cases))
+
+    def table(self, across: str = "max") -> Summary:
+        """:meth:`summary` with what its columns mean (the parameters, their units) and
+        whether the run was the CPU simulation: what tables, reports and models take."""
+        from podscale.analysis.data.summary import Summary
+
+        return Summary(self.summary(across), self.params, self.units, self.simulated)
 
     def process_medians(self) -> pd.Series:
         """Each process's median ``each`` iteration per case (kept): its own wall time per
@@ -251,41 +264,9 @@ def load_run(run_dir: str | Path) -> Run:
 def load(run_dir: str | Path) -> pd.DataFrame:
     """One row per raw sample, joined with its case parameters and the run id."""
     run = load_run(run_dir)
-    keep = ["case_id", *IDENTITY, *param_columns(run.cases), *SETTINGS, "bytes_per_process",
+    keep = ["case_id", *IDENTITY, *run.params, *SETTINGS, "bytes_per_process",
             "flops_per_process", "bytes_per_device", "collective", "participants"]
     df = run.samples.merge(run.cases.drop_duplicates("case_id")[keep], on="case_id",
                            how="left")
     df.insert(0, "run_id", run.run_id)
     return df
-
-
-def abandoned_because(path: Path, manifest: Manifest) -> str | None:
-    """Why a run directory's manifest marked ``running`` is not (its front end is not
-    alive on this host, or its heartbeat stopped), or None."""
-    if manifest.status != "running":
-        return None
-    import os
-    import socket
-    import time
-
-    from podscale.core.manifest import HEARTBEAT
-
-    sup = manifest.supervisor or {}
-    try:
-        age = time.time() - (path / HEARTBEAT).stat().st_mtime
-    except OSError:
-        age = None
-    since = f"; last heartbeat {age:.0f}s ago" if age is not None else ""
-    if sup.get("host") == socket.gethostname() and isinstance(sup.get("pid"), int):
-        try:
-            os.kill(sup["pid"], 0)
-        except ProcessLookupError:
-            return (f"its front end (pid {sup['pid']} on {sup['host']}) is gone without "
-                    f"closing the run{since}; the records written until then are kept")
-        except PermissionError:
-            pass
-    if age is not None and age > ABANDONED_AFTER_S:
-        who = f"pid {sup.get('pid')} on {sup.get('host')}" if sup else "its front end"
-        return (f"no heartbeat for {age:.0f}s ({who}); the records written until then "
-                "are kept")
-    return None

@@ -107,11 +107,12 @@ def _measure(grid):
         run = execute(expand(grid), Path(out), "asv", progress=None, rounds=TRACK_LAUNCHES,
                       **options)
         loaded = load_run(run)
-        samples, cases = loaded.samples, loaded.cases
-        table = summarize(samples, cases)
-    if table["wrong"].sum():
+        # the summary with its facts where the commit has them (Run.table), else a frame
+        table = loaded.table() if hasattr(loaded, "table") else \
+            summarize(loaded.samples, loaded.cases)
+    if getattr(table, "frame", table)["wrong"].sum():
         raise RuntimeError("wrong results")
-    return samples, table
+    return loaded.samples, table
 
 
 def _launch_options(LaunchOptions, grid):
@@ -170,7 +171,7 @@ def _podscale_launches(grid, key) -> dict:
     samples, table = measured
     rm = round_medians(per_iteration(samples)).sort_values("round")
     result = {}
-    for r in table.itertuples():
+    for r in getattr(table, "frame", table).itertuples():
         times = rm.loc[rm["case_id"] == r.case_id, "median"].tolist()
         result[key(r)] = [(t, r.gbps * r.time_s / t, r.busbw * r.time_s / t) for t in times]
         prog = r.program if isinstance(r.program, dict) else {"collectives": [], "hash": "0"}

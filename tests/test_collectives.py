@@ -7,6 +7,7 @@ import os
 import pytest
 
 from podscale.analysis import load_run, summarize
+from podscale.analysis.data.summary import Summary
 from podscale.core.errors import UsageError
 from tests.conftest import only_run, podscale
 
@@ -133,17 +134,18 @@ def test_hierarchical_all_reduce_next_to_flat(tmp_path):
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
     assert (cases["wrong"] == 0).all()
-    table = summarize(samples, cases)
+    summary = Summary(summarize(samples, cases), loaded.params)
+    table = summary.frame
     # pmap cannot express the hierarchical schedule: flat only there
     assert set(table.loc[table.variant == "pmap", "algorithm"]) == {"flat"}
-    side = algorithms(table)
+    side = algorithms(summary)
     assert len(side) == 6 and "hierarchical / flat" in side.columns  # shard_map, sum/max x 3
     from podscale.analysis.models.fits import fits, model_times
 
-    fitted = fits(samples, table)  # one fit per algorithm and op, none merged
+    fitted = fits(samples, summary)  # one fit per algorithm and op, none merged
     shard = fitted[fitted.variant == "shard_map"]
     assert len(shard) == 4 and set(shard.algorithm) == {"flat", "hierarchical"}
-    assert model_times(table, fitted).notna().sum() == len(table)
+    assert model_times(summary, fitted).notna().sum() == len(table)
     write_report(run)
     assert "Algorithms side by side" in (run / "report" / "index.html").read_text()
 
@@ -281,7 +283,7 @@ def test_a_multi_slice_study_runs_every_axis_records_slices_and_models_more(tmp_
                    ("s2xh1xd2", "dcn", 2, 0), ("s2xh1xd2", "ici", 2, 0),
                    ("s4xh1xd2", "all", 8, 0), ("s4xh1xd2", "dcn", 4, 0),
                    ("s4xh1xd2", "ici", 2, 0)], got
-    models = scaling_models(run.samples, t, predict_n=(16,), draws=50)
+    models = scaling_models(run.samples, run.table(), predict_n=(16,), draws=50)
     m = models["models"].set_index(["regime", "axes"])
     assert m.loc[("across slices", "dcn"), "n_values"] == "2,4", m
     assert m.loc[("across slices", "all"), "n_values"] == "4,8", m
@@ -301,7 +303,7 @@ def test_a_multi_slice_study_runs_every_axis_records_slices_and_models_more(tmp_
     more = dcn.assign(case_id=dcn["case_id"] + "-x8", participants=8)
     extra = samples[samples["case_id"].isin(dcn["case_id"])].assign(
         case_id=lambda f: f["case_id"] + "-x8", seconds=lambda f: f["seconds"] * 2)
-    models = scaling_models(pd.concat([samples, extra]), pd.concat([t, more]),
+    models = scaling_models(pd.concat([samples, extra]), run.table().of(pd.concat([t, more])),
                             predict_n=(16,), draws=50)
     pred = models["predictions"]
     dcn = pred[(pred["regime"] == "across slices") & (pred["axes"] == "dcn")]

@@ -4,6 +4,7 @@ from two sizes, and the spread only over the processes that take part."""
 
 import pandas as pd
 
+from podscale.analysis.models.fits import Fitted
 from podscale.analysis.verdicts.coded import findings
 
 
@@ -41,8 +42,7 @@ def test_noisy_cases_named_and_two_size_sweeps_not_fitted():
         _row("all_gather", 8192, float("nan"), "", None, round_cv=0.3),
         _row("psum", 8192, float("nan"), "", None),
     ])
-    fitted = pd.DataFrame(columns=["r2"])
-    fitted.attrs["too_few"] = 2
+    fitted = Fitted(pd.DataFrame(columns=["r2"]), 2)
     text = "\n".join(findings(summary, pd.DataFrame(), pd.DataFrame(columns=["outlier"]),
                               fitted=fitted))
     assert "2 of 3 cases are noisy" in text
@@ -52,8 +52,8 @@ def test_noisy_cases_named_and_two_size_sweeps_not_fitted():
 
 def test_poor_fit_is_reported():
     summary = pd.DataFrame([_row("psum", 8192, float("nan"), "", None)])
-    fitted = pd.DataFrame([{"r2": -0.37, "workload": "psum", "variant": "pmap", "hosts": 2,
-                            "devices_per_host": 2}])
+    fitted = Fitted(pd.DataFrame([{"r2": -0.37, "workload": "psum", "variant": "pmap",
+                                   "hosts": 2, "devices_per_host": 2}]), 0)
     text = "\n".join(findings(summary, pd.DataFrame(), pd.DataFrame(columns=["outlier"]),
                               fitted=fitted))
     assert "explain the times poorly (r2 < 0.9; worst -0.37, psum pmap on h2xd2)" in text

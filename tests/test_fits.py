@@ -3,6 +3,7 @@
 import numpy as np
 
 from podscale.analysis import load_run, summarize
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.fits import fits
 from podscale.analysis.render.text import fit_changes_text, fits_text
@@ -23,7 +24,7 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
                    launch_noise=0.05, time_of=planted)
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
-    table = fits(samples, summarize(samples, cases))
+    table = fits(samples, Summary(summarize(samples, cases), loaded.params))
     assert len(table) == 16  # 2 workloads x 2 variants x 4 layouts
     coll = table[(table.workload == "psum") & (table.n > 1)]
     local = table[table.workload == "dot"]
@@ -56,7 +57,7 @@ def test_fits_recover_planted_alpha_and_beta(tmp_path):
                                                           if c.workload == "psum" else 0))
     run = load_run(slow)
     s2, c2 = run.samples, run.cases
-    t2 = fits(s2, summarize(s2, c2))
+    t2 = fits(s2, Summary(summarize(s2, c2), run.params))
     c2 = t2[(t2.workload == "psum") & (t2.n > 1)]
     assert (c2.beta_hi.to_numpy() < coll.beta_lo.to_numpy()).all()
     text = fits_text(table)

@@ -59,9 +59,9 @@ def test_a_damaged_run_is_named_and_left_out(tmp_path):
     (damaged / "run.json").write_text('{"schema": "podscale.run/3", broken')
     for store in damaged.glob("cache"):
         shutil.rmtree(store)
-    df = history.collect([tmp_path])
+    df, skipped = history.gather([tmp_path])
     assert df["run_id"].nunique() == 39 and damaged.name not in set(df["run_id"])
-    text = history_text(df, history.analyse(df))
+    text = history_text(df, history.analyse(df), skipped)
     assert f"# left out: {damaged} (UsageError:" in text
     assert len(history.analyse(df)["changes"]) == 1
     for run in sorted(p for p in tmp_path.iterdir() if p.is_dir() and p != damaged)[1:]:

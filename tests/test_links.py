@@ -36,13 +36,13 @@ def planted(n: int, slow_process: int | None = None, slow_link: tuple[int, int] 
 
 def test_slow_process_and_slow_link_are_named():
     summary, med = planted(16, slow_process=5)
-    ((key, m),) = matrices(summary, med)
+    ((key, m, own),) = matrices(summary, med)
     assert m.shape == (16, 16) and np.isnan(np.diag(m.to_numpy())).all()
-    procs, _ = outliers(m)
+    procs, _ = outliers(m, own)
     assert procs[procs["outlier"]]["process"].tolist() == [5]
     summary, med = planted(16, slow_link=(3, 9))
-    ((key, m),) = matrices(summary, med)
-    procs, links = outliers(m)
+    ((key, m, own),) = matrices(summary, med)
+    procs, links = outliers(m, own)
     assert not procs["outlier"].any()
     assert (links.iloc[0]["src"], links.iloc[0]["dst"]) == (3, 9) and links.iloc[0]["outlier"]
     assert links["outlier"].sum() == 1
@@ -83,8 +83,8 @@ def test_a_multi_slice_matrix_is_its_own_and_marks_the_slice_boundaries():
     two["case_id"] = two["case_id"] + "/s2"
     med_two.index = med_two.index.set_levels(med_two.index.levels[0] + "/s2", level=0)
     found = matrices(pd.concat([one, two]), pd.concat([med_one, med_two]))
-    assert sorted(k["slices"] for k, _ in found) == [1, 2]
-    key, m = next((k, m) for k, m in found if k["slices"] == 2)
+    assert sorted(k["slices"] for k, _, _ in found) == [1, 2]
+    key, m, _ = next(s for s in found if s.key["slices"] == 2)
     assert _on(key) == "8x1 (2 slices of 4)" and _per_slice(key) == 4
     fig = plots.pair_heatmap(m * 1e6, "t", _per_slice(key))
     drawn = [line.get_xydata()[:, i].tolist() for line in fig.axes[0].lines

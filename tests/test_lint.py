@@ -180,6 +180,22 @@ def test_podscale_variables_are_named_once(tmp_path):
     assert len(env_names_spelt([tmp_path])) == 2
 
 
+def frame_attrs(roots: list[Path]) -> list[str]:
+    """Where code reads or writes an ``.attrs`` (pandas' experimental DataFrame.attrs)."""
+    return [f"{path}:{node.lineno}" for root in roots for path in sorted(root.rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute) and node.attr == "attrs"]
+
+
+def test_no_facts_ride_in_dataframe_attrs(tmp_path):
+    """Facts between the layers travel in result types (the Summary, Fitted, a links
+    Sweep, history's Collected), never in ``DataFrame.attrs``, which some pandas
+    operations drop silently (#66); the check fails on a planted use."""
+    assert frame_attrs([ROOT / d for d in ("podscale", "analysis", "suites")]) == []
+    (tmp_path / "m.py").write_text('df.attrs["params"] = ["size"]\nx = df.attrs.get("units")\n')
+    assert len(frame_attrs([tmp_path])) == 2
+
+
 def test_argparse_stops_in_the_commands(tmp_path):
     """The command line's parsed options become values in ``frontend/commands/`` (and the
     parser in ``cli.py``): no other module imports argparse or takes a Namespace, so

@@ -376,11 +376,11 @@ def test_fits_use_the_device_time_and_state_the_host_cost_beside_alpha(tmp_path)
                      (i, p, "device", (dev,) * 5, p)]
     _run(tmp_path / "run", "tpu", rows)
     run = load_run(tmp_path / "run")
-    (fit,) = fits(run.samples, run.summary(), boot=0, rm=run.round_medians()).itertuples()
+    (fit,) = fits(run.samples, run.table(), boot=0, rm=run.round_medians()).itertuples()
     assert fit.method == "device" and fit.alpha_us == pytest.approx(20, rel=1e-6)
     assert fit.host_us == pytest.approx(500, rel=1e-6)
     each = run.using("each")
-    (fit,) = fits(each.samples, each.summary(), boot=0, rm=each.round_medians()).itertuples()
+    (fit,) = fits(each.samples, each.table(), boot=0, rm=each.round_medians()).itertuples()
     assert fit.method == "each" and fit.alpha_us == pytest.approx(520, rel=1e-6)
 
 

@@ -132,7 +132,7 @@ def test_run_records_and_table(small_run):
     assert psum.loc[psum.hosts == 2, "participants"].eq(4).all()
     assert table.loc[table.workload == "dot", "busbw"].isna().all()  # not a collective
     # record columns come from the workloads' own parameters
-    assert {"size", "width"} <= set(table.columns) and table.attrs["params"] == ["size", "width"]
+    assert {"size", "width"} <= set(table.columns) and run.params == ("size", "width")
     assert table.loc[table.workload == "psum", "width"].isna().all()
     df = load(small_run)
     assert {"run_id", "workload", "version", "variant", "size", "hosts", "phase", "seconds",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from podscale.analysis import load_run
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.efficiency import scaling
 from podscale.analysis.models.stats import describe, median_ci, summarize
 from podscale.analysis.render.report import write_report
@@ -57,7 +58,7 @@ def test_summary_aggregations_and_scaling(tmp_path):
     assert len(two) == len(mx[mx.hosts == 1]) > 0  # every case at both host counts
     assert (two["rank_max_s"] > two["rank_min_s"]).all()  # process 1 is 5% slower
     assert (two["skew_s"] > 0).all()
-    eff = scaling(mx)
+    eff = scaling(Summary(mx, loaded.params))
     weak = eff[(eff.kind == "weak") & (eff.hosts == 2)]
     # planted: 1.3x slower at 2 hosts
     assert len(weak) > 0 and weak["efficiency"].between(0.6, 0.9).all()

@@ -4,6 +4,7 @@
 import numpy as np
 
 from podscale.analysis import load_run, summarize
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.scalemodel import fit, scaling_models
 from tests.synth import make_run
@@ -31,7 +32,8 @@ def _models(tmp_path, name, time_of, floor=None):
                    dph=(2,), rounds=3, launch_noise=0.03, time_of=time_of, process_skew=0)
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
-    return scaling_models(samples, summarize(samples, cases), draws=200, floor=floor)
+    return scaling_models(samples, Summary(summarize(samples, cases), loaded.params), draws=200,
+                          floor=floor)
 
 
 def test_a_prediction_under_the_hardwares_least_time_says_so(tmp_path):
@@ -106,21 +108,22 @@ def test_one_job_gives_the_curve_and_a_held_out_error(tmp_path):
     run = only_run(tmp_path)
     loaded = load_run(run)
     samples, cases = loaded.samples, loaded.cases
-    table = summarize(samples, cases)
+    summary = Summary(summarize(samples, cases), loaded.params)
+    table = summary.frame
     assert set(table.hosts_per_group) == {2, 4} and set(table.participants) == {2, 4, 8, 16}
-    out = scaling_models(samples, table, draws=100)
+    out = scaling_models(samples, summary, draws=100)
     (m,) = out["models"].itertuples()
     assert m.regime == "across hosts" and m.n_values == "2,4,8,16" and m.predicts
     held = out["heldout"]
     assert set(held.n) == {16} and len(held) == 2 and held.error.notna().all()
     assert (held.measured_us > 0).all() and np.isfinite(held.error).all()
     assert len(out["predictions"]) == 4 and out["notes"].empty
-    three = scaling_models(samples, table[table.participants < 16], draws=100)
+    three = scaling_models(samples, summary.of(table[table.participants < 16]), draws=100)
     assert three["heldout"].empty and len(three["predictions"]) == 4
     assert set(three["predictions"].label) == {
         "model output (measured n: 2,4,8; 8x the largest)",
         "model output (measured n: 2,4,8; 32x the largest)"}
-    two = scaling_models(samples, table[table.participants < 8], draws=100)
+    two = scaling_models(samples, summary.of(table[table.participants < 8]), draws=100)
     assert two["predictions"].empty and two["curves"].empty and two["heldout"].empty
     (note,) = two["notes"].itertuples()
     assert note.n_values == "2,4" and note.instead == (

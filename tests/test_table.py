@@ -49,7 +49,7 @@ def test_every_builtin_table_fits_120_columns(tmp_path):
     for name in names:
         run_dir = tmp_path / name
         _write(run_dir, _default_cases(name))
-        text = render(load_run(run_dir).summary())
+        text = render(load_run(run_dir).table())
         wide[name] = max(len(line) for line in text.splitlines())
     assert len(wide) >= 10 and max(wide.values()) <= WIDTH, wide
 
@@ -57,7 +57,7 @@ def test_every_builtin_table_fits_120_columns(tmp_path):
 def test_settings_once_units_and_one_meaning_per_column(tmp_path):
     run_dir = tmp_path / "run"
     _write(run_dir, _default_cases("all_gather", 2) + _default_cases("psum", 2))
-    summary = load_run(run_dir).summary()
+    summary = load_run(run_dir).table()
     text = render(summary)
     lines = text.splitlines()
     assert sum("timed iterations" in line for line in lines) == 1  # the settings, once
@@ -74,7 +74,7 @@ def test_settings_once_units_and_one_meaning_per_column(tmp_path):
     assert data["units"]["psum"] == {"size": "elements"}
     assert data["units"]["all_gather"]["size"] == "B"
     csv = export(summary, "csv").splitlines()
-    assert len(csv) == len(summary) + 1 and csv[0].startswith("case_id,")
+    assert len(csv) == len(summary.frame) + 1 and csv[0].startswith("case_id,")
 
 
 def test_report_cells_are_read_as_people_read_them():

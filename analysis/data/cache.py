@@ -26,8 +26,9 @@ from podscale.core import runfolder as rf
 #: (commits): 1 (58e5fad) the first cache; 2 (4847191) memory-mapped columns, samples as
 #: categorical codes; 3, then 4 (45f807f) the case rows' new columns and the ledger; 5
 #: (0.4) a case's layout spelled with its mesh split, as Layout.key; 6 (0.5) the case rows'
-#: timing methods, the samples' chain and device phases
-FORMAT = "podscale.cache/6"
+#: timing methods, the samples' chain and device phases; 7 the units of the workloads'
+#: parameters saved beside the frames (no longer in a frame's attrs)
+FORMAT = "podscale.cache/7"
 NAME = Path("cache")
 
 
@@ -70,8 +71,7 @@ def _encode(df: pd.DataFrame, prefix: str, arrays: dict[str, np.ndarray]) -> dic
                 continue
             arrays[f"{prefix}{i}"] = codes.astype(np.int32)
             columns.append({"name": name, "codes": [_plain(u) for u in uniques]})
-    return {"columns": columns, "attrs": {k: v for k, v in df.attrs.items()
-                                          if isinstance(v, (list, dict, str, int, float))}}
+    return {"columns": columns}
 
 
 def _plain(value: object) -> object:
@@ -98,14 +98,18 @@ def _decode(z: dict[str, np.ndarray], prefix: str, meta: dict) -> pd.DataFrame:
             uniques[:-1] = c["codes"]
             uniques[-1] = None  # code -1: a missing value
             data[c["name"]] = uniques[a]
-    df = pd.DataFrame(data, columns=[c["name"] for c in meta["columns"]])
-    df.attrs.update(meta["attrs"])
-    return df
+    return pd.DataFrame(data, columns=[c["name"] for c in meta["columns"]])
+
+
+#: what a run's records give beside its frames (JSON): the cases the backend skipped, the
+#: lines left out, the parameters' units
+FACTS = ("skipped", "problems", "units")
 
 
 def load(run_dir: Path, files: list[Path]
-         ) -> tuple[dict[str, pd.DataFrame], dict, list[str]] | None:
-    """({samples, cases, envs}, skipped, lines left out) as saved, if the cache is current."""
+         ) -> tuple[dict[str, pd.DataFrame], dict] | None:
+    """({samples, cases, envs, ledger}, {skipped, problems, units}) as saved, if the cache
+    is current."""
     where = run_dir / NAME
     try:
         meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
@@ -115,20 +119,20 @@ def load(run_dir: Path, files: list[Path]
                   for name in meta["arrays"]}
         frames = {name: _decode(arrays, f"{name}.", meta[name])
                   for name in ("samples", "cases", "envs", "ledger")}
-        return frames, meta["skipped"], meta["problems"]
+        return frames, {k: meta[k] for k in FACTS}
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def save(run_dir: Path, files: list[Path], frames: dict[str, pd.DataFrame],
-         skipped: dict[str, str], problems: list[str]) -> None:
+         facts: dict) -> None:
     """Write the cache next to the records (a new folder swapped in whole); quietly
     nothing where that is not possible."""
     import shutil
 
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {name: _encode(df, f"{name}.", arrays) for name, df in frames.items()}
-    meta.update(skipped=skipped, problems=problems, key=key(files, run_dir),
+    meta.update({k: facts[k] for k in FACTS}, key=key(files, run_dir),
                 arrays=sorted(arrays))
     where = run_dir / NAME
     tmp = run_dir / f".cache-{os.getpid()}"

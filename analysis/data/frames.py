@@ -39,13 +39,16 @@ MEASURED = ["case_id", "process", "round", "bytes_per_process", "flops_per_proce
             "group_members", "takes_part", "program", "unsampled", "lowered", "ops"]
 CHECKING = ["check_elements"]  # how a case was checked (not a measurement setting)
 FIXED = IDENTITY + SETTINGS + CHECKING + MEASURED
-_UNITS = "_units"  # a row's parameter units, gathered into the frame's attrs
+_UNITS = "_units"  # a row's parameter units, gathered into the run's (RunParts.units)
+#: columns a cases frame may hold that are no workload's parameter
+_NOT_PARAMS = frozenset((*FIXED, "run_id"))
 SAMPLE_COLUMNS = ("case_id", "process", "phase", "iteration", "seconds", "device", "round")
 
 
-def param_columns(df: pd.DataFrame) -> list[str]:
-    """The workload-parameter columns of a cases or summary table (``attrs["params"]``)."""
-    return [c for c in df.attrs.get("params", []) if c in df.columns]
+def case_params(cases: pd.DataFrame) -> list[str]:
+    """The workload-parameter columns of a cases frame, in order: every column but the
+    fixed ones (the frame is built so, :func:`_rows_frame`)."""
+    return [c for c in cases.columns if c not in _NOT_PARAMS]
 
 
 def samples_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
@@ -101,21 +104,22 @@ def _parse(path: Path) -> tuple[dict[str, np.ndarray], list[dict], list, list[st
     return columns, rows, [r for r in records if not isinstance(r, CaseRecord)], problems
 
 
-def _from_records(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                              pd.DataFrame, dict[str, str], list[str]]:
-    """(samples, cases, envs, ledger, skipped, lines left out) parsed from the JSON Lines
-    files."""
+def _from_records(files: list[Path]) -> tuple[dict[str, pd.DataFrame], dict]:
+    """({samples, cases, envs, ledger}, {skipped, problems: lines left out, units}) parsed
+    from the JSON Lines files."""
     parts, rows, other, problems = [], [], [], []
     for columns, case_rows, records, bad in _read_all(files):
         parts.append(columns)
         rows.extend(case_rows)
         other.extend(records)
         problems.extend(bad)
-    case_df = _rows_frame(rows)
+    case_df, units = _rows_frame(rows)
     envs = pd.DataFrame([vars(r) for r in other if isinstance(r, EnvRecord)])
     # cases the backend could not run: case id -> reason (no samples, no check)
     skipped = {r.case_id: r.reason for r in other if isinstance(r, SkipRecord)}
-    return samples_frame(parts), case_df, envs, ledger_frame(other), skipped, problems
+    return ({"samples": samples_frame(parts), "cases": case_df, "envs": envs,
+             "ledger": ledger_frame(other)},
+            {"skipped": skipped, "problems": problems, "units": units})
 
 
 def ledger_frame(records: list) -> pd.DataFrame:
@@ -156,17 +160,15 @@ def _case_row(r: CaseRecord) -> dict:
     return row
 
 
-def _rows_frame(rows: list[dict]) -> pd.DataFrame:
+def _rows_frame(rows: list[dict]) -> tuple[pd.DataFrame, dict[str, dict[str, str]]]:
+    """The cases frame, and each workload's units of its parameters."""
     units: dict[str, dict[str, str]] = {}  # workload -> parameter -> unit
     for row in rows:
         for workload, of in (row.pop(_UNITS, None) or {}).items():
             units.setdefault(workload, {}).update(of)
     fixed = set(FIXED)
     params = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
-    df = pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + CHECKING + MEASURED)
-    df.attrs["params"] = params
-    df.attrs["units"] = units
-    return df
+    return pd.DataFrame(rows, columns=IDENTITY + params + SETTINGS + CHECKING + MEASURED), units
 
 
 class RunParts(NamedTuple):
@@ -179,6 +181,7 @@ class RunParts(NamedTuple):
     skipped: dict[str, str]
     problems: tuple[str, ...]  # record lines left out, each "file:line: why"
     ledger: pd.DataFrame
+    units: dict[str, dict[str, str]]  # workload -> parameter column -> unit
 
 
 def read_parts(run_dir: Path) -> RunParts:
@@ -190,19 +193,15 @@ def read_parts(run_dir: Path) -> RunParts:
     manifest = read_manifest(run_dir)
     files = cache.record_files(run_dir)
     hit = cache.load(run_dir, files)
-    if hit is not None:
-        frames, skipped, problems = hit
-        samples, case_df, envs = frames["samples"], frames["cases"], frames["envs"]
-        ledger = frames["ledger"]
-    else:
-        samples, case_df, envs, ledger, skipped, problems = _from_records(files)
+    if hit is None:
+        hit = _from_records(files)
         if files:
-            cache.save(run_dir, files, {"samples": samples, "cases": case_df, "envs": envs,
-                                        "ledger": ledger}, skipped, problems)
+            cache.save(run_dir, files, *hit)
+    frames, facts = hit
+    samples, case_df, envs = frames["samples"], frames["cases"], frames["envs"]
     if manifest.status == "complete" and samples.empty and case_df.empty and envs.empty:
         raise UsageError(f"{run_dir}: its manifest says complete, but its records hold "
                          f"nothing ({len(files)} record file(s), all empty or unreadable): "
                          "the run's data is lost (truncated or deleted); run it again")
-    for df in (samples, case_df, envs, ledger):
-        df.attrs["run_id"] = manifest.run_id
-    return RunParts(manifest, samples, case_df, envs, skipped, tuple(problems), ledger)
+    return RunParts(manifest, samples, case_df, envs, facts["skipped"],
+                    tuple(facts["problems"]), frames["ledger"], facts["units"])

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
 from podscale.analysis.export.repro import command_of
 from podscale.analysis.run import Run, as_run
 
@@ -97,7 +96,7 @@ def rows(run_dir: str | Path | Run) -> tuple[list[Row], RunFacts]:
     run = as_run(run_dir)
     summary = run.summary().sort_values("case_id")
     rm = run.round_medians().groupby("case_id")["median"]
-    params = [c for c in param_columns(summary) if c != "size"]
+    params = [c for c in run.params if c != "size"]
     out = []
     for r in summary.to_dict("records"):
         rounds = rm.get_group(r["case_id"]) if r["case_id"] in rm.groups else pd.Series()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 
 
-def scaling(summary: pd.DataFrame) -> pd.DataFrame:
+def scaling(table: Summary) -> pd.DataFrame:
     """Weak and strong scaling efficiency vs host count, per workload/variant/dtype/layout
     and every parameter but ``size`` (workloads without a size parameter have none).
 
@@ -15,8 +15,9 @@ def scaling(summary: pd.DataFrame) -> pd.DataFrame:
     ``eff = T(1 host) / T(H)``. Strong scaling keeps the total fixed — size ``S*…/H``
     per process at H hosts against ``S`` at one host: ``eff = T(1) / (H * T(H))``.
     """
+    summary = table.frame
     keys = ["workload", "variant", "dtype", "devices_per_host", "mesh_local",
-            *[c for c in param_columns(summary) if c != "size"]]
+            *[c for c in table.param_columns if c != "size"]]
     rows = []
     if "size" not in summary.columns:
         return pd.DataFrame(columns=[*keys, "kind", "hosts", "size", "efficiency"])

@@ -19,10 +19,12 @@ median per-call host cost (each - device) of the sweep's cases.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.stats import method_iterations, phase_iterations, round_medians
 
@@ -77,16 +79,29 @@ def fit_points(x: np.ndarray, y: np.ndarray, boot: int = 400, seed: int = 0) -> 
             "r2": 1 - float((np.log(res) ** 2).sum()) / ss if ss > 0 else float("nan")}
 
 
-def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
+class Fitted(NamedTuple):
+    """The fits (:func:`fits`' table) and how many sweeps had 2 sizes: too few to fit."""
+
+    table: pd.DataFrame
+    too_few: int
+
+
+def fits(samples: pd.DataFrame, summary: Summary, boot: int = 400,
          rm: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per size sweep (``COLUMNS``, then the workloads' other parameters, e.g.
     ``op`` and ``algorithm``); sweeps with fewer than :data:`MIN_SIZES` sizes are left
-    out and counted in ``attrs["too_few"]`` (those with 2). ``rm``: the samples' round
-    medians, if already computed."""
+    out (:func:`fit_sweeps` counts them). ``rm``: the samples' round medians, if already
+    computed."""
+    return fit_sweeps(samples, summary, boot, rm).table
+
+
+def fit_sweeps(samples: pd.DataFrame, summary: Summary, boot: int = 400,
+               rm: pd.DataFrame | None = None) -> Fitted:
+    """:func:`fits`, and the count of sweeps left out with 2 sizes."""
     rm = round_medians(method_iterations(phase_iterations(samples))) if rm is None else rm
-    meta = summary.set_index("case_id")
+    meta = summary.frame.set_index("case_id")
     extra_meta = [c for c in ("method", "host_s") if c in meta.columns]
-    others = [c for c in param_columns(summary) if c != "size"]
+    others = [c for c in summary.param_columns if c != "size"]
     keys = KEYS + [c for c in others if c in meta.columns]
     rm = rm.join(meta[keys + ["bytes_per_device", "bytes_per_process", "collective",
                               "participants", *extra_meta]], on="case_id")
@@ -113,9 +128,7 @@ def fits(samples: pd.DataFrame, summary: pd.DataFrame, boot: int = 400,
                      "method": first.get("method", "each"),
                      "host_us": float(g["host_s"].median()) * 1e6 if "host_s" in g else np.nan})
     extra = [k for k in keys if k not in COLUMNS]  # the workloads' other parameters
-    out = pd.DataFrame(rows, columns=COLUMNS + extra)
-    out.attrs["too_few"] = too_few
-    return out
+    return Fitted(pd.DataFrame(rows, columns=COLUMNS + extra), too_few)
 
 
 def half_peak_bytes(alpha_us: float, beta_gbps: float, peak_gbps: float | None) -> float:
@@ -130,23 +143,24 @@ def half_peak_bytes(alpha_us: float, beta_gbps: float, peak_gbps: float | None) 
     return alpha_us * 1e-6 * half * 1e9 / (1 - half / beta_gbps)
 
 
-def model_times(summary: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
+def model_times(summary: Summary, table: pd.DataFrame) -> pd.Series:
     """The fitted time in seconds, alpha + x/beta, of every case of ``summary`` whose size
     sweep has a row in ``table`` (x in that row's basis); NaN elsewhere."""
     return regimes(summary, table)["model_s"]
 
 
-def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+def regimes(summary: Summary, table: pd.DataFrame) -> pd.DataFrame:
     """Per case of ``summary``: ``model_s`` (alpha + x/beta), its sweep's ``alpha_us``,
     ``s_half_bytes`` and ``r2``, and ``regime``: "bandwidth" where x >= S_half (the size
     at half of beta: the transfer term dominates), "latency" below, None without a fit."""
     cols = ["model_s", "alpha_us", "s_half_bytes", "r2", "regime"]
+    frame = summary.frame
     if table.empty:
-        return pd.DataFrame({c: np.nan for c in cols}, index=summary.index).astype(
+        return pd.DataFrame({c: np.nan for c in cols}, index=frame.index).astype(
             {"regime": object})
-    others = [c for c in param_columns(summary) if c != "size" and c in table.columns]
+    others = [c for c in summary.param_columns if c != "size" and c in table.columns]
     keys = KEYS + others
-    left = summary[keys + ["bytes_per_device", "bytes_per_process", "collective",
+    left = frame[keys + ["bytes_per_device", "bytes_per_process", "collective",
                            "participants"]].astype({c: object for c in others})
     right = table[keys + ["alpha_us", "beta_gbps", "basis", "s_half_bytes", "r2"]].astype(
         {c: object for c in others})
@@ -161,4 +175,4 @@ def regimes(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                       np.where(x >= m["s_half_bytes"], "bandwidth", "latency"))
     return pd.DataFrame({"model_s": t.to_numpy(float), "alpha_us": m["alpha_us"].to_numpy(float),
                          "s_half_bytes": m["s_half_bytes"].to_numpy(float),
-                         "r2": m["r2"].to_numpy(float), "regime": regime}, index=summary.index)
+                         "r2": m["r2"].to_numpy(float), "regime": regime}, index=frame.index)

@@ -14,6 +14,8 @@ link of its matrix or more.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -22,10 +24,18 @@ KEYS = ["workload", "size", "hosts", "slices", "devices_per_host", "variant",
 THRESHOLD = 1.3
 
 
-def matrices(summary: pd.DataFrame, medians: pd.Series) -> list[tuple[dict, pd.DataFrame]]:
-    """(key, matrix in seconds: rows source, columns destination) per links sweep, the
-    matrix's ``attrs["own"]`` each process's median over shifts of its own time;
-    ``medians``: each process's median timed iteration per case (Run.process_medians)."""
+class Sweep(NamedTuple):
+    """One links sweep: its key, the matrix in seconds (rows source, columns
+    destination) and ``own``: each process's median over the shifts of its own time."""
+
+    key: dict
+    matrix: pd.DataFrame
+    own: list[float]
+
+
+def matrices(summary: pd.DataFrame, medians: pd.Series) -> list[Sweep]:
+    """Every links sweep (:class:`Sweep`); ``medians``: each process's median timed
+    iteration per case (Run.process_medians)."""
     if "shift" not in summary.columns:
         return []
     rows = summary[summary["shift"].notna()]
@@ -44,19 +54,19 @@ def matrices(summary: pd.DataFrame, medians: pd.Series) -> list[tuple[dict, pd.D
                     own[i, shift] = t[i]
                 if i in t.index and j in t.index:
                     m[i, j] = min(t[i], t[j])
-        frame = pd.DataFrame(m, index=range(n), columns=range(n))
-        frame.attrs["own"] = np.nanmedian(own[:, 1:], axis=1).tolist() if n > 1 else []
-        out.append((dict(zip(keys, key)), frame))
+        out.append(Sweep(dict(zip(keys, key)), pd.DataFrame(m, index=range(n), columns=range(n)),
+                         np.nanmedian(own[:, 1:], axis=1).tolist() if n > 1 else []))
     return out
 
 
-def outliers(m: pd.DataFrame, threshold: float = THRESHOLD, k: int = 5
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(processes by their median link, slowest first, with ``outlier``; the k slowest
-    links, with their ratio to the matrix's median link)."""
+def outliers(m: pd.DataFrame, own: list[float] | None = None, threshold: float = THRESHOLD,
+             k: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(processes by their own time over the shifts (``own``, else their median link),
+    slowest first, with ``outlier``; the k slowest links, with their ratio to the
+    matrix's median link)."""
     a = m.to_numpy()
     n = len(a)
-    figure = np.asarray(m.attrs.get("own") or
+    figure = np.asarray(own or
                         [np.nanmedian(np.r_[a[p, :], a[:, p]]) for p in range(n)], dtype=float)
     procs = []
     for p in np.argsort(-figure):
@@ -79,8 +89,8 @@ def summary_lines(summary: pd.DataFrame, medians: pd.Series) -> list[str]:
     from podscale.analysis.units import time_h
 
     lines = []
-    for key, m in matrices(summary, medians):
-        procs, links = outliers(m)
+    for key, m, own in matrices(summary, medians):
+        procs, links = outliers(m, own)
         head = f"{key['workload']} {key['size']} B on {key['hosts']} processes:"
         named = procs[procs["outlier"]]
         if named.empty:

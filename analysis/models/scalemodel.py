@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.bandwidth import bus_factor
 from podscale.analysis.models.ceilings import crosses_dcn
 from podscale.analysis.models.scalefit import bootstrap, fit, predict
@@ -48,18 +48,19 @@ NOT_KEYS = ("size", "group", "groups")  # what varies within one sweep besides t
 BASE = ["workload", "variant", "dtype", "devices_per_host", "regime"]
 
 
-def points(samples: pd.DataFrame, summary: pd.DataFrame,
+def points(samples: pd.DataFrame, table: Summary,
            rm: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row per (case, round) of collectives over 2+ participants with a size: the
     sweep key, n, size, S (bytes per device), bus bytes and the round median t; and the
     key columns."""
+    summary = table.frame
     if "size" not in summary.columns:
         return pd.DataFrame(), []
     coll = summary[summary["collective"].notna() & (summary["participants"] > 1)
                    & summary["size"].notna()]
     if coll.empty:
         return pd.DataFrame(), []
-    others = [c for c in param_columns(summary) if c not in NOT_KEYS]
+    others = [c for c in table.param_columns if c not in NOT_KEYS]
     keys = BASE + [c for c in others if coll[c].notna().any()]
     rm = (round_medians(method_iterations(phase_iterations(samples))) if rm is None
           else rm).join(
@@ -143,7 +144,7 @@ def _label_of(ns: list[int], nn: float) -> str:
         f"; {far:g}x the largest" if far > FAR else "") + ")"
 
 
-def scaling_models(samples: pd.DataFrame, summary: pd.DataFrame,
+def scaling_models(samples: pd.DataFrame, summary: Summary,
                    predict_n: Sequence[int] = (64, 256), draws: int = 300,
                    rm: pd.DataFrame | None = None,
                    floor: Callable[[str, int, float], float] | None = None

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from podscale.analysis.data.frames import IDENTITY, SETTINGS, param_columns
+from podscale.analysis.data.frames import IDENTITY, SETTINGS, case_params
 from podscale.analysis.models.bandwidth import algbw, bus_factor
 from podscale.core.timing import HEADLINE, METHODS, PHASE_OF
 
@@ -252,7 +252,7 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
     stats.index = stats.index.astype(object)
     compiled = samples[samples["phase"] == "compile"].groupby("case_id", observed=True)
     stats["compile_s"] = compiled["seconds"].max().rename(index=str)
-    params = param_columns(cases)
+    params = case_params(cases)
     first = [*IDENTITY, *params, *SETTINGS, "bytes_per_process", "bytes_per_device",
              "flops_per_process", "collective", "participants", "hosts_per_group",
              "compile_kind"]
@@ -280,8 +280,5 @@ def summarize(samples: pd.DataFrame, cases: pd.DataFrame, across: str = "max",
     out["across"] = across
     if "run_id" in samples.columns:
         out.insert(0, "run_id", samples["run_id"].iloc[0] if len(samples) else None)
-    out = out.sort_values(["workload", "variant", "dtype", "hosts", "devices_per_host",
-                           *params], kind="stable").reset_index(drop=True)
-    out.attrs["params"] = params
-    out.attrs["units"] = cases.attrs.get("units", {})
-    return out
+    return out.sort_values(["workload", "variant", "dtype", "hosts", "devices_per_host",
+                            *params], kind="stable").reset_index(drop=True)

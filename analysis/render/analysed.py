@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.efficiency import scaling
 from podscale.analysis.run import Run
 from podscale.core.manifest import Manifest
 
 if TYPE_CHECKING:
+    from podscale.analysis.models.fits import Fitted
     from podscale.analysis.verdicts.coded import Finding
 
 
@@ -22,20 +24,31 @@ class Analysis:
 
     manifest: Manifest
     samples: pd.DataFrame
-    summary: pd.DataFrame
+    table: Summary  # the summary with ceilings and regimes, and its facts
     envs: pd.DataFrame
     skipped: dict
     eff: pd.DataFrame
     named: pd.DataFrame
     skew: pd.DataFrame
     slow: pd.DataFrame
-    fitted: pd.DataFrame
+    fits: Fitted
     scaled: dict
     status: str = "complete"
     links: list = field(default_factory=list)
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
     late: pd.DataFrame = field(default_factory=pd.DataFrame)
     device: bool = True  # the run's device time is a device's (not the CPU client's)
+    slow_slice: dict | None = None  # the slowest slice of multi-slice cases, if any
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per case (:attr:`table`'s frame)."""
+        return self.table.frame
+
+    @property
+    def fitted(self) -> pd.DataFrame:
+        """The latency-bandwidth fits, one row per size sweep."""
+        return self.fits.table
 
     def findings(self) -> list[Finding]:
         """The run's Findings with their codes, most important first (the report shows
@@ -43,7 +56,7 @@ class Analysis:
         from podscale.analysis.verdicts.coded import coded_findings
 
         return coded_findings(self.summary, self.eff, self.named, self.scaled, self.slow,
-                              self.fitted, self.late, self.device)
+                              self.fits, self.late, self.device, self.slow_slice)
 
 
 def analyse(run: Run, across: str = "max") -> Analysis:
@@ -55,27 +68,29 @@ def analyse(run: Run, across: str = "max") -> Analysis:
         with_ceilings,
         with_half_peak,
     )
-    from podscale.analysis.models.fits import fits, regimes
+    from podscale.analysis.models.fits import Fitted, fit_sweeps, regimes
     from podscale.analysis.models.links import matrices as link_matrices
     from podscale.analysis.models.pairs import outliers
     from podscale.analysis.models.scalemodel import scaling_models
     from podscale.analysis.models.skew import late_arrivals, relative, slowest, slowest_slice
 
     samples = run.samples
-    summary = with_ceilings(run.summary(across), run.device_kind, run.envs)
+    base = run.table(across)
+    table = base.of(with_ceilings(base.frame, run.device_kind, run.envs))
+    summary = table.frame
     rm = run.round_medians()
-    fitted = with_half_peak(fits(samples, summary, rm=rm),
-                            peak_of(run.device_kind, run.envs))
-    reg = regimes(summary, fitted)
+    found = fit_sweeps(samples, table, rm=rm)
+    fitted = Fitted(with_half_peak(found.table, peak_of(run.device_kind, run.envs)),
+                    found.too_few)
+    reg = regimes(table, fitted.table)
     summary[list(reg.columns)] = reg
     skew = relative(samples, summary, run.process_medians())
-    slow = slowest(skew)
-    slow.attrs["slice"] = slowest_slice(skew, summary)  # a slow slice, named like a host
-    return Analysis(run.manifest, samples, summary, run.envs, dict(run.skipped),
-                     scaling(summary), outliers(summary, samples), skew, slow,
-                     fitted, scaling_models(samples, summary, rm=rm,
-                                            floor=least_time(run.device_kind)),
-                     run.status_text,
-                     link_matrices(summary, run.process_medians()), run.ledger,
-                     late_arrivals(run.participants(), summary),
-                     "device" in run.prefer and not run.simulated)
+    return Analysis(run.manifest, samples, table, run.envs, dict(run.skipped),
+                    scaling(table), outliers(summary, samples), skew, slowest(skew),
+                    fitted, scaling_models(samples, table, rm=rm,
+                                           floor=least_time(run.device_kind)),
+                    run.status_text,
+                    link_matrices(summary, run.process_medians()), run.ledger,
+                    late_arrivals(run.participants(), summary),
+                    "device" in run.prefer and not run.simulated,
+                    slowest_slice(skew, summary))  # a slow slice, named like a host

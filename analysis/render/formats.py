@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.units import bytes_h, cell, gbps_h, time_h
 from podscale.core.case import key_of
 
@@ -25,11 +25,12 @@ TABLE_COLUMNS = {
 _US = ("time_s", "host_s", "each_s", "iqr_s", "p90_s", "rank_min_s", "rank_avg_s", "rank_max_s")
 
 
-def workload_table(summary: pd.DataFrame) -> pd.DataFrame:
+def workload_table(table: Summary) -> pd.DataFrame:
     """One workload's rows: its own parameters after the head, only columns it has."""
-    params = [c for c in param_columns(summary) if summary[c].notna().any()]
+    summary = table.frame
+    params = [c for c in table.param_columns if summary[c].notna().any()]
     names = {**HEAD_COLUMNS, **{p: p for p in params}, **TABLE_COLUMNS}
-    if summary.attrs.get("simulated"):  # each - device is no host cost on the CPU
+    if table.simulated:  # each - device is no host cost on the CPU
         names = {("each_s" if k == "host_s" else k): ("each (us)" if k == "host_s" else v)
                  for k, v in names.items()}
     df = summary[[c for c in names if c in summary.columns]].copy()

@@ -18,6 +18,8 @@ from podscale.core.case import key_of  # noqa: E402
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from podscale.analysis.data.summary import Summary
+
 sns.set_theme(style="whitegrid", context="notebook")
 
 
@@ -95,17 +97,16 @@ def _model_and_ceiling(g: sns.FacetGrid, df: pd.DataFrame, by: str, y: str) -> N
                         ha="right", va="bottom", fontsize=7, color="crimson")
 
 
-def collective_busbw(summary: pd.DataFrame) -> Figure | None:
+def collective_busbw(table: Summary) -> Figure | None:
     """busbw vs size per collective: one panel per workload, colour = mesh axes, line
     style = layout (and algorithm, op, ... where they vary); dotted grey: the latency-
     bandwidth fit of each series (``model_s``, analysis/models/fits.py); dashed: the ceiling.
     One-participant cases have no busbw and are left out."""
-    from podscale.analysis.data.frames import param_columns
-
+    summary = table.frame
     df = summary[_swept(summary) & summary["busbw"].notna()]
     if df.empty:
         return None
-    params = param_columns(summary)
+    params = table.param_columns
     df = _layout(df)
     df = pd.concat([part.assign(series=series(part, params))
                     for _, part in df.groupby("workload", sort=True)])

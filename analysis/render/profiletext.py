@@ -9,10 +9,10 @@ import pandas as pd
 
 from podscale.analysis.profile.goodput import ORDER
 from podscale.analysis.profile.summary import ProfileSummary
-from podscale.analysis.run import abandoned_because
 from podscale.analysis.units import time_h
 from podscale.analysis.verdicts.profilefindings import findings
 from podscale.core import runfolder as rf
+from podscale.core.manifest import abandoned_because
 from podscale.core.profilerecord import window_label
 
 #: the output's width: tables and Findings fit it

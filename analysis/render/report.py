@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.models.stats import labels
 from podscale.analysis.render import modelplots, plots, sections
 from podscale.analysis.render.analysed import Analysis, analyse
@@ -58,14 +58,15 @@ def _trace_tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return read_steps(steps), pd.read_csv(lag) if lag.exists() else pd.DataFrame()
 
 
-def algorithms(summary: pd.DataFrame) -> pd.DataFrame:
+def algorithms(table: Summary) -> pd.DataFrame:
     """Cases that differ only in a workload's ``algorithm`` parameter, side by side: time
     per algorithm and each one relative to the first (e.g. hierarchical / flat)."""
+    summary = table.frame
     if "algorithm" not in summary.columns or summary["algorithm"].nunique() < 2:
         return pd.DataFrame()
     df = summary.dropna(subset=["algorithm"])
     # the parameters of the workloads that have an algorithm (others' columns are empty)
-    params = [c for c in param_columns(summary) if c != "algorithm" and df[c].notna().all()]
+    params = [c for c in table.param_columns if c != "algorithm" and df[c].notna().all()]
     keys = ["workload", "variant", "dtype", "hosts", "devices_per_host", "mesh", *params]
     df = df.assign(**{c: df[c].astype(str) for c in params})
     wide = df.pivot_table(index=keys, columns="algorithm", values="time_s", aggfunc="first")
@@ -95,7 +96,7 @@ def _plots(doc: Doc, a: Analysis, run_dir: Path,
     doc.heading("Time and bandwidth vs size")
     doc.figure(plots.bandwidth_vs_size(summary), "bandwidth vs size")
     doc.figure(plots.time_vs_size(summary), "time vs size")
-    coll = plots.collective_busbw(summary)
+    coll = plots.collective_busbw(a.table)
     if coll is not None:
         doc.heading("Collectives over mesh axes", "busbw (nccl-tests' definition, "
                     "analysis/models/bandwidth.py) vs the per-device buffer, one line per axes")
@@ -153,7 +154,7 @@ def _tables(doc: Doc, a: Analysis, across: str) -> None:
                 "device against the bf16 peak, or on CPU the run's best matmul "
                 "(analysis/models/ceilings.py)")
     doc.table(ceiling_table(summary), collapsed="ceiling per case")
-    algo = algorithms(summary)
+    algo = algorithms(a.table)
     if not algo.empty:
         doc.heading("Algorithms side by side", "the same case with each value of the "
                     "workload's algorithm parameter (e.g. all_reduce flat vs hierarchical: "
@@ -163,12 +164,11 @@ def _tables(doc: Doc, a: Analysis, across: str) -> None:
         doc.heading("Scaling efficiency table")
         doc.table(a.eff.map(cell), collapsed=f"{len(a.eff)} row(s)")
     for workload, part in summary.groupby("workload", sort=False):
-        part.attrs["params"] = summary.attrs.get("params", [])
         kind = part["collective"].dropna()
         what = f"collective {kind.iloc[0]}" if len(kind) else "no collective"
         doc.heading(f"Workload {workload}", f"{what}; time: {labels(across)['time_s']}; "
                                             "bandwidths in GB/s.")
-        doc.table(workload_table(part), collapsed=f"{len(part)} case(s)")
+        doc.table(workload_table(a.table.of(part)), collapsed=f"{len(part)} case(s)")
     sections.program_section(doc, summary)
     if a.skipped:
         doc.heading("Skipped cases", "the backend does not implement them (no samples)")

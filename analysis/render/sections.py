@@ -117,14 +117,14 @@ def link_sections(doc: Doc, a: Analysis) -> None:
     processes and links."""
     from podscale.analysis.models.links import outliers
 
-    for key, m in a.links:
+    for key, m, own in a.links:
         title = f"{key['workload']} size {key['size']} on {_on(key)}"
         doc.heading(f"Links: {title}", "every ordered pair from P-1 ring shifts; a link "
                     "i -> i+k: the faster end's median at shift k (us); a process or link "
                     ">= 1.3x the median is named" + _edges(key))
         if len(m) <= 64:
             doc.figure(plots.pair_heatmap(m * 1e6, title, _per_slice(key)), f"links {title}")
-        procs, links = outliers(m)
+        procs, links = outliers(m, own)
         doc.table(procs.head(8).map(cell))
         doc.table(links.map(cell))
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from podscale.analysis.data.frames import param_columns
+from podscale.analysis.data.summary import Summary
 from podscale.analysis.units import missing, sig
 
 WIDTH = 120  # every built-in workload's table fits this at default settings (tested)
@@ -31,11 +31,11 @@ def _num(scale: float = 1.0) -> Callable[[object], str]:
     return fmt
 
 
-def _host(df: pd.DataFrame) -> list[str]:
+def _host(df: pd.DataFrame, simulated: bool) -> list[str]:
     """each - device per row (us), marked ``!`` where the case is dispatch-bound on an
     accelerator (never on the CPU simulation, whose device time is the client's)."""
     num = _num(1e6)
-    mark = not df.attrs.get("simulated", False)
+    mark = not simulated
     return [num(v) + ("!" if b is True and mark else "")
             for v, b in zip(df["host_s"], df["dispatch_bound"])]
 
@@ -44,7 +44,7 @@ def _int(v: Any) -> str:
     return "N/A" if missing(v) else f"{int(v)}"
 
 
-def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
+def _measures(df: pd.DataFrame, simulated: bool) -> list[tuple[str, str, str, Callable]]:
     """(column, header, unit, format) of the measurements that apply to these rows."""
     collective = df["collective"].notna().any()
     out: list[tuple[str, str, str, Callable]] = []
@@ -53,7 +53,7 @@ def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
     if "method" in df and df["method"].nunique() > 1:
         out.append(("method", "method", "", str))
     out.append(("time_s", "time", "(us)", _num(1e6)))
-    if df.attrs.get("simulated") and df["time_s"].ne(df.get("each_s")).any():
+    if simulated and df["time_s"].ne(df.get("each_s")).any():
         # on the CPU simulation device time is this CPU's own work, which the profiler
         # slows: each - device is no host cost there (it went negative); the call waited
         # on is shown beside the headline instead
@@ -78,32 +78,32 @@ def _measures(df: pd.DataFrame) -> list[tuple[str, str, str, Callable]]:
     return out
 
 
-def _varying(df: pd.DataFrame, cols: list[str]) -> tuple[list[str], list[str]]:
+def _varying(part: Summary, cols: list[str]) -> tuple[list[str], list[str]]:
     """(columns whose value differs between rows, ``name=value unit`` of those that do
     not)."""
     vary, same = [], []
-    units = units_of(df)
+    df, units = part.frame, _units(part)
     for c in cols:
         values = df[c].dropna().unique()
         if len(values) > 1:
             vary.append(c)
-        elif len(values) == 1 and (c in param_columns(df) or c in SHOWN_SETTINGS):
+        elif len(values) == 1 and (c in part.params or c in SHOWN_SETTINGS):
             same.append(f"{c}={values[0]}" + (f" {units[c]}" if c in units else ""))
         elif len(values) == 1:
             same.append(str(values[0]))
     return vary, same
 
 
-def units_of(df: pd.DataFrame) -> dict[str, str]:
+def _units(part: Summary) -> dict[str, str]:
     """Parameter -> unit, for one workload's rows (as the workload declared them)."""
-    return df.attrs.get("units", {}).get(df["workload"].iloc[0], {})
+    return part.units_of(str(part.frame["workload"].iloc[0]))
 
 
-def _params(df: pd.DataFrame) -> list[str]:
+def _params(part: Summary) -> list[str]:
     """The workload's own parameters, less a byte size that only repeats S."""
-    units = units_of(df)
+    df, units = part.frame, _units(part)
     out = []
-    for c in param_columns(df):
+    for c in part.param_columns:
         if df[c].isna().all():
             continue
         if units.get(c) == "B" and (df[c] == df["bytes_per_device"]).all():
@@ -112,15 +112,16 @@ def _params(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
+def workload_table(part: Summary, constant: set[str]) -> list[str]:
     """One workload's lines: heading, column names, units, rows, and for collectives the
     average bus bandwidth."""
-    units = units_of(df)
+    df, units = part.frame, _units(part)
     if "host_s" in df:
-        df = df.assign(host_shown=_host(df))
+        df = df.assign(host_shown=_host(df, part.simulated))
     ident = [c for c in SHOWN_IDENTITY + SHOWN_SETTINGS if c in df and c not in constant]
-    vary, same = _varying(df, ident + _params(df))
-    cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + _measures(df)
+    vary, same = _varying(part, ident + _params(part))
+    cols = [(c, c, f"({units[c]})" if c in units else "", str) for c in vary] + \
+        _measures(df, part.simulated)
     rows = [[fmt(r[c]) for c, _, _, fmt in cols] for _, r in df.iterrows()]
     widths = [max(len(h), len(u), *(len(row[i]) for row in rows))
               for i, (_, h, u, _) in enumerate(cols)]
@@ -137,7 +138,7 @@ def workload_table(df: pd.DataFrame, constant: set[str]) -> list[str]:
     return out
 
 
-def _method_lines(summary: pd.DataFrame) -> list[str]:
+def _method_lines(summary: pd.DataFrame, simulated: bool) -> list[str]:
     """What ``time`` is of, and what ``host`` means, where the run has the methods."""
     if "method" not in summary:
         return []
@@ -148,7 +149,7 @@ def _method_lines(summary: pd.DataFrame) -> list[str]:
     by = f"by {methods[0]}: {what.get(methods[0], '')}" if len(methods) == 1 else \
         "by the method in column 'method' (device, else chain, else each)"
     out = [f"# time {by}"]
-    if summary.attrs.get("simulated") and "each_s" in summary:
+    if simulated and "each_s" in summary:
         out.append("# each: one call waited on (each - device is no host cost on the CPU "
                    "simulation: the device is this CPU)")
     elif "host_s" in summary and summary["host_s"].notna().any():
@@ -160,8 +161,9 @@ def _method_lines(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
+def settings_lines(table: Summary) -> tuple[list[str], set[str]]:
     """The settings every case shares, once, and which columns they are."""
+    summary = table.frame
     shared = {c: summary[c].iloc[0] for c in (*SHOWN_SETTINGS, "layout")
               if c in summary and summary[c].nunique() == 1}
     parts = []
@@ -177,7 +179,7 @@ def settings_lines(summary: pd.DataFrame) -> tuple[list[str], set[str]]:
     across = summary["across"].iloc[0] if "across" in summary else "max"
     lines = [f"# {', '.join(parts)}" if parts else "#",
              f"# time: median over iterations of the {across} over processes",
-             *_method_lines(summary),
+             *_method_lines(summary, table.simulated),
              "# S: bytes per device (nccl-tests' size)",
              "# cv: spread of the rounds' medians (separate launches), or of the iterations "
              "with one round"]
@@ -214,22 +216,21 @@ def check_lines(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def render(summary: pd.DataFrame) -> str:
+def render(table: Summary) -> str:
     """The summary as text tables (see the module doc)."""
+    summary = table.frame
     if summary.empty:
         return "# no case completed"
-    head, constant = settings_lines(summary)
+    head, constant = settings_lines(table)
     out = head
     for _, df in summary.groupby("workload", sort=True):
-        df = df.reset_index(drop=True)
-        df.attrs = dict(summary.attrs)
-        out += ["#", *workload_table(df, constant)]
+        out += ["#", *workload_table(table.of(df.reset_index(drop=True)), constant)]
     return "\n".join([*out, "#", *check_lines(summary)])
 
 
-def export(summary: pd.DataFrame, fmt: str) -> str:
+def export(table: Summary, fmt: str) -> str:
     """The summary for scripts: every column, full precision (``csv`` or ``json``)."""
     if fmt == "csv":
-        return summary.to_csv(index=False).rstrip("\n")
-    rows = json.loads(summary.to_json(orient="records"))
-    return json.dumps({"units": summary.attrs.get("units", {}), "cases": rows}, indent=1)
+        return table.frame.to_csv(index=False).rstrip("\n")
+    rows = json.loads(table.frame.to_json(orient="records"))
+    return json.dumps({"units": table.plain_units(), "cases": rows}, indent=1)

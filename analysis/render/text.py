@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -28,9 +30,8 @@ def fits_text(table: pd.DataFrame) -> str:
 
 
 def comparison_text(table: pd.DataFrame, notes: list[str], name_a: str, name_b: str,
-           threshold: float, correction: str = "bh") -> str:
-    test = "paired t-test (round i of A with round i of B)" if table.attrs.get("paired") \
-        else "Welch t-test"
+           threshold: float, correction: str = "bh", paired: bool = False) -> str:
+    test = "paired t-test (round i of A with round i of B)" if paired else "Welch t-test"
     lines = [f"# compare A={name_a} B={name_b}: A, B: each run's time as podscale show "
              "gives it (median over timed iterations of the max over processes); B/A: "
              "ratio of the geometric means over rounds of each round's median (what the "
@@ -68,8 +69,9 @@ def fit_changes_text(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def history_text(df: pd.DataFrame, found: dict) -> str:
-    """The history as text: what was compared, run-wide drift, then each case's changes."""
+def history_text(df: pd.DataFrame, found: dict, skipped: Sequence[str] = ()) -> str:
+    """The history as text: what was compared (``skipped``: the runs left out, each with
+    why), run-wide drift, then each case's changes."""
     runs = df.drop_duplicates("run_id")
     lines = [f"# history: {len(runs)} runs ({runs['created'].min()} to "
              f"{runs['created'].max()}), {df['case_id'].nunique()} cases, "
@@ -78,7 +80,7 @@ def history_text(df: pd.DataFrame, found: dict) -> str:
              "# change points: binary segmentation of log times (analysis/models/changepoints.py); "
              "drift: the median over cases of each run's deviation, removed before each "
              "case is searched"]
-    lines += [f"# left out: {s}" for s in df.attrs.get("skipped", [])]
+    lines += [f"# left out: {s}" for s in skipped]
     drift = found["drift"]
     if drift.empty:
         lines.append("# drift of the whole run: none")

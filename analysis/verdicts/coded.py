@@ -6,11 +6,15 @@ meaning; a new kind of finding gets a new code."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from podscale.analysis.units import sig, time_h
 from podscale.analysis.verdicts import findings as f
+
+if TYPE_CHECKING:
+    from podscale.analysis.models.fits import Fitted
 
 #: code -> (severity, the next command: RUN is the run's directory)
 CODES = {
@@ -144,27 +148,27 @@ def _costs(summary: pd.DataFrame) -> list[Finding]:
 
 def coded_findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
                    scaled: dict | None = None, slowest: pd.DataFrame | None = None,
-                   fitted: pd.DataFrame | None = None, late: pd.DataFrame | None = None,
-                   device: bool = True) -> list[Finding]:
-    """The Findings, most important first, each with its code."""
+                   fitted: Fitted | None = None, late: pd.DataFrame | None = None,
+                   device: bool = True, slow_slice: dict | None = None) -> list[Finding]:
+    """The Findings, most important first, each with its code (``slow_slice``: the
+    slowest slice, :func:`podscale.analysis.models.skew.slowest_slice`)."""
     return [*_checks(summary), *_tagged("ceiling", f.ceiling_findings(summary)),
             *_tagged("slices", f.axis_findings(summary)),
             *_tagged("onchip", f.onchip_findings(summary)),
             *_tagged("timing", f.timing_findings(summary, late, device)),
-            *_tagged("fit", f.fit_findings(fitted if fitted is not None
-                                           else pd.DataFrame(columns=["r2"]))),
+            *_tagged("fit", f.fit_findings(fitted)),
             *_later(summary, scaling, outliers),
             *[Finding("scaling-model", t, _scaling_numbers(scaled or {}, t))
               for t in f._scaling_models(scaled or {})],
-            *_tagged("slowest-process", f._slowest(slowest)),
+            *_tagged("slowest-process", f._slowest(slowest, slow_slice)),
             *_tagged("spread", f._spread(summary)), *_costs(summary)]
 
 
 def findings(summary: pd.DataFrame, scaling: pd.DataFrame, outliers: pd.DataFrame,
              scaled: dict | None = None, slowest: pd.DataFrame | None = None,
-             fitted: pd.DataFrame | None = None,
-             late: pd.DataFrame | None = None, device: bool = True) -> list[str]:
+             fitted: Fitted | None = None, late: pd.DataFrame | None = None,
+             device: bool = True, slow_slice: dict | None = None) -> list[str]:
     """Sentences, most important first; each names the cases it is about (the text of
     :func:`coded_findings`)."""
     return [x.text for x in coded_findings(summary, scaling, outliers, scaled, slowest,
-                                           fitted, late, device)]
+                                           fitted, late, device, slow_slice)]

@@ -119,7 +119,6 @@ def verdicts(a_rounds: dict[str, np.ndarray], b_rounds: dict[str, np.ndarray], *
         table.loc[tested, "p_adj"] = adjust(ps, correction)
     table["threshold"] = [max(threshold, (noise or {}).get(c, 0.0)) for c in table["case_id"]]
     table["verdict"] = [_verdict(r, alpha) for r in table.itertuples()]
-    table.attrs["paired"] = paired
     return table
 
 

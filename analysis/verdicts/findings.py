@@ -7,11 +7,15 @@ measured from itself)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from podscale.analysis.units import bytes_h, sig, time_h
 from podscale.core.case import key_of
+
+if TYPE_CHECKING:
+    from podscale.analysis.models.fits import Fitted
 
 NOISY_CV = 0.2  # between-round spread above which a case's figure is called noisy
 POOR_R2 = 0.9  # a fit explaining less of the variance is reported as poor
@@ -84,9 +88,12 @@ def ceiling_findings(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def fit_findings(fitted: pd.DataFrame) -> list[str]:
-    out = []
-    too_few = fitted.attrs.get("too_few", 0)
+def fit_findings(fits: Fitted | None) -> list[str]:
+    """Sweeps too short to fit, and fits that explain the times poorly."""
+    out: list[str] = []
+    if fits is None:
+        return out
+    fitted, too_few = fits
     if too_few:
         out.append(f"{too_few} size sweep(s) have 2 sizes: not fitted (alpha and beta need 3 "
                    "or more sizes to be checked; add --sizes)")
@@ -209,8 +216,8 @@ def hooks_lacked(each: Iterable[object]) -> list[str]:
             for hook, lost in sorted(said.items())]
 
 
-def _slowest(slowest: pd.DataFrame | None) -> list[str]:
-    """The slowest process across cases, and the slowest slice (``attrs["slice"]``)."""
+def _slowest(slowest: pd.DataFrame | None, sl: dict | None = None) -> list[str]:
+    """The slowest process across cases, and the slowest slice (``sl``)."""
     out: list[str] = []
     if slowest is None:
         return out
@@ -220,7 +227,6 @@ def _slowest(slowest: pd.DataFrame | None) -> list[str]:
                    f"{top.median_relative:.2f}x its cases' median process (slowest in "
                    f"{int(top.slowest_in)} of {int(top.cases)} cases; worst "
                    f"{top.worst_relative:.2f}x in {top.worst_case})")
-    sl = slowest.attrs.get("slice")
     if sl and sl["relative"] > 1.05:
         out.append(f"slowest slice: slice {sl['slice']} (process(es) "
                    f"{', '.join(map(str, sl['processes']))}), typically "

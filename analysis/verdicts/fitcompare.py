@@ -21,7 +21,7 @@ KEYS = [c for c in COLUMNS[:COLUMNS.index("basis")]]
 def _fits(run: Run) -> pd.DataFrame:
     if run.cases.empty:
         return pd.DataFrame(columns=COLUMNS)
-    return fits(run.samples, run.summary(), rm=run.round_medians())
+    return fits(run.samples, run.table(), rm=run.round_medians())
 
 
 def compare_fits(run_a: Run | Path, run_b: Run | Path) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -146,13 +146,26 @@ def run_dirs(paths: list[Path]) -> list[Path]:
     return found
 
 
+class Collected(NamedTuple):
+    """Every readable run's cases (:func:`collect`'s frame), and the runs left out, each
+    named with why."""
+
+    frame: pd.DataFrame
+    skipped: list[str]
+
+
 def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
+    """:func:`gather`'s frame."""
+    return gather(paths, judge).frame
+
+
+def gather(paths: list[Path], judge: str = "auto") -> Collected:
     """Every case of every run: one row per (run, case), runs in time order (``order``),
     ``time_s`` of the timing method judged (``auto``: each run's headline, device else
     chain else each; or each, chain, device: runs without it leave the case out). The
     method is part of a series' settings, so a run timed otherwise starts a series of its
     own rather than a change. A run that cannot be read, or has no completed case, is left
-    out and named (``df.attrs["skipped"]``)."""
+    out and named (``skipped``)."""
     rows: list[list] = []
     skipped: list[str] = []
     dirs = run_dirs(paths)
@@ -186,9 +199,8 @@ def collect(paths: list[Path], judge: str = "auto") -> pd.DataFrame:
                       df["sync"].astype(str) + "/" + df["method"].fillna("each").astype(str))
     created = df.drop_duplicates("run_id").sort_values(["created", "run_id"])["run_id"]
     df["order"] = df["run_id"].map({r: i for i, r in enumerate(created)})
-    df = df.sort_values(["order", "case_id"], kind="stable").reset_index(drop=True)
-    df.attrs["skipped"] = skipped
-    return df
+    return Collected(df.sort_values(["order", "case_id"], kind="stable").reset_index(drop=True),
+                     skipped)
 
 
 def analyse(df: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -182,7 +182,7 @@ def replaced(s: ProfileSummary) -> list[str]:
 
 
 def _status(s: ProfileSummary) -> str:
-    from podscale.analysis.run import abandoned_because
+    from podscale.core.manifest import abandoned_because
 
     m = s.profile.manifest
     return "abandoned" if abandoned_because(s.profile.run_dir, m) else m.status

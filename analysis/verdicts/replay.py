@@ -178,9 +178,10 @@ def results(run_dir: Path, predict_n: Sequence[int] = (64, 256)) -> dict:
     if rep is not None:
         replayed = load_run(rep)
         if len(replayed.cases):
-            t2 = replayed.summary()
+            table2 = replayed.table()
+            t2 = table2.frame
             rm2 = replayed.round_medians().set_index(["case_id", "round"])["median"]
-            preds = scaling_models(replayed.samples, t2, predict_n=predict_n,
+            preds = scaling_models(replayed.samples, table2, predict_n=predict_n,
                                    rm=replayed.round_medians())["predictions"]
     rows = [_replayed_row(s, t2, preds, predict_n) for s in (specs(inv) if len(inv) else [])]
     for r in inv[~inv.kind.isin(REPLAYABLE)].itertuples() if len(inv) else ():

@@ -73,6 +73,8 @@ def now() -> str:
 
 HEARTBEAT = "heartbeat"
 HEARTBEAT_S = 5.0
+#: a running run whose heartbeat (touched every HEARTBEAT_S) is older than this is abandoned
+ABANDONED_AFTER_S = 60.0
 
 
 def _heartbeat(path: Path, stop: threading.Event) -> None:
@@ -215,3 +217,32 @@ def run_kind(run_dir: Path) -> str:
         return "benchmark"
     mode = read_manifest(run_dir).spec.get("mode")
     return "profile" if mode == "profile" else "benchmark"
+
+
+def abandoned_because(path: Path, manifest: Manifest) -> str | None:
+    """Why a run directory's manifest marked ``running`` is not (its front end is not
+    alive on this host, or its heartbeat stopped), or None."""
+    if manifest.status != "running":
+        return None
+    import socket
+    import time
+
+    sup = manifest.supervisor or {}
+    try:
+        age = time.time() - (path / HEARTBEAT).stat().st_mtime
+    except OSError:
+        age = None
+    since = f"; last heartbeat {age:.0f}s ago" if age is not None else ""
+    if sup.get("host") == socket.gethostname() and isinstance(sup.get("pid"), int):
+        try:
+            os.kill(sup["pid"], 0)
+        except ProcessLookupError:
+            return (f"its front end (pid {sup['pid']} on {sup['host']}) is gone without "
+                    f"closing the run{since}; the records written until then are kept")
+        except PermissionError:
+            pass
+    if age is not None and age > ABANDONED_AFTER_S:
+        who = f"pid {sup.get('pid')} on {sup.get('host')}" if sup else "its front end"
+        return (f"no heartbeat for {age:.0f}s ({who}); the records written until then "
+                "are kept")
+    return None

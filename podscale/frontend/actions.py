@@ -24,11 +24,12 @@ def show(run: Run, fmt: str = "text") -> int:
     from podscale.analysis.models.ceilings import peak_of, with_ceilings
     from podscale.analysis.render.table import export, render
 
-    summary = run.summary()
-    if peak_of(run.device_kind, run.envs) is not None and not summary.empty:
-        summary = with_ceilings(summary, run.device_kind, run.envs)  # % of the device's peaks
+    table = run.table()
+    if peak_of(run.device_kind, run.envs) is not None and not table.empty:
+        # % of the device's peaks
+        table = table.of(with_ceilings(table.frame, run.device_kind, run.envs))
     if fmt != "text":
-        print(export(summary, fmt))
+        print(export(table, fmt))
         if run.cases.empty:  # the data stays parseable; the reason goes beside it
             print(f"podscale: note: {run.run_id}: no case completed ({run.status_text})",
                   file=sys.stderr)
@@ -52,7 +53,7 @@ def show(run: Run, fmt: str = "text") -> int:
     if run.cases.empty:
         print("# no case completed")
         return 0
-    print(render(summary))
+    print(render(table))
     from podscale.analysis.models.links import summary_lines
 
     for line in summary_lines(run.summary(), run.process_medians()):  # ring-shift sweeps

@@ -79,16 +79,15 @@ def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
     run_a, run_b, _ = judged(run_a, run_b, verdict.method)
     name_a, name_b = run_a.path.name, run_b.path.name
     changed = programs.program_changes(run_a.summary(), run_b.summary())
-    attrs = dict(table.attrs)
     table = table.merge(changed, on="case_id", how="left")
-    table.attrs.update(attrs)  # the test it ran (paired or not)
     table["program_change"] = table["program_change"].fillna("")
     ops = opdiff.op_changes(run_a.cases, run_b.cases, threshold=verdict.threshold,
                             alpha=verdict.alpha, correction=verdict.correction)
     held = all("ops" in r.cases and r.cases["ops"].notna().any() for r in (run_a, run_b))
     changes = fitcompare.compare_fits(run_a, run_b)
     text = "\n".join([comparison_text(table, notes, name_a, name_b, verdict.threshold,
-                                      verdict.correction), program_changes_text(changed),
+                                      verdict.correction, verdict.paired),
+                      program_changes_text(changed),
                       op_changes_text(ops, held), fit_changes_text(changes)])
     doc = document(table, notes, run_a, run_b, verdict, ops, held, changes)
     out = out or run_b.path / f"compare-{name_a}"
@@ -125,6 +124,6 @@ def document(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
 
     return {"schema": "podscale.compare/1", "a": str(run_a.path), "b": str(run_b.path),
             "threshold": verdict.threshold, "alpha": verdict.alpha,
-            "correction": verdict.correction, "paired": bool(table.attrs.get("paired")),
+            "correction": verdict.correction, "paired": verdict.paired,
             "notes": notes, "cases": records(table), "ops_held": held,
             "ops": records(ops), "fits": records(fits)}

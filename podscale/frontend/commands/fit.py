@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     if loaded.cases.empty:
         raise UsageError(f"{args.run_dir}: no case completed in this run "
                          f"({loaded.manifest.status}): nothing to fit")
-    table = fits(loaded.samples, loaded.summary(), rm=loaded.round_medians())
+    table = fits(loaded.samples, loaded.table(), rm=loaded.round_medians())
     if table.empty:
         raise UsageError(f"{args.run_dir}: no size sweep to fit (every case needs 3 or more "
                          "sizes at the same other parameters)")

@@ -28,9 +28,9 @@ def run(args: argparse.Namespace) -> int:
     from podscale.analysis.render.text import history_text
     from podscale.analysis.verdicts import history
 
-    df = history.collect(args.runs, args.judge)
+    df, skipped = history.gather(args.runs, args.judge)
     found = history.analyse(df)
-    print(history_text(df, found))
+    print(history_text(df, found, skipped))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         found["changes"].to_csv(args.out / "history.csv", index=False)
