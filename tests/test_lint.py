@@ -196,6 +196,29 @@ def test_no_facts_ride_in_dataframe_attrs(tmp_path):
     assert len(frame_attrs([tmp_path])) == 2
 
 
+FIT_CHECKS = {"admit", "admit_processes", "admit_device", "check_layouts", "loopback_opens"}
+
+
+def fit_checks_outside(root: Path) -> list[str]:
+    """Calls of a "will it fit" check anywhere but ``podscale/launch/fitting.py`` (and the
+    modules that define them)."""
+    home = {"fitting.py", "admission.py", "chips.py"}
+    return [f"{p.relative_to(root)}:{n.lineno}" for p in sorted(root.rglob("*.py"))
+            if not (p.parent.name == "launch" and p.name in home)
+            for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Call)
+            and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in FIT_CHECKS]
+
+
+def test_the_fit_checks_are_made_in_one_place(tmp_path):
+    """Whether a run's processes fit (memory, chips, loopback) is decided in
+    ``podscale/launch/fitting.py``, which each command calls once (#66); the check finds a
+    planted call elsewhere."""
+    assert fit_checks_outside(ROOT / "podscale") == []
+    (tmp_path / "m.py").write_text("from podscale.launch import admission\n"
+                                   "admission.admit([], force=True)\n")
+    assert fit_checks_outside(tmp_path) == ["m.py:2"]
+
+
 def test_argparse_stops_in_the_commands(tmp_path):
     """The command line's parsed options become values in ``frontend/commands/`` (and the
     parser in ``cli.py``): no other module imports argparse or takes a Namespace, so

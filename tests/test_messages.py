@@ -8,7 +8,7 @@ import subprocess
 from podscale.launch.cluster import LauncherProcess
 from podscale.launch.exits import last_line, never_joined
 from podscale.startup.runtime import join_failed
-from tests.conftest import only_run, podscale
+from tests.conftest import ROOT, only_run, podscale
 
 JAX_FOOTER = """  File "/tmp/w.py", line 94, in loss
     raise ValueError("my loss is broken: shapes do not line up")
@@ -82,6 +82,17 @@ def test_seed_admission_on_measured_memory(tmp_path):
     res = podscale("seed", "--hosts", "1000", "--out", str(tmp_path))
     assert res.returncode == 2 and "450 MB per seed process, measured" in res.stderr
     assert not any(tmp_path.iterdir())
+
+
+def test_profile_admission_before_any_process(tmp_path):
+    """``profile`` is refused by the same one check as run and seed
+    (podscale/launch/fitting.py), before any folder or process."""
+    res = podscale("profile", "--hosts", "1000", "--out", str(tmp_path / "o"),
+                   str(ROOT / "tests" / "programs" / "train.py"))
+    assert res.returncode == 2, res.stderr
+    assert "1000 processes would need about" in res.stderr and \
+        "350 MB per process before the program's own arrays" in res.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_ab_says_what_the_worker_overrides_and_when_it_is_aa():

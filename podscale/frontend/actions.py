@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from podscale.core.errors import UsageError, WrongResults
+from podscale.core.errors import WrongResults
 from podscale.core.lines import commented
 from podscale.launch.options import LaunchOptions
 
@@ -130,31 +130,10 @@ def prepare(grids: list[Grid], rounds: int, options: LaunchOptions, *, force: bo
     if name:
         check_name(name)
     cases = expand_all(grids)
-    if options.launcher == "local":  # every process on this machine: will they fit?
-        from podscale.launch.admission import admit
+    from podscale.launch.fitting import check_cases
 
-        admit(cases, force=force, on_chips=options.chips is not None)
-        _fit_chips(cases, options)
+    check_cases(cases, options, force=force)  # will they fit where they start?
     return Prepared(grids, cases, rounds, options, spec_of(grids), reuse)
-
-
-def _fit_chips(cases: list, options: LaunchOptions) -> None:
-    """The cases' layouts on this machine's chips (or several simulated processes where no
-    socket opens), and their buffers in a chip's memory: refused before anything starts."""
-    from podscale.launch.chips import loopback_opens
-
-    layouts = sorted({(c.hosts, c.devices_per_host) for c in cases})
-    if options.chips is None:
-        if any(h > 1 for h, _ in layouts) and not loopback_opens():
-            beside = f" ({options.note})" if options.note else ""
-            raise UsageError("simulated hosts join over loopback, and this machine opens no "
-                             f"socket: --hosts 1{beside}")
-        return
-    from podscale.launch.admission import admit_device
-    from podscale.launch.chips import check_layouts
-
-    check_layouts(options.chips, layouts)
-    admit_device(cases, options.chips.memory, options.chips.kind)
 
 
 def run_grid(prepared: Prepared, out: Path, name: str | None = None, *, fmt: str = "text",

@@ -22,10 +22,6 @@ from podscale.launch.room import PROGRAM_BYTES, check_room, full_disk
 
 NO_CAPTURE = CaptureOptions()
 
-#: a profiled process's memory before the program's own arrays: JAX, the CPU client,
-#: podscale's recorder (a worker's measured footprint, less the checks' buffers)
-PROCESS_MB = 350
-
 
 def check_script(script: Path) -> None:
     if not script.is_file():
@@ -71,8 +67,9 @@ def script_spec(script: Path, args: list[str], step: str | None, launcher: str) 
 
 def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
            force: bool) -> None:
-    """What refuses a profiled program before it starts: script, launcher, memory, room."""
-    from podscale.launch.admission import admit_processes
+    """What refuses a profiled program before it starts: script, launcher, will it fit
+    (:mod:`podscale.launch.fitting`), room."""
+    from podscale.launch.fitting import check_program
 
     check_script(script)
     if launch.launcher not in ("local", "ray"):
@@ -81,13 +78,7 @@ def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
     if launch.launcher == "ray":
         return  # the Ray cluster's room is the driver's to check, before any actor
     hosts = layout.hosts
-    admit_processes(hosts, hosts * PROCESS_MB, force=force,
-                    basis=f"{PROCESS_MB} MB per process before the program's own arrays")
-    if launch.chips is not None:
-        from podscale.launch.chips import check_layouts
-
-        check_layouts(launch.chips, [(hosts, min(layout.devices_per_host,
-                                                  launch.chips.count // hosts or 1))])
+    check_program(layout, launch, force=force)
     if launch.note:
         print(commented(f"note: {launch.note}"), file=sys.stderr)
     check_room(out, hosts * PROGRAM_BYTES, f"{hosts} profiled process(es) (their records "
@@ -179,10 +170,9 @@ def replay_alone(run_dir: Path, hosts: int, devices_per_host: int, rounds: int,
     if not cases:
         print("# replay: the step's program has no collective to replay")
         return None
-    if options.launcher == "local":  # every process on this machine: will they fit?
-        from podscale.launch.admission import admit
+    from podscale.launch.fitting import check_cases
 
-        admit(cases, force=force)
+    check_cases(cases, options, force=force)
     rep = execute(cases, run_dir, "replay", options, spec={"replay_of": run_dir.name},
                   rounds=rounds, progress=None)
     if load_run(rep).wrong:

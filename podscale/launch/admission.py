@@ -19,6 +19,9 @@ from podscale.core.errors import UsageError
 
 #: memory of a starting worker process, MB (JAX on CPU with gloo; measured)
 PROCESS_MB = 210
+#: a profiled process's memory before the program's own arrays: JAX, the CPU client,
+#: podscale's recorder (a worker's measured footprint, less the checks' buffers)
+PROFILED_MB = 350
 
 
 def available_mb() -> float:

@@ -51,15 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if devices < 1 or 1_000_000 % devices:
         raise UsageError(f"1,000,000 rows are not divisible by {devices} devices")
     layout = Layout(hosts, devices)
-    if chips is not None:
-        from podscale.launch.chips import check_layouts
+    from podscale.launch.fitting import check_processes
 
-        check_layouts(chips, [(hosts, devices)])
-    if args.launcher == "local":
-        from podscale.launch.admission import admit_processes
-
-        admit_processes(layout.hosts, layout.hosts * SEED_MB, force=args.force,
-                        basis=f"{SEED_MB} MB per seed process, measured")
+    check_processes(hosts, devices, options, force=args.force, process_mb=SEED_MB,
+                    basis=f"{SEED_MB} MB per seed process, measured")
     if options.note:  # no progress is printed: said here, once
         print(commented(f"note: {options.note}"), flush=True)
     run_dir = execute([], args.out, "seed", options, mode="seed", layouts=[layout],
