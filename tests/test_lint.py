@@ -272,7 +272,7 @@ LAUNCH_BUDGET: dict[str, int] = {
     "session": 2, "test_apart": 5, "test_asv": 5, "test_chips": 5, "test_cli": 84,
     "test_cluster": 17, "test_collectives": 7, "test_disk": 6, "test_edges": 3, "test_ending": 5,
     "test_faults": 17, "test_fits": 1, "test_history": 2, "test_ledger": 3, "test_links": 1,
-    "test_lint": 6, "test_load": 2, "test_messages": 5, "test_methods": 12,
+    "test_lint": 6, "test_load": 2, "test_messages": 6, "test_methods": 12,
     "test_multiprocess": 5, "test_package": 2, "test_pods": 5, "test_profile": 31,
     "test_programs": 3, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
     "test_selfbench": 3, "test_setup": 5, "test_tools": 1, "test_traces": 2, "test_training": 13,
