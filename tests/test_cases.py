@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from podscale.core.case import Case, Layout, Settings, parse_size, parse_sizes
+from podscale.core.case import Case, Layout, Settings
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid, expand
+from podscale.core.parsing import parse_size, parse_sizes
 from podscale.core.plan import Plan, group_by_layout, launches
 from podscale.core.registry import builtins, resolve
 
@@ -78,6 +79,22 @@ def test_layout_axes_and_keys():
     assert Layout.from_dict(cube.to_dict()) == cube
 
 
+def test_processes_are_every_process_and_hosts_are_per_slice():
+    """One meaning per word (#66): a layout's ``processes`` are all of them, its
+    ``hosts_per_slice`` what ``--hosts`` gives; ``.hosts`` on a layout or a case (which
+    counted every process) warns, and mypy fails on any use of it in podscale."""
+    lay = Layout(4, 2, slices=2)
+    assert (lay.processes, lay.hosts_per_slice, lay.devices, lay.key) == (4, 2, 8, "s2xh2xd2")
+    assert Layout.from_dict(lay.to_dict()) == lay  # records keep the form's word, "hosts"
+    with pytest.warns(DeprecationWarning, match="read .processes"):
+        assert lay.hosts == 4
+    case = Case("psum", 1, "builtin:psum", "shard_map", "float32", lay, (("size", 8),),
+                Settings())
+    assert case.processes == 4
+    with pytest.warns(DeprecationWarning, match="read .processes"):
+        assert case.hosts == 4
+
+
 def test_case_identity_includes_version_params_layout_and_settings():
     lay = Layout(1, 2)
     a = Case("psum", "1", "podscale.suites.psum:psum", "pmap", "float32", lay, (("size", 8),))
@@ -101,7 +118,7 @@ def test_plan_roundtrip_and_launches(tmp_path):
     assert Plan.read(plan.write(tmp_path / "p.json")) == plan
     with pytest.raises(UsageError, match="bad environment variable name"):
         Plan(str(tmp_path), launched, tuple(layouts), env=(("NOT-A-NAME", "1"),))
-    assert [c.id for c in plan.cases] == [c.id for c in cases if c.hosts == 2]
+    assert [c.id for c in plan.cases] == [c.id for c in cases if c.processes == 2]
     (tmp_path / "bad.json").write_text(json.dumps({**plan.to_dict(), "schema": "x/0"}))
     with pytest.raises(UsageError, match="plan schema 'x/0'"):
         Plan.read(tmp_path / "bad.json")

@@ -173,7 +173,7 @@ class Capture:
             layout = Layout(jax.process_count(), jax.local_device_count())
             path = self.run_dir / rf.HLO / layout.key / file_name(name)
             save_hlo(program(), path, case_id=name, case_devices=[d.id for d in devices],
-                     hosts=layout.hosts, devices_per_host=layout.devices_per_host)
+                     hosts=layout.processes, devices_per_host=layout.devices_per_host)
             self.emit(record({"kind": "program", "name": name, "file": f"{path}.hlo.txt"}))
         except Exception as exc:  # noqa: BLE001 - the program runs on regardless
             self.emit(record({"kind": "program", "name": name,

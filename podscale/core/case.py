@@ -8,12 +8,27 @@ the :class:`Settings` it is measured with. All are frozen and validated.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podscale.core import defaults
 from podscale.core.errors import UsageError
+
+if TYPE_CHECKING:  # mypy reports every use (PEP 702); at run time a DeprecationWarning
+    from typing_extensions import deprecated
+else:
+    def deprecated(message: str) -> Callable:
+        import functools
+        import warnings
+
+        def wrap(fn: Callable) -> Callable:
+            @functools.wraps(fn)
+            def warned(*args: Any, **kwargs: Any) -> Any:
+                warnings.warn(message, DeprecationWarning, stacklevel=2)
+                return fn(*args, **kwargs)
+            return warned
+        return wrap
 
 DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
 FLOAT_DTYPES = ("float32", "bfloat16", "float16")  # a workload's unless it says (int8: matmul)
@@ -29,21 +44,22 @@ class Layout:
     """Processes (simulated hosts) x devices per process, as a mesh with named axes:
     (``hosts``, ``local``) by default, or the local devices split into several axes
     (``local_axes=(("chip", 2), ("core", 2))`` for a 3-D mesh ``hosts x chip x core``).
-    ``slices`` > 1 groups the processes (``hosts`` of them in all, slice-major) into that
-    many slices: a ``dcn`` axis first, then ``hosts`` per slice (a multi-slice job's
-    hybrid mesh: ICI axes inside a slice, DCN across)."""
+    ``slices`` > 1 groups the processes (``processes`` of them in all, slice-major) into
+    that many slices: a ``dcn`` axis first, then the ``hosts`` axis of
+    :attr:`hosts_per_slice` (what ``--hosts`` gives: a multi-slice job's hybrid mesh, ICI
+    axes inside a slice, DCN across)."""
 
-    hosts: int
+    processes: int
     devices_per_host: int
     local_axes: tuple[tuple[str, int], ...] = ()
     slices: int = 1
 
     def __post_init__(self) -> None:
-        if self.hosts < 1:
-            raise UsageError(f"hosts must be >= 1, got {self.hosts}")
-        if self.slices < 1 or self.hosts % self.slices:
-            raise UsageError(f"{self.hosts} processes do not make {self.slices} slices of "
-                             "equal hosts")
+        if self.processes < 1:
+            raise UsageError(f"hosts must be >= 1, got {self.processes}")
+        if self.slices < 1 or self.processes % self.slices:
+            raise UsageError(f"{self.processes} processes do not make {self.slices} slices "
+                             "of equal hosts")
         if self.devices_per_host < 1:
             raise UsageError(f"devices per host must be >= 1, got {self.devices_per_host}")
         if not self.local_axes:
@@ -64,7 +80,14 @@ class Layout:
 
     @property
     def hosts_per_slice(self) -> int:
-        return self.hosts // self.slices
+        """Processes per slice: what ``--hosts`` gives."""
+        return self.processes // self.slices
+
+    @property
+    @deprecated("Layout.hosts counted every process: read .processes, or .hosts_per_slice "
+                "for what --hosts gives")
+    def hosts(self) -> int:
+        return self.processes
 
     @property
     def axes(self) -> tuple[tuple[str, int], ...]:
@@ -95,10 +118,12 @@ class Layout:
 
     @property
     def devices(self) -> int:
-        return self.hosts * self.devices_per_host
+        return self.processes * self.devices_per_host
 
     def to_dict(self) -> dict:
-        return {"hosts": self.hosts, "devices_per_host": self.devices_per_host,
+        """As records and plans hold it: ``hosts`` there is every process (the form's
+        word, kept so that runs of every podscale read alike)."""
+        return {"hosts": self.processes, "devices_per_host": self.devices_per_host,
                 "local_axes": [list(a) for a in self.local_axes],
                 **({"slices": self.slices} if self.slices > 1 else {})}
 
@@ -121,19 +146,6 @@ def key_of(hosts: int, devices_per_host: int, slices: int = 1) -> str:
     """The key of a layout of ``hosts`` processes in all (a table's column), in slices."""
     slices = int(slices) if slices == slices and slices else 1
     return layout_key(int(hosts) // slices, int(devices_per_host), (), slices)
-
-
-def parse_local_axes(text: str) -> tuple[tuple[str, int], ...]:
-    """``chip=2,core=2`` -> (("chip", 2), ("core", 2))."""
-    out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        name, eq, size = part.partition("=")
-        if not eq or not size.strip().isdigit():
-            raise UsageError(f"bad --local-axes {text!r}: use NAME=SIZE[,NAME=SIZE...]")
-        out.append((name.strip(), int(size)))
-    if not out:
-        raise UsageError("--local-axes is empty")
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -213,8 +225,14 @@ class Case:
         return DTYPES[self.dtype]
 
     @property
+    def processes(self) -> int:
+        """Every process of its layout (``--hosts`` x ``--slices``)."""
+        return self.layout.processes
+
+    @property
+    @deprecated("Case.hosts counted every process: read .processes")
     def hosts(self) -> int:
-        return self.layout.hosts
+        return self.layout.processes
 
     @property
     def devices_per_host(self) -> int:
@@ -236,65 +254,3 @@ def _show(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "+".join(map(str, v))
     return str(v)
-
-
-_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def parse_size(text: str | int) -> int:
-    """``4096``, ``64K``, ``1M``, ``4KiB`` or ``2**20`` as an integer (K = 1024)."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    t = str(text).strip().lower()
-    if m := re.fullmatch(r"(\d+)\s*\*\*\s*(\d+)", t):
-        return int(m[1]) ** int(m[2])
-    m = re.fullmatch(r"(\d+)\s*([kmg]?)(?:i?b)?", t)
-    if not m:
-        raise UsageError(f"bad size {text!r}: use an integer, optionally with K, M or G "
-                         "(or KiB, MiB, GiB), or 2**N")
-    return int(m[1]) * _SUFFIX[m[2]]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """A comma-separated list of sizes, each a size or a sweep ``BEGIN:END:xFACTOR`` (as
-    nccl-tests' ``-b -e -f``: BEGIN, BEGIN*F, ... up to END)."""
-    out: list[int] = []
-    for part in (p.strip() for p in str(text).split(",") if p.strip()):
-        if ":" not in part:
-            out.append(parse_size(part))
-            continue
-        bits = part.split(":")
-        if len(bits) != 3 or not re.fullmatch(r"x?\d+", bits[2].strip().lower()):
-            raise UsageError(f"bad size sweep {part!r}: use BEGIN:END:xFACTOR, e.g. 1K:1M:x2")
-        lo, hi = parse_size(bits[0]), parse_size(bits[1])
-        factor = int(bits[2].strip().lower().lstrip("x"))
-        if lo < 1 or hi < lo or factor < 2:
-            raise UsageError(f"bad size sweep {part!r}: need 1 <= BEGIN <= END and FACTOR >= 2")
-        size = lo
-        while size <= hi:
-            out.append(size)
-            size *= factor
-    if not out:
-        raise UsageError("size list is empty")
-    return out
-
-
-def parse_int_list(text: str, what: str) -> list[int]:
-    try:
-        values = [int(v) for v in str(text).split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"bad {what} list {text!r}: expected comma-separated integers") from None
-    if not values:
-        raise UsageError(f"{what} list is empty")
-    return values
-
-
-def parse_names(text: str, what: str, known: Iterable[str]) -> list[str]:
-    known = list(known)
-    names = [v.strip() for v in str(text).split(",") if v.strip()]
-    for name in names:
-        if name not in known:
-            raise UsageError(f"unknown {what} {name!r} (known: {', '.join(known)})")
-    if not names:
-        raise UsageError(f"{what} list is empty")
-    return names

@@ -123,7 +123,7 @@ def _equal(raw: np.ndarray, got: np.ndarray, value: np.ndarray, dtype: str,
     low = _lowered(got, value, expected)
     lowered = int(np.count_nonzero(low))
     if expected.lowered_ok and lowered:
-        off &= ~low
+        off &= np.logical_not(low)
     wrong = int(np.count_nonzero(off))
     finite = bool(np.isfinite(got[off]).all()) if wrong else True
     max_error = 0.0

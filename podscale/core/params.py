@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from podscale.core.case import parse_size
 from podscale.core.errors import UsageError
+from podscale.core.parsing import parse_size
 
 KINDS = ("int", "float", "str", "bool", "size")
 MAX_SIZE = 2**50  # a size parameter (bytes or elements per device or process) above is a typo

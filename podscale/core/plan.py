@@ -67,7 +67,7 @@ class Plan:
         if self.mode not in MODES:
             raise UsageError(f"plan mode {self.mode!r} is not one of {', '.join(MODES)}")
         for lp in self.layouts:
-            if lp.layout.hosts != self.launched.hosts or \
+            if lp.layout.processes != self.launched.processes or \
                     lp.layout.devices_per_host > self.launched.devices_per_host:
                 raise ValueError(f"layout {lp.layout.key} does not fit the launched "
                                  f"{self.launched.key}")
@@ -129,6 +129,6 @@ def launches(cases: Iterable[Case], reuse: bool = True) -> list[tuple[Layout, li
         return [(k, [LayoutPlan(k, tuple(v))]) for k, v in layouts.items()]
     by_hosts: dict[int, list[LayoutPlan]] = {}
     for k, v in layouts.items():
-        by_hosts.setdefault(k.hosts, []).append(LayoutPlan(k, tuple(v)))
+        by_hosts.setdefault(k.processes, []).append(LayoutPlan(k, tuple(v)))
     return [(max((lp.layout for lp in group), key=lambda k: k.devices_per_host), group)
             for _, group in sorted(by_hosts.items())]

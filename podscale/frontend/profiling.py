@@ -77,19 +77,19 @@ def _admit(script: Path, layout: Layout, out: Path, launch: LaunchOptions,
                          f"{launch.launcher}, run `podscale attach` under it")
     if launch.launcher == "ray":
         return  # the Ray cluster's room is the driver's to check, before any actor
-    hosts = layout.hosts
+    processes = layout.processes
     check_program(layout, launch, force=force)
     if launch.note:
         print(commented(f"note: {launch.note}"), file=sys.stderr)
-    check_room(out, hosts * PROGRAM_BYTES, f"{hosts} profiled process(es) (their records "
-               "and traces)")
+    check_room(out, processes * PROGRAM_BYTES,
+               f"{processes} profiled process(es) (their records and traces)")
 
 
 def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
             launch: LaunchOptions = DEFAULT, name: str | None = None, force: bool = False,
             capture: CaptureOptions = NO_CAPTURE, rank_env: str | None = None,
             env: Mapping[str, str] | None = None) -> tuple[Path, int]:
-    """Run ``script`` on ``layout.hosts`` local processes, started and watched as
+    """Run ``script`` on ``layout.processes`` local processes, started and watched as
     ``launch`` says; the run directory and the program's exit code (the first failing
     process's). ``capture``: ``podscale attach``'s options on every process; ``rank_env``:
     a launcher's rank variables each process also gets (``k8s``, ``slurm``, ``mpi``);
@@ -98,19 +98,19 @@ def profile(script: Path, args: list[str], *, layout: Layout, out: Path,
     from podscale.launch.local import Program, run_local
     from podscale.launch.runner import new_run_dir
 
-    hosts = layout.hosts
+    processes = layout.processes
     capture.check_port()  # before a run directory or a process: a port in use, one line
     _admit(script, layout, out, launch, force)
     run_dir = new_run_dir(out, name or run_name(script))
     spec = {**script_spec(script, args, capture.step, launch.launcher), **capture.figures,
-            "rank_env": rank_env, "hosts": hosts, "slices": layout.slices,
+            "rank_env": rank_env, "hosts": processes, "slices": layout.slices,
             "devices_per_host": None if launch.own_devices and launch.chips is None
             else layout.devices_per_host,
             "case_timeout": launch.case_timeout, "platform": launch.platform,
             **({"env": dict(env)} if env else {})}
     argv = ["-m", "podscale", "attach", "--run-dir", str(run_dir.resolve()),
             *capture.argv(), str(script.resolve()), *args]
-    watched = [path_of(run_dir, i) for i in range(hosts)]
+    watched = [path_of(run_dir, i) for i in range(processes)]
     extra = {**(env or {}), SUPERVISED: "1",
              **({envnames.ARM_VARS: ",".join(env)} if env else {})}
     label = f"{script.name} on {layout.key}"

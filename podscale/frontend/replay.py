@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def replay_cases(run: Path, case: Case) -> tuple[list[Case], pd.DataFrame]:
     """The replay run's cases (every distinct collective, and its scaling cases) and the
     step's collective inventory."""
-    return collective_cases(run, case.hosts, case.devices_per_host,
+    return collective_cases(run, case.processes, case.devices_per_host,
                             () if case.layout.default_split else case.layout.local_axes,
                             replace(case.settings, traced_iters=0))
 

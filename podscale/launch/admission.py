@@ -57,8 +57,8 @@ def case_mb(case: Case, factor: float = BUFFER_FACTOR) -> float:
 def estimate_mb(cases: Sequence[Case], processes: int | None = None,
                 factor: float = BUFFER_FACTOR) -> tuple[int, float]:
     """(processes of the largest launch, its estimated memory in MB)."""
-    most = processes or max(c.hosts for c in cases)
-    buffers = max((case_mb(c, factor) for c in cases if c.hosts == most), default=0.0)
+    most = processes or max(c.processes for c in cases)
+    buffers = max((case_mb(c, factor) for c in cases if c.processes == most), default=0.0)
     return most, most * (PROCESS_MB + buffers)
 
 

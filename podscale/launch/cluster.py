@@ -143,7 +143,7 @@ def run_external(
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
 ) -> list[Path]:
-    """Run ``plan`` on ``layout.hosts`` processes started by ``options.launcher``;
+    """Run ``plan`` on ``layout.processes`` processes started by ``options.launcher``;
     ``command`` (after the interpreter): what each runs instead of the worker on ``plan``
     (``podscale profile``'s attach), with ``env`` on top of the launcher's environment;
     ``home``: the run folder (Ray ships it to an actor whose node does not share it)."""
@@ -159,7 +159,7 @@ def run_external(
     log = logs / f"{launcher}.log"
     extra = (*options.launcher_args,
              *(("--home", str(home.resolve())) if launcher == "ray" and home else ()))
-    argv = [*launcher_argv(launcher, layout.hosts, extra), sys.executable,
+    argv = [*launcher_argv(launcher, layout.processes, extra), sys.executable,
             *(command or ("-m", "podscale.worker", str(plan.resolve())))]
     with log.open("w", encoding="utf-8") as fh:
         fh.write(f"# {shlex.join(argv)}\n")

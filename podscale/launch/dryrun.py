@@ -25,12 +25,12 @@ def process_envs(cases: Sequence[Case], options: LaunchOptions, reuse: bool = Tr
 
     out = []
     for launched, group in launches(cases, reuse):
-        ports = [TPU_PORT + i for i in range(launched.hosts)]
-        heading = (f"{launched.key}: {launched.hosts} process(es) x "
+        ports = [TPU_PORT + i for i in range(launched.processes)]
+        heading = (f"{launched.key}: {launched.processes} process(es) x "
                    f"{launched.devices_per_host} device(s), "
                    f"{sum(len(lp.cases) for lp in group)} case(s)")
         envs = []
-        for i in range(launched.hosts):
+        for i in range(launched.processes):
             env = worker_env(launched, i, options.port or 0, chips=options.chips,
                              chip_ports=ports)
             envs.append({k: v for k, v in sorted(env.items())

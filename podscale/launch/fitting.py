@@ -35,7 +35,7 @@ def check_cases(cases: Sequence[Case], options: LaunchOptions, *, force: bool = 
     if options.launcher != "local":
         return
     admission.admit(cases, force=force, on_chips=options.chips is not None)
-    layouts = sorted({(c.hosts, c.devices_per_host) for c in cases})
+    layouts = sorted({(c.processes, c.devices_per_host) for c in cases})
     _check_layouts(layouts, options)
     if options.chips is not None:
         admission.admit_device(cases, options.chips.memory, options.chips.kind)
@@ -46,8 +46,8 @@ def check_program(layout: Layout, options: LaunchOptions, *, force: bool = False
     them (memory before the program's own arrays, which podscale cannot know; on chips,
     the devices each process is given, which the program may use fewer of)."""
     devices = layout.devices_per_host if options.chips is None else \
-        min(layout.devices_per_host, options.chips.count // layout.hosts or 1)
-    check_processes(layout.hosts, devices, options, force=force,
+        min(layout.devices_per_host, options.chips.count // layout.processes or 1)
+    check_processes(layout.processes, devices, options, force=force,
                     process_mb=admission.PROFILED_MB,
                     basis=f"{admission.PROFILED_MB} MB per process before the program's own "
                           "arrays")

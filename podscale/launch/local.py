@@ -79,16 +79,16 @@ def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = Non
     ``--devices-per-host`` simulated CPU devices)."""
     env = {**os.environ, **(extra or {})}
     if rank_env is not None:
-        env.update(RANK_ENVS[rank_env](index, layout.hosts))
+        env.update(RANK_ENVS[rank_env](index, layout.processes))
     if chips is not None:
         from podscale.launch.chips import process_env
 
         env.pop(envnames.CPU_DEVICES, None)
-        env.update(process_env(chips, layout.hosts, index, list(chip_ports)))
+        env.update(process_env(chips, layout.processes, index, list(chip_ports)))
     else:
         env[envnames.CPU_DEVICES] = str(layout.devices_per_host)
     env.update({
-        envnames.NUM_PROCESSES: str(layout.hosts),
+        envnames.NUM_PROCESSES: str(layout.processes),
         envnames.PROCESS_ID: str(index),
         "PYTHONUNBUFFERED": "1",
         envnames.PARENT_PID: str(os.getpid()),  # the worker dies with this process
@@ -98,7 +98,7 @@ def worker_env(layout: Layout, index: int, port: int, rank_env: str | None = Non
         env.update({"MEGASCALE_COORDINATOR_ADDRESS": "127.0.0.1",
                     "MEGASCALE_NUM_SLICES": str(layout.slices),
                     "MEGASCALE_SLICE_ID": str(layout.slice_of(index))})
-    if layout.hosts > 1:
+    if layout.processes > 1:
         env[envnames.COORDINATOR] = f"127.0.0.1:{port}"
     else:
         env.pop(envnames.COORDINATOR, None)
@@ -235,7 +235,7 @@ def run_local(
     program: Program | None = None,
     chips: Chips | None = None,
 ) -> list[Path]:
-    """Run ``plan`` on ``layout.hosts`` local processes; return their log files.
+    """Run ``plan`` on ``layout.processes`` local processes; return their log files.
     ``program``: each process runs it instead of the worker on ``plan`` (``podscale
     profile``); ``chips``: this machine's chips, split among the processes (None: CPU
     devices simulated)."""
@@ -244,12 +244,12 @@ def run_local(
     rank_env = program.rank_env if program is not None else None
     extra = program.env if program is not None else {}
     logs.mkdir(parents=True, exist_ok=True)
-    port = free_port(wanted=port) if layout.hosts > 1 else 0
-    chip_ports = [free_port(wanted=TPU_PORT + i) for i in range(layout.hosts)] \
-        if chips is not None and chips.platform == "tpu" and layout.hosts > 1 else []
+    port = free_port(wanted=port) if layout.processes > 1 else 0
+    chip_ports = [free_port(wanted=TPU_PORT + i) for i in range(layout.processes)] \
+        if chips is not None and chips.platform == "tpu" and layout.processes > 1 else []
     workers: list[Worker] = []
     try:
-        for i in range(layout.hosts):
+        for i in range(layout.processes):
             log = logs / rf.process_name(i, ".log")
             with log.open("w", encoding="utf-8") as fh:
                 popen = subprocess.Popen(

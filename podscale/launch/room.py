@@ -29,7 +29,7 @@ def records_bytes(cases: Sequence[Case], rounds: int = 1, arms: int = 1) -> int:
     for case in cases:
         s = case.settings
         samples = s.warmup + s.iters * (2 + case.layout.devices_per_host) + s.traced_iters
-        total += case.layout.hosts * (CASE_BYTES + SAMPLE_BYTES * samples)
+        total += case.layout.processes * (CASE_BYTES + SAMPLE_BYTES * samples)
     return total * rounds * arms
 
 

@@ -110,7 +110,7 @@ def execute_arms(cases: Sequence[Case], out: Path, arms: dict[str, dict[str, str
     in_order = [g for _ in range(rounds) for _, g in groups for _ in arms]  # launches
     bar = Progress([c for g in in_order for lp in g for c in lp.cases], progress,
                    launch_sizes=[sum(len(lp.cases) for lp in g) for g in in_order],
-                   launch_weights=[max(lp.layout.hosts for lp in g) for g in in_order])
+                   launch_weights=[max(lp.layout.processes for lp in g) for g in in_order])
     try:
         with _kept_on_failure(run_dirs), contextlib.ExitStack() as stack:
             common = {**(spec or {}), "mode": mode, "case_timeout": options.case_timeout,
@@ -162,7 +162,7 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
     started = time.monotonic()
     label = launch_label(group)
     which = f", round {round_ + 1}/{rounds}" if rounds > 1 else ""
-    bar.say(f"# {label}{arm}: {launched.hosts} process(es) x {launched.devices_per_host} "
+    bar.say(f"# {label}{arm}: {launched.processes} process(es) x {launched.devices_per_host} "
             f"device(s), {sum(len(lp.cases) for lp in group)} case(s){which}")
     plan = Plan(str(run_dir.resolve()), launched, tuple(group), mode=mode,
                 trace_dir=options.trace_dir, round=round_, env=env, hlo=options.hlo,
@@ -170,7 +170,7 @@ def _launch(run_dir: Path, launched: Layout, group: list[LayoutPlan], mode: str,
     suffix = f"-round{round_}" if round_ else ""  # round 0 keeps the plain names
     path = plan.write(run_dir / "plans" / f"{launched.key}{suffix}.json")
     watched = [rf.records_file(run_dir, lp.layout.key, i)
-               for lp in group for i in range(lp.layout.hosts)]
+               for lp in group for i in range(lp.layout.processes)]
     lead = [rf.records_file(run_dir, lp.layout.key, 0) for lp in group]
     bar.start_launch(lead)
     logs = run_dir / rf.LOGS / f"{launched.key}{suffix}"

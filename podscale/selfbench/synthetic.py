@@ -54,17 +54,17 @@ def make_run(path: Path, *, slowdown: float = 1.0, seed: int = 0, iters: int = 3
                                   {"synthetic": True}, [k.key for k in layouts], env,
                                   status="complete"))
     for layout, cases in layouts.items():
-        for p in range(layout.hosts):
+        for p in range(layout.processes):
             w = RecordWriter(rf.records_file(path, layout.key, p))
-            w.write(EnvRecord(p, layout.hosts, layout.devices_per_host, layout.devices, platform,
-                              platform, "0.0-test", "0.0-test", name, 1, "", {}))
+            w.write(EnvRecord(p, layout.processes, layout.devices_per_host, layout.devices,
+                              platform, platform, "0.0-test", "0.0-test", name, 1, "", {}))
             for case in cases:
                 size = case.p["size"]
                 base = 1e-5 + size * 1e-9 * (2 if case.workload == "dot" else 1)
                 slow = slowdown if only in (None, case.workload) else 1.0
                 skew = (0.05 if time_of is None else 0.01) if process_skew is None \
                     else process_skew
-                base *= (1 + 0.3 * (layout.hosts - 1)) * slow * (1 + skew * p)
+                base *= (1 + 0.3 * (layout.processes - 1)) * slow * (1 + skew * p)
                 if time_of is not None:
                     base = time_of(case, _case(case, p)) * (1 + skew * p)
                 if slow_process and slow_process[0] == p:

@@ -57,7 +57,7 @@ def turnaround(out: Path, log: Log | None = None) -> dict:
 
     per_case = per_case_launches(hosts=SWEEP.hosts, devices=max(SWEEP.devices_per_host),
                                  iters=SWEEP.settings.iters, warmup=SWEEP.settings.warmup)
-    n_cases = {h: sum(c.hosts == h for c in cases) for h in SWEEP.hosts}
+    n_cases = {h: sum(c.processes == h for c in cases) for h in SWEEP.hosts}
     est = {q: sum(per_case[h][q] * n_cases[h] for h in SWEEP.hosts) for q in ("q1", "median",
                                                                                "q3")}
     per_case_total = est["median"]

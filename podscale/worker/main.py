@@ -43,7 +43,7 @@ DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 def check_layout(rt: Runtime, plan: Plan) -> str | None:
     """Why this job cannot run the plan's layouts, or None."""
-    hosts, dph = plan.launched.hosts, plan.launched.devices_per_host
+    hosts, dph = plan.launched.processes, plan.launched.devices_per_host
     if rt.process_count != hosts:
         return f"the plan needs {hosts} processes, the job has {rt.process_count}"
     if rt.local_device_count < dph:

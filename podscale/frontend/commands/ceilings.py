@@ -67,8 +67,8 @@ def _slice(tpu: str, topology: str | None) -> tuple[torus.Generation, tuple[int,
 
 def run(args: argparse.Namespace) -> int:
     from podscale.core import lines
-    from podscale.core.case import parse_size
     from podscale.core.errors import UsageError
+    from podscale.core.parsing import parse_size
 
     try:
         shard = parse_size(args.shard)

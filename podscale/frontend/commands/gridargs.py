@@ -12,16 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podscale.core import defaults
-from podscale.core.case import (
-    DTYPES,
-    Settings,
-    parse_int_list,
-    parse_local_axes,
-    parse_names,
-    parse_sizes,
-)
+from podscale.core.case import DTYPES, Settings
 from podscale.core.errors import UsageError
 from podscale.core.grid import Grid
+from podscale.core.parsing import parse_int_list, parse_local_axes, parse_names, parse_sizes
 from podscale.frontend.commands.argtypes import (
     check_elements,
     launcher_words,

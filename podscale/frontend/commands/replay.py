@@ -31,7 +31,7 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.core.case import parse_int_list
+    from podscale.core.parsing import parse_int_list
 
     if Path(args.workloads).is_dir():
         return profiled(args, Path(args.workloads))

@@ -30,7 +30,7 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from podscale.core.case import parse_int_list
+    from podscale.core.parsing import parse_int_list
     from podscale.frontend.commands.gridargs import grids_from_args
     from podscale.worker.host import host_main
 
