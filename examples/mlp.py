@@ -119,7 +119,7 @@ class MLPStep(Workload):
         return Work(bytes_per_process=nparams * 4,
                     flops_per_process=6 * case.p["batch"] * (f * h + h),
                     bytes_per_device=nparams * 4, participants=case.layout.devices,
-                    hosts_per_group=case.hosts)
+                    hosts_per_group=case.processes)
 
 
 mlp_step = MLPStep()

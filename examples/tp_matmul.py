@@ -90,11 +90,11 @@ class TPMatmul(Workload):
 
     def work(self, case):
         rows, k, cols = case.p["rows"], case.p["k"], case.p["cols"]
-        everyone = rows * case.hosts
+        everyone = rows * case.processes
         return Work(bytes_per_process=4 * (rows * k + k * cols + everyone * cols),
                     flops_per_process=2 * everyone * k * cols,
                     bytes_per_device=4 * everyone * k, participants=case.layout.devices,
-                    hosts_per_group=case.hosts)
+                    hosts_per_group=case.processes)
 
 
 tp_matmul = TPMatmul()

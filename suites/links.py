@@ -34,19 +34,19 @@ class Links(Collective):
         if case.p["shift"] != "all":
             return [case]
         return [replace(case, params=tuple({**case.p, "shift": str(k)}.items()))
-                for k in range(1, case.hosts)]
+                for k in range(1, case.processes)]
 
     exact_rule = "permute"
 
     def check_case(self, case):
-        if case.hosts < 2:
+        if case.processes < 2:
             raise UsageError("links: needs 2 or more hosts")
         k = case.p["shift"]
-        if not k.isdigit() or not 1 <= int(k) < case.hosts:
-            raise UsageError(f"links: shift {k!r} is not 1..{case.hosts - 1} (or all)")
+        if not k.isdigit() or not 1 <= int(k) < case.processes:
+            raise UsageError(f"links: shift {k!r} is not 1..{case.processes - 1} (or all)")
 
     def perm(self, case):
-        n, k = case.hosts, int(case.p["shift"])
+        n, k = case.processes, int(case.p["shift"])
         return [(i, (i + k) % n) for i in range(n)]
 
     def body(self, case, axes, x):

@@ -31,7 +31,7 @@ class Pairs(Collective):
         return ("hosts",)
 
     def cases(self, case):
-        h = case.hosts
+        h = case.processes
         p = case.p
         srcs = range(h) if p["src"] == "all" else [int(p["src"])]
         dsts = range(h) if p["dst"] == "all" else [int(p["dst"])]
@@ -45,12 +45,12 @@ class Pairs(Collective):
     exact_rule = "permute"
 
     def check_case(self, case):
-        if case.hosts < 2:
+        if case.processes < 2:
             raise UsageError("pairs: needs 2 or more hosts")
         for key in ("src", "dst"):
-            if not case.p[key].isdigit() or int(case.p[key]) >= case.hosts:
+            if not case.p[key].isdigit() or int(case.p[key]) >= case.processes:
                 raise UsageError(f"pairs: {key} {case.p[key]!r} is not a process of "
-                                 f"{case.hosts}")
+                                 f"{case.processes}")
 
     def perm(self, case):
         s, d = int(case.p["src"]), int(case.p["dst"])

@@ -68,7 +68,7 @@ class Psum(Mapped):
     def work(self, case):
         per_device = case.p["size"] // case.devices_per_host * case.itemsize
         return Work(case.p["size"] * case.itemsize, 0, per_device, case.layout.devices,
-                    case.hosts)
+                    case.processes)
 
 
 psum = Psum()
