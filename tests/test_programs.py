@@ -124,6 +124,26 @@ def test_ab_names_the_op_that_moved(tmp_path):
                o["verdict"] == "slower" for o in doc["ops"]), doc["ops"]
 
 
+def test_an_op_is_judged_against_its_cases_noise():
+    """Three rounds a side that fell apart (A 200-210 µs, B 88-95 µs: the CPU device pass
+    of an A/A seen in make test) flag the op where its case is steady, and not where the
+    case's own B/A interval spans 0.46-4.7 (half width 3.7): an op moves no more than its
+    case can tell (#64)."""
+    import numpy as np
+    import pandas as pd
+
+    from podscale.analysis.verdicts.opdiff import case_noise, judge, moved
+
+    a = {"c": {"fusion": np.array([200.0, 210.0, 205.0])}}
+    b = {"c": {"fusion": np.array([90.0, 95.0, 88.0])}}
+    steady = judge(a, b, threshold=0.05, alpha=0.05)
+    assert list(moved(steady)["verdict"]) == ["faster"], steady
+    table = pd.DataFrame({"case_id": ["c"], "ci_lo": [0.457], "ci_hi": [4.666]})
+    assert case_noise(table) == pytest.approx({"c": 3.666})
+    noisy = judge(a, b, threshold=0.05, alpha=0.05, noise=case_noise(table))
+    assert moved(noisy).empty and list(noisy["verdict"]) == ["~"], noisy
+
+
 @pytest.mark.alone
 def test_aa_flags_no_op(tmp_path):
     """An A/A run (the same arm twice) flags no op, as it flags no case: it judges timing

@@ -10,7 +10,10 @@ judged as case verdicts are.
   **gone in B** where it ran in every round of its run.
 - Each matched op is judged with :func:`podscale.analysis.verdicts.compare.verdicts` on its
   per-round times (the same test, threshold and correction as the cases', over all the
-  ops of all cases at once): so an A/A run flags no more ops than it flags cases. Its
+  ops of all cases at once), against at least its case's own noise (``noise``: the half
+  width of the case's 95% interval of B/A): an op of a case whose launches spread by 50%
+  is not said to have moved by 40% on three rounds a side that happened to fall apart,
+  so an A/A run flags no more ops than it flags cases. Its
   change in µs carries a bootstrap 95% interval over the rounds of each run (launch-to-
   launch variation), and is said as a share of the case's device time in A and of the
   case's change (the sum of its ops', per execution).
@@ -116,12 +119,23 @@ def _case_rows(case_id: str, a: dict, b: dict, rng: np.random.Generator) -> list
 
 
 def op_changes(cases_a: pd.DataFrame, cases_b: pd.DataFrame, *, threshold: float,
-               alpha: float, correction: str = "bh", seed: int = 0) -> pd.DataFrame:
+               alpha: float, correction: str = "bh", seed: int = 0,
+               noise: dict[str, float] | None = None) -> pd.DataFrame:
     """Per op of every case both runs timed on the device: its change with its interval,
-    its share of the case's change and the verdict (the module doc); empty where either
-    run holds no op times. Ranked per case by the size of the change."""
+    its share of the case's change and the verdict (the module doc; ``noise``: per case,
+    the least relative change an op of it may be judged by, :func:`case_noise`); empty
+    where either run holds no op times. Ranked per case by the size of the change."""
     return judge(per_round(cases_a), per_round(cases_b), threshold=threshold, alpha=alpha,
-                 correction=correction, seed=seed)
+                 correction=correction, seed=seed, noise=noise)
+
+
+def case_noise(table: pd.DataFrame) -> dict[str, float]:
+    """Per case of a comparison (:func:`podscale.analysis.verdicts.compare.compare`): the
+    half width of its 95% interval of B/A, as a relative change (0 where untested)."""
+    if table.empty or "ci_lo" not in table:
+        return {}
+    half = np.fmax(1 - table["ci_lo"], table["ci_hi"] - 1)
+    return {str(c): float(h) for c, h in zip(table["case_id"], half) if h == h}
 
 
 def per_launch(runs: list) -> dict[str, dict[str, np.ndarray]]:
@@ -145,7 +159,7 @@ def per_launch(runs: list) -> dict[str, dict[str, np.ndarray]]:
 
 def judge(pa: dict[str, dict[str, np.ndarray]], pb: dict[str, dict[str, np.ndarray]], *,
           threshold: float, alpha: float, correction: str = "bh",
-          seed: int = 0) -> pd.DataFrame:
+          seed: int = 0, noise: dict[str, float] | None = None) -> pd.DataFrame:
     """The ops of each key (a case, or a profiled step) both sides hold, judged (see
     :func:`op_changes`)."""
     rng = np.random.default_rng(seed)
@@ -157,7 +171,9 @@ def judge(pa: dict[str, dict[str, np.ndarray]], pb: dict[str, dict[str, np.ndarr
     keys = [f"{i}" for i in df.index[judged]]
     table = verdicts({k: df.loc[int(k), "x"] / 1e6 for k in keys},
                      {k: df.loc[int(k), "y"] / 1e6 for k in keys}, threshold=threshold,
-                     alpha=alpha, correction=correction) if keys else pd.DataFrame()
+                     alpha=alpha, correction=correction,
+                     noise={k: (noise or {}).get(str(df.loc[int(k), "case_id"]), 0.0)
+                            for k in keys}) if keys else pd.DataFrame()
     df["ratio"], df["p_adj"], df["verdict"] = np.nan, np.nan, "~"
     for r in table.itertuples():
         i = int(r.case_id)

@@ -82,7 +82,8 @@ def write_compare(table: pd.DataFrame, notes: list[str], run_a: Run, run_b: Run,
     table = table.merge(changed, on="case_id", how="left")
     table["program_change"] = table["program_change"].fillna("")
     ops = opdiff.op_changes(run_a.cases, run_b.cases, threshold=verdict.threshold,
-                            alpha=verdict.alpha, correction=verdict.correction)
+                            alpha=verdict.alpha, correction=verdict.correction,
+                            noise=opdiff.case_noise(table))
     held = all("ops" in r.cases and r.cases["ops"].notna().any() for r in (run_a, run_b))
     changes = fitcompare.compare_fits(run_a, run_b)
     text = "\n".join([comparison_text(table, notes, name_a, name_b, verdict.threshold,
