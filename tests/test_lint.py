@@ -275,7 +275,7 @@ LAUNCH_BUDGET: dict[str, int] = {
     "test_lint": 6, "test_load": 2, "test_messages": 6, "test_methods": 12,
     "test_multiprocess": 5, "test_package": 2, "test_pods": 5, "test_profile": 31,
     "test_programs": 3, "test_replay": 2, "test_report": 3, "test_scalemodel": 1,
-    "test_selfbench": 3, "test_setup": 5, "test_tools": 1, "test_traces": 2, "test_training": 13,
+    "test_selfbench": 3, "test_setup": 5, "test_tools": 1, "test_traces": 2, "test_training": 14,
     "test_windows": 4, "test_workloads": 6, "test_torus": 1, "test_livefeed": 2,
     "test_export": 3, "test_ray": 5,
 }

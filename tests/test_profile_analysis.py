@@ -458,3 +458,40 @@ def test_a_slow_steps_parts_never_sum_past_the_step():
     assert row["host"] == 0.45 and row["device"] == 0.5
     window = sum(r["idle"] + r["busy"] for r in tl.iloc[1:].to_dict("records"))
     assert sum(row[k] for k in ("compile", "other", "capture", "host", "device")) <= window
+
+
+def test_a_step_slowed_by_the_programs_own_thread_names_the_thread():
+    """#64: a step slowed while an asynchronous save burns the CPU on another thread is
+    named with that thread and its frame, not with the host or the device alone; without
+    the thread's samples the same step is the host's (the check can fail both ways)."""
+    import pandas as pd
+
+    from podscale.analysis.profile.stalls import findings, slow_steps, threads
+
+    period = [0.01] * 20
+    period[12] = 0.06  # 50 ms more: the main thread waited for the interpreter
+    led = pd.DataFrame({"process": 0, "step": range(20), "seq": [2 * s for s in range(20)],
+                        "ready": pd.Series(period).cumsum()})
+    parts = pd.DataFrame({"step": range(20), "process": 0, "compile": 0.0, "other": 0.0,
+                          "capture": 0.0, "host": [0.05 if s == 12 else 0.001
+                                                   for s in range(20)],
+                          "device": 0.008, "others": ""})
+    # read after it held the interpreter (the call it delayed, 38, long over): its time
+    # is spread over when it ran, 40 ms in step 12's window and 10 ms in step 13's; a row
+    # of an older record (no begin or end) goes by the call it delayed
+    background = pd.DataFrame({"process": 0, "seq": [38, 30], "thread": "checkpoint",
+                               "frame": "save_async (train.py:110)", "seconds": [0.05, 0.001],
+                               "begin": [0.14, float("nan")], "end": [0.19, float("nan")]})
+    busy = threads(background, led)
+    assert busy.set_index("step")["seconds"].round(6).to_dict() == \
+        {12: 0.04, 13: 0.01, 15: 0.001}, busy
+    args = (led, pd.DataFrame(), pd.DataFrame(columns=["process", "start", "end"]), True,
+            None, parts)
+    (row,) = slow_steps(*args, busy).itertuples()
+    assert (row.step, row.cause, row.what) == \
+        (12, "thread", "checkpoint in save_async (train.py:110)"), row
+    (said,) = findings(slow_steps(*args, busy))
+    assert "process 0's thread checkpoint in save_async (train.py:110) used 40.0 ms of CPU" \
+        in said and "also: host 50.0 ms" in said, said
+    (alone,) = slow_steps(*args).itertuples()
+    assert alone.cause == "host", alone

@@ -324,3 +324,38 @@ def test_a_straggler_of_a_multi_slice_job_is_named_by_slice_and_host(tmp_path):
     said = findings(s)
     assert any(line.startswith("slice 1, host 0 (process 1) was last in ") for line in said), \
         said
+
+
+def test_an_asynchronous_save_is_named_at_the_steps_it_slows(tmp_path):
+    """#64: a thread of the program's own ("checkpoint", pickling its state for 0.5 s
+    from step 100, holding the interpreter through each call) is read by its CPU clock:
+    its time and frame are in both processes' records, none before it started; the slow
+    steps while it ran are named with it, never with the host it starved (the steps of a
+    run without it are the device's or the host's, tests/test_profile_analysis.py). The
+    steps it slows are those on the device meanwhile: on the CPU the host dispatches tens
+    of steps ahead, so they are numbered below 100."""
+    from podscale.analysis.profile.load import load_profile
+    from podscale.analysis.profile.stalls import threads
+
+    res = podscale("profile", "--hosts", "2", "--out", str(tmp_path), str(PROGRAMS / "train.py"),
+                   "--steps", "300", "--work", "2", "--async-save", "100:0.5")
+    assert res.returncode == 0, res.stderr + res.stdout[-3000:]
+    run = only_run(tmp_path)
+    bg = load_profile(run).background
+    assert set(bg["thread"]) == {"checkpoint"} and set(bg["process"]) == {0, 1}, bg
+    assert bg["frame"].str.fullmatch(r"save_async \(train\.py:\d+\)").all(), bg
+    cpu = bg.groupby("process")["seconds"].sum()
+    assert cpu.between(0.1, 0.6).all(), cpu  # at most its 0.5 s of wall, give or take
+    s = summarize_profile(run)
+    started = s.ledger[s.ledger["step"] == 100].set_index("process")["seq"]
+    assert (bg.groupby("process")["seq"].min() >= started).all(), (bg, started)
+    spread = threads(s.profile.background, s.ledger)
+    assert abs(spread["seconds"].sum() - cpu.sum()) < 1e-3, (spread, cpu)
+    during = s.slow[s.slow["step"].between(100, spread["step"].max())]
+    named = during[during["cause"] == "thread"]
+    assert len(named) and named["what"].str.startswith("checkpoint in save_async").all(), \
+        s.slow
+    assert not (during["cause"] == "host").any(), during
+    said = "\n".join(findings(s))
+    assert re.search(r"process \d's thread checkpoint in save_async \(train\.py:\d+\) used "
+                     r"[\d.]+ ms of CPU in it", said), said

@@ -26,6 +26,11 @@ CAPTURE_COLUMNS = ["first", "stop", "step", "devices", "busy_us", "collective_us
                    "hidden_us", "idle_us", "module", "start_ns", "end_ns"]
 
 
+#: a ``background`` row's fields (begin and end: when its CPU time was read, µs; not in
+#: the rows of the first writers)
+BACKGROUND = ("seq", "thread", "frame", "seconds", "begin", "end")
+
+
 @dataclass(frozen=True)
 class Profile:
     """One profiled run: the manifest and, per process, its computations, calls, compiles,
@@ -76,6 +81,10 @@ class Profile:
     #: error (why it was not saved, or None)
     programs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=["process", "name", "file", "error"]))
+    #: the program's other threads' CPU time, sampled: process, seq (the call it delayed),
+    #: thread (its name), frame, seconds, begin and end (when that time was read: seconds)
+    background: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["process", *BACKGROUND]))
 
     @property
     def clock_residual_s(self) -> float:
@@ -225,7 +234,11 @@ def load_profile(run_dir: Path | str) -> Profile:
                    frame(kinds["cache"], ["hit", "seq", "end"],
                           lambda p, r: {"end": seconds(r["end"], p)}),
                    frame(kinds["program"], ["name", "file", "error"],
-                          lambda p, r: {"file": _here(run_dir, r.get("file"))}))
+                          lambda p, r: {"file": _here(run_dir, r.get("file"))}),
+                   background=frame([(p, [dict(zip(BACKGROUND, r)) for r in rows])
+                                     for p, rows in kinds["background"]], list(BACKGROUND),
+                                    lambda p, r: {k: seconds(r[k], p) if r.get(k) is not None
+                                                  else float("nan") for k in ("begin", "end")}))
 
 
 def _here(run_dir: Path, recorded: object) -> object:

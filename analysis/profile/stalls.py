@@ -15,7 +15,11 @@ that explains at least half the excess over the median:
   a thread holding the interpreter; the record's ``silent`` spans), the one silent longest
   within the step;
 - else the largest part of a process's time before the step: **compile**, **other**
-  computations (named), **capture** or **host** (with the periodic work it did);
+  computations (named) or **capture**;
+- else a **thread** of the program's own beside the step (an asynchronous checkpoint's, a
+  prefetcher's: :func:`threads`) that used the CPU for that long within it, named with
+  its frame: the host time, late arrival or device time it caused are said beside;
+- else the **host** part (with the periodic work it did);
 - else, where processes wait on each other, the process that **arrived last** (the
   straggler table's), with how late;
 - else the step's own time on the **device**, where it grew by that much;
@@ -72,6 +76,49 @@ def between(tl: pd.DataFrame, led: pd.DataFrame, step: str) -> pd.DataFrame:
     return pd.concat(rows).rename_axis("step").reset_index() if rows else pd.DataFrame()
 
 
+def threads(background: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
+    """Per process, step, thread and frame: the CPU seconds the program's other threads
+    used within the step's window (from the previous step's ready to its own), each
+    sampled row's time spread evenly over when it was read (``begin`` to ``end``); a row
+    without those (an older record) goes to the step of the call it delayed, as
+    :func:`between` places calls."""
+    cols = ["step", "process", "thread", "frame", "seconds"]
+    if background is None or background.empty or led.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for p, mine in background.groupby("process"):
+        own = led[led["process"] == p].sort_values("step")
+        steps, ready = own["step"].to_numpy(), own["ready"].to_numpy(float)
+        edges = np.concatenate([[-np.inf], ready])  # step i's window: edges[i] to edges[i+1]
+        timed = mine["begin"].notna() & mine["end"].notna() if "begin" in mine else \
+            pd.Series(False, index=mine.index)
+        for r in mine[timed].itertuples(index=False):
+            lo, hi = float(r.begin), max(float(r.end), float(r.begin) + 1e-9)
+            share = np.nan_to_num(np.clip(np.minimum(hi, edges[1:]) -
+                                          np.maximum(lo, edges[:-1]), 0, None))
+            for i in np.nonzero(share)[0]:
+                rows.append((int(steps[i]), p, r.thread, r.frame, r.seconds * share[i] / (hi - lo)))
+        ends = np.sort(own["seq"].to_numpy())
+        at = np.searchsorted(ends, mine.loc[~timed, "seq"].to_numpy(), side="left")
+        rows += [(int(steps[i]), p, r.thread, r.frame, r.seconds)
+                 for i, r in zip(at, mine[~timed].itertuples(index=False)) if i < len(ends)]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    return pd.DataFrame(rows, columns=["step", "process", "thread", "frame", "seconds"]) \
+        .groupby(["step", "process", "thread", "frame"], as_index=False)["seconds"].sum()[cols]
+
+
+def _busiest_thread(busy: pd.DataFrame | None, step: int, least: float) -> dict | None:
+    """The thread that used the most CPU within ``step``, as a cause's fields, where that
+    is over ``least`` seconds."""
+    here = busy[busy["step"] == step] if busy is not None and len(busy) else None
+    if here is None or here.empty or here["seconds"].max() <= least:
+        return None
+    top = here.loc[here["seconds"].idxmax()]
+    return {"cause": "thread", "process": int(top["process"]), "late_s": float(top["seconds"]),
+            "what": f"{top['thread']} in {top['frame']}"}
+
+
 def _parts_said(here: pd.DataFrame, grew: pd.Series) -> dict[str, float]:
     """A slow step's parts as the sentence lists them: the most any process spent on each
     (the other computations named), and how much the step's device time grew."""
@@ -98,11 +145,11 @@ def _part_cause(parts: pd.DataFrame, excess: float) -> dict | None:
 
 def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
                peers: bool | None, occurrences: pd.DataFrame | None = None,
-               parts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per slow step: its number, job step time and the run's median, the cause
-    (module doc), the process, how long it was silent within the step or how long the
-    cause took, what (a computation, the periodic work), and every part (:func:`between`:
-    the slowest process's, seconds by part)."""
+               parts: pd.DataFrame | None = None,
+               busy: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per slow step: number, job step time, the run's median, the cause (module
+    doc), process, silent or cause seconds, what (a computation, periodic work, a thread)
+    and every part (:func:`between`); ``busy``: other threads' CPU (:func:`threads`)."""
     if led.empty:
         return pd.DataFrame(columns=COLUMNS)
     ready = job_ready(led)
@@ -132,6 +179,9 @@ def slow_steps(led: pd.DataFrame, blame: pd.DataFrame, silent: pd.DataFrame,
             else pd.Series(dtype=float)
         row["parts"] = _parts_said(here, grew)
         found = _part_cause(here, excess)
+        thread = _busiest_thread(busy, int(step), 0.5 * excess)
+        if thread is not None and (found is None or found["cause"] == "host"):
+            found = thread  # the host's time, a late arrival or the device's: its doing
         if len(within) and within.max() > 0.5 * excess:
             i = within.idxmax()
             row.update(cause="stood still", process=int(silent.loc[i, "process"]),
@@ -194,6 +244,10 @@ def findings(slow: pd.DataFrame, names: dict[int, str] | None = None) -> list[st
                        f"{fmt(r.late_s)} before it")
         elif r.cause == "capture":
             out.append(f"{head}: podscale's capture took {fmt(r.late_s)} of {who}'s time")
+        elif r.cause == "thread":
+            out.append(f"{head}: {who}'s thread {r.what} used {fmt(r.late_s)} of CPU "
+                       "in it (the program's own thread beside the step: an asynchronous "
+                       "save or a prefetch competes with it)")
         elif r.cause == "arrived last":
             out.append(f"{head}: {who} arrived last, {fmt(r.late_s)} after the others")
         elif r.cause == "device":

@@ -77,5 +77,6 @@ def summarize_profile(run: Profile | Path | str, step: str | None = None) -> Pro
                           *within, named=asked,
                           peers=peers,
                           slow=stalls.slow_steps(led, blame, profile.silent, peers, occ,
-                                                 stalls.between(tl, led, name)),
+                                                 stalls.between(tl, led, name),
+                                                 stalls.threads(profile.background, led)),
                           phases=phases.table(occ, led))

@@ -83,12 +83,12 @@ class RollCall:
 
     def __init__(self, log: Any, record: Recorder, client: CoordinationClient,
                  processes: int, timeout: float | None, where: Any, keeps_manifest: bool,
-                 stop: threading.Event, gaps: Callable[[], list] = list) -> None:
+                 stop: threading.Event, sampled: Callable[[], list] = list) -> None:
         """``record``: the joined process's (its run directory and process index)."""
         self.log, self.record, self.run_dir = log, record, record.run_dir
         self.process, self.processes, self.client = record.process or 0, processes, client
         self.timeout, self.where, self.keeps_manifest = timeout, where, keeps_manifest
-        self.gaps = gaps  # the host gaps sampled so far (rows), kept at the verdict
+        self.sampled = sampled  # the sampler's lines so far, kept at the verdict
         self._seen: dict[int, tuple[int, float]] = {}  # process -> (completed, since)
         self.beats: dict[int, dict] = {}  # every process's last heartbeat (process 0)
         self.progress = self._seen  # the live feed reads when each last completed a call
@@ -138,7 +138,8 @@ class RollCall:
             f": {notice['error']}" if notice.get("error") else "") + ")"
         lines.say(f"podscale: {what}; process {self.process} stops too", err=True)
         self.log.emit_ready()  # the steps before the failure are the run's record too
-        self.record.add(record({"kind": "gaps", "rows": self.gaps()}))
+        for line in self.sampled():
+            self.record.add(line)
         self.record.add(record({"kind": "end", "end": self.log.clock(),
                                 "exit_code": notice["code"], "error": f"stopped: {what}",
                                 "calls": self.log.seq}))
@@ -214,7 +215,8 @@ class RollCall:
     def _leave(self, verdict: str) -> None:
         lines.say(f"podscale: hang: {verdict}", err=True)
         self.log.emit_ready()  # the steps before the hang are the run's record too
-        self.record.add(record({"kind": "gaps", "rows": self.gaps()}))
+        for line in self.sampled():
+            self.record.add(line)
         self.record.add(record({"kind": "hang", "verdict": verdict, "end": self.log.clock(),
                                 "exit_code": EXIT_HANG}))
         self.record.flush()

@@ -40,8 +40,7 @@ from podscale.startup.jaxapi import DEGRADED, computed
 #: how long a short script's end waits for its clock offset (process 0 answers the peers'
 #: round trips one peer after another)
 CLOCK_WAIT_S = 30.0
-#: how long the end waits for each background thread to leave the coordination service
-#: (a poll of it lasts clock.POLL_MS)
+#: how long the end waits for each thread to leave the coordination service (a poll: POLL_MS)
 STOP_WAIT_S = 5.0
 ZERO_OFFSET = record({"kind": "offset", "offset_us": 0, "rtt_us": 0})
 
@@ -105,7 +104,7 @@ class Session:
                             lambda: job_view(self.rollcall), serves=env_process() == 0)
         note_sigint(self.signalled)
         self.sampler = Sampler(threading.main_thread().ident or 0, self.log.device_busy,
-                               lambda: self.log.last_seq)
+                               lambda: self.log.last_seq, self.log.clock)
 
     def _unjoined(self) -> None:
         """Before the program's first computation: where its launcher started several
@@ -203,7 +202,7 @@ class Session:
                 self.log, self.record, client, self.processes, self.hang_timeout,
                 lambda: main_thread_at(self.sampler.user),
                 keeps_manifest=not os.environ.get(SUPERVISED), stop=self.stop,
-                gaps=self.sampler.flush)
+                sampled=self.sampler.lines)
             self.talking.append(self.rollcall.thread)
         self.record.flush()
 
@@ -256,7 +255,8 @@ class Session:
         self.log.drain()
         if self.feed is not None:  # its last word: every step the program made
             self.feed.publish()
-        self.record.add(record({"kind": "gaps", "rows": self.sampler.stop()}))
+        for line in self.sampler.stop():
+            self.record.add(line)
         self.record.add(record({"kind": "memory", "devices": device_memory()}))
         if DEGRADED:  # a JAX hook gone in this release: what the record lacks, in words
             self.record.add(record({"kind": "degraded", "hooks": dict(DEGRADED)}))

@@ -176,6 +176,11 @@ class Gaps(TypedDict):
     rows: list[Any]
 
 
+class Background(TypedDict):
+    kind: Literal["background"]
+    rows: list[Any]
+
+
 #: ``from`` is a keyword: the functional form
 Silent = TypedDict("Silent", {"kind": Literal["silent"], "from": float, "to": float})
 
@@ -198,7 +203,7 @@ class End(TypedDict):
 #: every line a profiled process may write
 Line = (Start | Join | Offset | Devices | Memory | Degraded | Computation | Calls | Threads
         | Compile | Cache | Arm | Compiled | Step | Program | Capture | CaptureSkipped
-        | CaptureFailed | Gaps | Silent | Hang | End)
+        | CaptureFailed | Gaps | Background | Silent | Hang | End)
 #: every declaration, in :data:`Line`'s order
 DECLARED: tuple[Any, ...] = Line.__args__
 

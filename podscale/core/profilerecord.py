@@ -9,7 +9,8 @@ read by ``podscale.load_profile``, which refuses a form or a kind it does not kn
 Form history (:data:`SCHEMA`, the one written now; :data:`READABLE`, every one read):
 
 - ``podscale.profile/1`` (0.5.0): the first declared form: the kinds below, the schema
-  on ``start``, ``degraded`` (JAX hooks the release lacked).
+  on ``start``, ``degraded`` (JAX hooks the release lacked), ``background`` (the
+  program's other threads' CPU; added before 0.5.0 was released).
 - ``podscale.profile/0``: lines written before 0.5.0 declared it (no ``schema`` on
   ``start``); the same kinds but ``degraded``, read alike.
 """
@@ -104,6 +105,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(pl.CaptureFailed, "a capture that failed"),
     Kind(pl.Gaps, "sampled host time between calls: [seq, frame, seconds]", rows="gaps",
          spread=True),
+    Kind(pl.Background, "CPU time of the program's other threads, sampled: [seq, thread, "
+         "frame, seconds]", rows="background", spread=True),
     Kind(pl.Silent, "a span in which the process stood still"),
     Kind(pl.Hang, "the roll-call ended the job here"),
     Kind(pl.End, "the process ended", marks=(("end", "end"), ("exit_code", "exit_code"),

@@ -19,6 +19,9 @@ from its own arguments:
                        seconds (a child sends SIGCONT)
   --save-every N:SEC   every process's save_checkpoint sleeps SEC after every N-th step
                        (steps N, 2N, ...)
+  --async-save STEP:SEC  after step STEP, a thread named "checkpoint" serialises (pickles)
+                       the state for SEC seconds beside the steps, holding the interpreter
+                       through each call (an asynchronous save in Python)
   --aot                compile local_step ahead of time first, for its memory statistics
                        (as MaxText does), then call the jitted function as usual
   --annotate           mark each step with jax.profiler.StepTraceAnnotation("train"), and
@@ -60,6 +63,7 @@ parser.add_argument("--aot", action="store_true")
 parser.add_argument("--annotate", action="store_true")
 parser.add_argument("--width", type=int, default=8)
 parser.add_argument("--late-eval", type=int, default=None)
+parser.add_argument("--async-save", type=triple, default=None)
 args = parser.parse_args()
 
 jax.distributed.initialize()
@@ -112,6 +116,15 @@ def save_checkpoint(w, seconds):
     time.sleep(seconds)
 
 
+def save_async(w, seconds):
+    import pickle
+
+    state = list(range(1_000_000)) + np.asarray(w).ravel().tolist()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pickle.dumps(state)
+
+
 w = jnp.ones((32, args.width), jnp.float32)
 if args.aot:
     spec = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (w, load_batch(0))]
@@ -140,4 +153,9 @@ for step in range(args.steps):
         save_checkpoint(w, args.save[1])
     if args.save_every and step and step % int(args.save_every[0]) == 0:
         save_checkpoint(w, args.save_every[1])
+    if args.async_save and step == int(args.async_save[0]):
+        import threading
+
+        threading.Thread(target=save_async, args=(w, args.async_save[1]),
+                         name="checkpoint").start()
 print(f"process {me}: final loss {float(loss):.6f} after {args.steps} steps", flush=True)
