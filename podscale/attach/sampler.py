@@ -133,7 +133,8 @@ class Sampler:
         now = self.clock()
         with self._lock:
             for ident, name, seconds in spent:
-                where = self._frame(frames.get(ident), library=True) or "?"
+                frame = frames.get(ident)  # None: it ended meanwhile (never main's)
+                where = (self._frame(frame, library=True) if frame is not None else None) or "?"
                 key = (delayed, name, where)
                 had = self._others.setdefault(key, [0.0, now - seconds * 1e6, now])
                 had[0] += seconds
