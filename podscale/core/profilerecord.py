@@ -18,7 +18,7 @@ Form history (:data:`SCHEMA`, the one written now; :data:`READABLE`, every one r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -54,21 +54,19 @@ class Kind:
     marks: tuple[tuple[str, str], ...] = ()
     rows: str | None = None
     spread: bool = False
+    #: read from the declaration once (every line written or read is checked against them):
+    #: the kind's name, the fields every line holds and those it may, in declared order
+    name: str = field(init=False)
+    required: tuple[str, ...] = field(init=False)
+    optional: tuple[str, ...] = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return pl.kind_of(self.declared)
-
-    @property
-    def required(self) -> tuple[str, ...]:
-        """The fields every line holds, in their declared order."""
-        need = self.declared.__required_keys__
-        return tuple(f for f in self.declared.__annotations__ if f in need and f != "kind")
-
-    @property
-    def optional(self) -> tuple[str, ...]:
-        may = self.declared.__optional_keys__
-        return tuple(f for f in self.declared.__annotations__ if f in may)
+    def __post_init__(self) -> None:
+        fields = self.declared.__annotations__
+        need, may = self.declared.__required_keys__, self.declared.__optional_keys__
+        object.__setattr__(self, "name", pl.kind_of(self.declared))
+        object.__setattr__(self, "required",
+                           tuple(f for f in fields if f in need and f != "kind"))
+        object.__setattr__(self, "optional", tuple(f for f in fields if f in may))
 
 
 #: every kind of line a profiled process writes
