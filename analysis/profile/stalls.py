@@ -92,12 +92,17 @@ def threads(background: pd.DataFrame, led: pd.DataFrame) -> pd.DataFrame:
         edges = np.concatenate([[-np.inf], ready])  # step i's window: edges[i] to edges[i+1]
         timed = mine["begin"].notna() & mine["end"].notna() if "begin" in mine else \
             pd.Series(False, index=mine.index)
+        known = np.fmax.accumulate(edges)  # ready in step order; an unknown one skipped
         for r in mine[timed].itertuples(index=False):
             lo, hi = float(r.begin), max(float(r.end), float(r.begin) + 1e-9)
-            share = np.nan_to_num(np.clip(np.minimum(hi, edges[1:]) -
-                                          np.maximum(lo, edges[:-1]), 0, None))
+            # only the windows that can overlap it (a long run has thousands of steps)
+            first = int(np.searchsorted(known[1:], lo, side="right"))
+            last = int(np.searchsorted(known[:-1], hi, side="left"))
+            share = np.nan_to_num(np.clip(np.minimum(hi, edges[first + 1:last + 1]) -
+                                          np.maximum(lo, edges[first:last]), 0, None))
             for i in np.nonzero(share)[0]:
-                rows.append((int(steps[i]), p, r.thread, r.frame, r.seconds * share[i] / (hi - lo)))
+                rows.append((int(steps[first + i]), p, r.thread, r.frame,
+                             r.seconds * share[i] / (hi - lo)))
         ends = np.sort(own["seq"].to_numpy())
         at = np.searchsorted(ends, mine.loc[~timed, "seq"].to_numpy(), side="left")
         rows += [(int(steps[i]), p, r.thread, r.frame, r.seconds)
