@@ -161,7 +161,7 @@ def regimes(summary: Summary, table: pd.DataFrame) -> pd.DataFrame:
     others = [c for c in summary.param_columns if c != "size" and c in table.columns]
     keys = KEYS + others
     left = frame[keys + ["bytes_per_device", "bytes_per_process", "collective",
-                           "participants"]].astype({c: object for c in others})
+                         "participants"]].astype({c: object for c in others})
     right = table[keys + ["alpha_us", "beta_gbps", "basis", "s_half_bytes", "r2"]].astype(
         {c: object for c in others})
     m = left.merge(right, on=keys, how="left")

@@ -68,7 +68,7 @@ def analyse(run: Run, across: str = "max") -> Analysis:
         with_ceilings,
         with_half_peak,
     )
-    from podscale.analysis.models.fits import Fitted, fit_sweeps, regimes
+    from podscale.analysis.models.fits import fit_sweeps, regimes
     from podscale.analysis.models.links import matrices as link_matrices
     from podscale.analysis.models.pairs import outliers
     from podscale.analysis.models.scalemodel import scaling_models
@@ -80,8 +80,8 @@ def analyse(run: Run, across: str = "max") -> Analysis:
     summary = table.frame
     rm = run.round_medians()
     found = fit_sweeps(samples, table, rm=rm)
-    fitted = Fitted(with_half_peak(found.table, peak_of(run.device_kind, run.envs)),
-                    found.too_few)
+    fitted = found._replace(table=with_half_peak(found.table, peak_of(run.device_kind,
+                                                                       run.envs)))
     reg = regimes(table, fitted.table)
     summary[list(reg.columns)] = reg
     skew = relative(samples, summary, run.process_medians())
